@@ -1,0 +1,56 @@
+# hookline: `make` lists the targets.
+SHELL := /bin/bash
+GO ?= go
+FUNCTIONS := $(notdir $(wildcard functions/*))
+NODE_MODULES := localstack/node_modules/.package-lock.json
+TEST_TIMEOUT ?= 25m
+
+.DEFAULT_GOAL := help
+
+.PHONY: help
+help: ## Show this help.
+	@awk 'BEGIN {FS = ":.*## "} /^[a-zA-Z_-]+:.*## / {printf "  make %-8s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
+
+$(NODE_MODULES): localstack/package.json localstack/package-lock.json
+	cd localstack && npm ci --no-audit --no-fund --loglevel=error
+	@touch $@
+
+.PHONY: deps
+deps: $(NODE_MODULES) ## Install what the build and tests need (Go modules, the pinned SQS emulator).
+	$(GO) mod download
+
+.PHONY: run
+run: deps ## Run the whole system locally on embedded AWS (Ctrl-C stops it).
+	$(GO) run ./cmd/hookline run
+
+.PHONY: test
+test: deps ## Run every test against the embedded local AWS (or AWS_ENDPOINT_URL).
+	$(GO) vet ./...
+	$(GO) test -count=1 -timeout $(TEST_TIMEOUT) ./...
+
+.PHONY: bench
+bench: deps ## Run the benchmarks and print rates against their baselines.
+	$(GO) test -run '^$$' -bench . -benchmem -benchtime 1x ./... | tee bench.out
+
+.PHONY: lint
+lint: ## gofmt check and go vet.
+	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
+	$(GO) vet ./...
+
+.PHONY: build
+build: ## Build dist/<function>/bootstrap and dist/<function>.zip for linux/arm64.
+	@for fn in $(FUNCTIONS); do \
+		echo "build $$fn"; \
+		GOOS=linux GOARCH=arm64 CGO_ENABLED=0 $(GO) build -trimpath -tags lambda.norpc -o dist/$$fn/bootstrap ./functions/$$fn || exit 1; \
+		$(GO) run ./cmd/lambdazip dist/$$fn dist/$$fn.zip || exit 1; \
+	done
+
+.PHONY: deploy
+deploy: build ## Deploy with AWS SAM (needs the sam CLI and AWS credentials; never run in CI).
+	@command -v sam >/dev/null || { echo "install the AWS SAM CLI first: https://docs.aws.amazon.com/serverless-application-model/"; exit 1; }
+	sam deploy --template-file infra/template.yaml --stack-name $${STACK:-hookline} \
+		--capabilities CAPABILITY_IAM --resolve-s3 --guided
+
+.PHONY: clean
+clean: ## Remove build output.
+	rm -rf dist bench.out

@@ -1,0 +1,12 @@
+// Package awsconf builds the AWS SDK clients hookline uses, once per
+// process, from the standard credential chain and the AWS_ENDPOINT_URL*
+// variables.
+//
+// The same code runs in Lambda, against LocalStack at
+// http://localhost:4566 and against the embedded local AWS: only the
+// endpoint variables differ.
+//
+//	cfg, err := awsconf.Load(ctx)
+//	ddb := awsconf.DynamoDB(cfg)
+//	q := awsconf.SQS(cfg)
+package awsconf

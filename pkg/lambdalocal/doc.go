@@ -1,0 +1,14 @@
+// Package lambdalocal runs Lambda handlers locally the way AWS invokes them:
+// an API Gateway HTTP API (payload v2), an SQS event source mapping and an
+// EventBridge schedule.
+//
+// Each adapter reproduces what AWS does around a handler, because the
+// exactly-once guarantees depend on it: the HTTP adapter passes the raw body
+// byte for byte; the SQS adapter deletes only the records a handler does not
+// list in batchItemFailures and fails the whole batch on an error or a
+// deadline overrun; every invocation carries a Lambda deadline and request
+// ID through [lambdacontext].
+//
+//	api := lambdalocal.NewHTTPAPI(lambdalocal.HTTPAPIConfig{Routes: routes})
+//	http.ListenAndServe("127.0.0.1:8080", api)
+package lambdalocal

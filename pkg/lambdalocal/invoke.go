@@ -1,0 +1,46 @@
+package lambdalocal
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"time"
+
+	"github.com/aws/aws-lambda-go/lambdacontext"
+)
+
+// NewRequestID returns a random Lambda-style request ID.
+func NewRequestID() string {
+	var b [16]byte
+	rand.Read(b[:])
+	s := hex.EncodeToString(b[:])
+	return s[:8] + "-" + s[8:12] + "-" + s[12:16] + "-" + s[16:20] + "-" + s[20:]
+}
+
+// InvokeContext returns a context like the one Lambda hands a handler: it
+// carries a request ID and function ARN (lambdacontext) and a deadline of
+// timeout from now.
+func InvokeContext(parent context.Context, function string, timeout time.Duration) (context.Context, context.CancelFunc) {
+	lc := &lambdacontext.LambdaContext{
+		AwsRequestID:       NewRequestID(),
+		InvokedFunctionArn: "arn:aws:lambda:us-east-1:000000000000:function:" + function,
+	}
+	ctx := lambdacontext.NewContext(parent, lc)
+	return context.WithTimeout(ctx, timeout)
+}
+
+// runWithDeadline runs fn and reports whether it finished before ctx's
+// deadline. Like Lambda, an overrun is a failure whatever fn returns later.
+func runWithDeadline(ctx context.Context, fn func()) bool {
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		fn()
+	}()
+	select {
+	case <-done:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}

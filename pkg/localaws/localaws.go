@@ -1,0 +1,218 @@
+package localaws
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+	"github.com/truora/minidyn/server"
+
+	"github.com/hookline/hookline/pkg/awsconf"
+	"github.com/hookline/hookline/pkg/template"
+)
+
+// Options configures [Start].
+type Options struct {
+	// Template is the parsed infra/template.yaml; nil loads the repository's.
+	Template *template.Template
+	// Prefix is prepended to every queue and table name. Tests set it when
+	// they share an external endpoint, so runs do not collide.
+	Prefix string
+	// SQSPort and DynamoDBPort pin the embedded emulators' ports (0: free).
+	SQSPort, DynamoDBPort int
+	Logger                *slog.Logger
+}
+
+// Env is a running local AWS with every template resource created.
+type Env struct {
+	Config         aws.Config
+	DynamoDB       *dynamodb.Client
+	SQS            *sqs.Client
+	DynamoEndpoint string
+	SQSEndpoint    string
+	Template       *template.Template
+
+	queueURLs map[string]string // by logical ID and by template name
+	queueARNs map[string]string
+	tables    map[string]string // by logical ID and by template name
+	closers   []func() error
+}
+
+// Start brings up local AWS (or attaches to AWS_ENDPOINT_URL*) and creates
+// every queue and table in the template.
+func Start(ctx context.Context, opts Options) (env *Env, err error) {
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	if opts.Template == nil {
+		if opts.Template, err = template.LoadDefault(); err != nil {
+			return nil, err
+		}
+	}
+	env = &Env{Template: opts.Template}
+	defer func() {
+		if err != nil {
+			env.Close()
+		}
+	}()
+	if err = env.startEmulators(ctx, opts); err != nil {
+		return nil, err
+	}
+	if err = env.connect(ctx); err != nil {
+		return nil, err
+	}
+	if err = env.createResources(ctx, opts.Prefix); err != nil {
+		return nil, err
+	}
+	return env, nil
+}
+
+func (e *Env) startEmulators(ctx context.Context, opts Options) error {
+	e.DynamoEndpoint = externalEndpoint("AWS_ENDPOINT_URL_DYNAMODB")
+	if e.DynamoEndpoint == "" {
+		url, closeFn, err := startDynamo(opts.DynamoDBPort)
+		if err != nil {
+			return err
+		}
+		e.DynamoEndpoint = url
+		e.closers = append(e.closers, closeFn)
+	}
+	e.SQSEndpoint = externalEndpoint("AWS_ENDPOINT_URL_SQS")
+	if e.SQSEndpoint == "" {
+		proc, err := startSQS(ctx, e.Template.Path, opts.SQSPort, opts.Logger)
+		if err != nil {
+			return err
+		}
+		e.SQSEndpoint = proc.URL
+		e.closers = append(e.closers, proc.Close)
+	}
+	opts.Logger.Debug("local aws endpoints", "dynamodb", e.DynamoEndpoint, "sqs", e.SQSEndpoint)
+	return nil
+}
+
+// externalEndpoint returns the service endpoint named by the environment,
+// if any.
+func externalEndpoint(serviceVar string) string {
+	if v := os.Getenv(serviceVar); v != "" {
+		return v
+	}
+	return os.Getenv("AWS_ENDPOINT_URL")
+}
+
+// External reports whether any AWS endpoint variable is set, so that
+// callers know they share resources with other runs.
+func External() bool {
+	return externalEndpoint("AWS_ENDPOINT_URL_SQS") != "" || externalEndpoint("AWS_ENDPOINT_URL_DYNAMODB") != ""
+}
+
+func startDynamo(port int) (string, func() error, error) {
+	ln, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", port))
+	if err != nil {
+		return "", nil, fmt.Errorf("localaws: dynamodb listen: %w", err)
+	}
+	srv := &http.Server{Handler: server.NewServer(), ReadHeaderTimeout: 10 * time.Second}
+	go srv.Serve(ln)
+	closeFn := func() error {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		defer cancel()
+		return srv.Shutdown(ctx)
+	}
+	return "http://" + ln.Addr().String(), closeFn, nil
+}
+
+func (e *Env) connect(ctx context.Context) error {
+	cfg, err := awsconf.Load(ctx)
+	if err != nil {
+		return err
+	}
+	if !External() {
+		cfg.Credentials = awsconf.Static()
+	}
+	e.Config = cfg
+	e.DynamoDB = awsconf.DynamoDB(cfg, e.DynamoEndpoint)
+	e.SQS = awsconf.SQS(cfg, e.SQSEndpoint)
+	return nil
+}
+
+// Close stops every emulator this Env started.
+func (e *Env) Close() error {
+	var errs []error
+	for i := len(e.closers) - 1; i >= 0; i-- {
+		errs = append(errs, e.closers[i]())
+	}
+	e.closers = nil
+	return errors.Join(errs...)
+}
+
+// QueueURL returns the URL of a template queue, by logical ID or name. It
+// returns "" for an unknown queue.
+func (e *Env) QueueURL(name string) string { return e.queueURLs[name] }
+
+// QueueARN returns the ARN of a template queue, by logical ID or name.
+func (e *Env) QueueARN(name string) string { return e.queueARNs[name] }
+
+// TableName returns the deployed name of a template table, by logical ID or
+// template name.
+func (e *Env) TableName(name string) string { return e.tables[name] }
+
+// Resolve turns a resolved template value ("ref:PaymentsQueue",
+// "getatt:PaymentsQueue.Arn", "ref:IntakeTable") into the local value: a
+// queue URL, an ARN or a table name. Other strings are returned unchanged.
+func (e *Env) Resolve(v string) string {
+	id := template.LogicalID(v)
+	if id == v {
+		return v
+	}
+	if strings.HasSuffix(v, ".Arn") {
+		if arn, ok := e.queueARNs[id]; ok {
+			return arn
+		}
+	}
+	if strings.HasSuffix(v, ".QueueName") {
+		if q, ok := e.Template.Queue(id); ok {
+			return q.Name
+		}
+	}
+	if u, ok := e.queueURLs[id]; ok {
+		return u
+	}
+	if t, ok := e.tables[id]; ok {
+		return t
+	}
+	return v
+}
+
+// FunctionEnv returns a template function's environment variables with
+// every reference resolved against this Env, as Lambda would set them.
+func (e *Env) FunctionEnv(logicalID string) (map[string]string, error) {
+	fn, ok := e.Template.Function(logicalID)
+	if !ok {
+		return nil, fmt.Errorf("localaws: no function %s in template", logicalID)
+	}
+	out := make(map[string]string, len(fn.Environment))
+	for k, v := range fn.Environment {
+		out[k] = e.Resolve(v)
+	}
+	return out, nil
+}
+
+// Describe writes the endpoints and resources, for `make run`.
+func (e *Env) Describe(w io.Writer) {
+	fmt.Fprintf(w, "dynamodb  %s\nsqs       %s\n", e.DynamoEndpoint, e.SQSEndpoint)
+	for _, q := range e.Template.Queues {
+		fmt.Fprintf(w, "queue     %-14s %s\n", q.Name, e.queueURLs[q.LogicalID])
+	}
+	for _, t := range e.Template.Tables {
+		fmt.Fprintf(w, "table     %-14s %s\n", t.LogicalID, e.tables[t.LogicalID])
+	}
+}

@@ -1,0 +1,113 @@
+package providersim
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"sync"
+	"sync/atomic"
+
+	"github.com/hookline/hookline/pkg/provider"
+)
+
+// pagerSink records accepted pager events.
+type pagerSink struct {
+	mu       sync.Mutex
+	pages    []provider.PagerEvent
+	down     atomic.Bool
+	requests atomic.Int64
+}
+
+// Pages returns a copy of every accepted pager event, in arrival order.
+func (s *Sim) Pages() []provider.PagerEvent {
+	s.pager.mu.Lock()
+	defer s.pager.mu.Unlock()
+	return append([]provider.PagerEvent(nil), s.pager.pages...)
+}
+
+// PagerRequests returns how many requests reached the pager sink, refused
+// ones included.
+func (s *Sim) PagerRequests() int { return int(s.pager.requests.Load()) }
+
+// SetPagerDown makes the pager sink answer 503 to everything while down.
+func (s *Sim) SetPagerDown(down bool) { s.pager.down.Store(down) }
+
+// pagerReply is the Events API v2 response body.
+type pagerReply struct {
+	Status   string   `json:"status"`
+	Message  string   `json:"message"`
+	DedupKey string   `json:"dedup_key,omitempty"`
+	Errors   []string `json:"errors,omitempty"`
+}
+
+func (s *Sim) handleEnqueue(w http.ResponseWriter, r *http.Request) {
+	s.pager.requests.Add(1)
+	if s.pager.down.Load() {
+		writeJSON(w, http.StatusServiceUnavailable, pagerReply{Status: "unavailable", Message: "Service unavailable"})
+		return
+	}
+	data, err := io.ReadAll(http.MaxBytesReader(w, r.Body, 512<<10))
+	if err != nil {
+		writeJSON(w, http.StatusBadRequest, pagerReply{Status: "invalid event", Message: "Event object is invalid",
+			Errors: []string{"body unreadable or larger than 512 KiB"}})
+		return
+	}
+	var ev provider.PagerEvent
+	if err := json.Unmarshal(data, &ev); err != nil {
+		writeJSON(w, http.StatusBadRequest, pagerReply{Status: "invalid event", Message: "Event object is invalid",
+			Errors: []string{"body is not a JSON event"}})
+		return
+	}
+	if problems := checkPagerEvent(ev); len(problems) > 0 {
+		writeJSON(w, http.StatusBadRequest, pagerReply{Status: "invalid event", Message: "Event object is invalid",
+			Errors: problems})
+		return
+	}
+	s.pager.mu.Lock()
+	if ev.DedupKey == "" {
+		ev.DedupKey = fmt.Sprintf("sim-dedup-%d", len(s.pager.pages)+1)
+	}
+	s.pager.pages = append(s.pager.pages, ev)
+	s.pager.mu.Unlock()
+	if s.onPage != nil {
+		s.onPage(ev)
+	}
+	writeJSON(w, http.StatusAccepted, pagerReply{Status: "success", Message: "Event processed", DedupKey: ev.DedupKey})
+}
+
+// checkPagerEvent applies the Events API v2 rules on its own, so that it
+// catches a client whose [provider.PagerEvent.Validate] is wrong.
+func checkPagerEvent(ev provider.PagerEvent) []string {
+	var out []string
+	if ev.RoutingKey == "" {
+		out = append(out, "'routing_key' is missing or blank")
+	}
+	if len(ev.DedupKey) > 255 {
+		out = append(out, "'dedup_key' is longer than 255 characters")
+	}
+	switch ev.EventAction {
+	case "trigger":
+		p := ev.Payload
+		if p.Summary == "" {
+			out = append(out, "'payload.summary' is missing or blank")
+		} else if len(p.Summary) > 1024 {
+			out = append(out, "'payload.summary' is longer than 1024 characters")
+		}
+		if p.Source == "" {
+			out = append(out, "'payload.source' is missing or blank")
+		}
+		switch p.Severity {
+		case "critical", "error", "warning", "info":
+		default:
+			out = append(out, "'payload.severity' must be one of critical, error, warning, info")
+		}
+	case "acknowledge", "resolve":
+		if ev.DedupKey == "" {
+			out = append(out, "'dedup_key' is required for "+ev.EventAction)
+		}
+	default:
+		out = append(out, "'event_action' must be one of trigger, acknowledge, resolve")
+	}
+	return out
+}

@@ -1,0 +1,303 @@
+package providersim
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math/rand/v2"
+	"net"
+	"net/http"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/hookline/hookline/pkg/provider"
+)
+
+// Errors returned by this package.
+var (
+	// ErrInvalidConfig reports a [Config] or [SenderConfig] that cannot work.
+	ErrInvalidConfig = errors.New("providersim: invalid config")
+	// ErrStarted reports a second [Sim.Start] or [Sim.ListenAndServe].
+	ErrStarted = errors.New("providersim: already started")
+	// ErrInvalidUsage reports a usage record that cannot be added.
+	ErrInvalidUsage = errors.New("providersim: invalid usage record")
+)
+
+// Page size limits of the usage export.
+const (
+	DefaultUsagePageSize = 100
+	MaxUsagePageSize     = 1000
+)
+
+// maxRequestBytes caps request bodies.
+const maxRequestBytes = 64 << 10
+
+// Config configures a [Sim].
+type Config struct {
+	// HonourIdempotencyKeys makes a repeated POST with a known key return
+	// the first charge instead of making a new one. Off, keys are ignored.
+	HonourIdempotencyKeys bool
+	// APIKey, when set, must arrive as "Authorization: Bearer <APIKey>" on
+	// the charge and usage APIs; otherwise the answer is 401.
+	APIKey string
+	// Latency delays every charge request; LatencyJitter adds a uniform
+	// random extra in [0, LatencyJitter).
+	Latency, LatencyJitter time.Duration
+	// Seed seeds the random source used for jitter, fault rates and drop
+	// rates, so runs repeat. 0 is a valid seed.
+	Seed uint64
+	// Now is the clock of usage publication. Default time.Now. See
+	// [ManualClock].
+	Now func() time.Time
+	// UsagePageSize is the export page size when a request has no limit.
+	// Default 100; a request's limit is capped at 1000.
+	UsagePageSize int
+	// UsageDropRate is the probability in [0, 1] that a record added with
+	// [WebhookDefault] has its webhook dropped.
+	UsageDropRate float64
+	// OnPage, if set, is called with each accepted pager event.
+	OnPage func(provider.PagerEvent)
+	// Logger, if set, receives one line per charge. Default: discard.
+	Logger *slog.Logger
+}
+
+// Validate reports every problem with c at once.
+func (c Config) Validate() error {
+	var errs []error
+	if c.Latency < 0 || c.LatencyJitter < 0 {
+		errs = append(errs, errors.New("latency is negative"))
+	}
+	if c.UsagePageSize < 0 || c.UsagePageSize > MaxUsagePageSize {
+		errs = append(errs, fmt.Errorf("UsagePageSize must lie in [0, %d]", MaxUsagePageSize))
+	}
+	if c.UsageDropRate < 0 || c.UsageDropRate > 1 {
+		errs = append(errs, errors.New("UsageDropRate must lie in [0, 1]"))
+	}
+	if len(errs) > 0 {
+		return fmt.Errorf("%w: %w", ErrInvalidConfig, errors.Join(errs...))
+	}
+	return nil
+}
+
+// Sim is the simulated provider. All methods are safe for concurrent use.
+type Sim struct {
+	apiKey   string
+	now      func() time.Time
+	log      *slog.Logger
+	onPage   func(provider.PagerEvent)
+	pageSize int
+	dropRate float64
+	honour   atomic.Bool
+	latency  atomic.Int64 // nanoseconds
+	jitter   atomic.Int64 // nanoseconds
+	done     chan struct{}
+	doneOnce sync.Once
+
+	rngMu sync.Mutex
+	rng   *rand.Rand
+
+	charges chargeBook
+	faults  faultPlan
+	usage   usageBook
+	pager   pagerSink
+
+	srvMu sync.Mutex
+	srv   *http.Server
+	url   string
+}
+
+// New returns a simulator for cfg. It serves nothing until [Sim.Start] or
+// [Sim.ListenAndServe], or until its [Sim.Handler] is mounted.
+func New(cfg Config) (*Sim, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	s := &Sim{
+		apiKey:   cfg.APIKey,
+		now:      cfg.Now,
+		log:      cfg.Logger,
+		onPage:   cfg.OnPage,
+		pageSize: cfg.UsagePageSize,
+		dropRate: cfg.UsageDropRate,
+		done:     make(chan struct{}),
+		rng:      rand.New(rand.NewPCG(cfg.Seed, cfg.Seed^0x9e3779b97f4a7c15)),
+	}
+	if s.now == nil {
+		s.now = time.Now
+	}
+	if s.log == nil {
+		s.log = slog.New(slog.DiscardHandler)
+	}
+	if s.pageSize == 0 {
+		s.pageSize = DefaultUsagePageSize
+	}
+	s.honour.Store(cfg.HonourIdempotencyKeys)
+	s.SetLatency(cfg.Latency, cfg.LatencyJitter)
+	s.charges.init()
+	s.usage.init()
+	return s, nil
+}
+
+// Handler returns the simulator's routes.
+func (s *Sim) Handler() http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("POST /v1/charges", s.handleCreateCharge)
+	mux.HandleFunc("GET /v1/charges", s.handleLookupCharge)
+	mux.HandleFunc("GET /v1/usage", s.handleUsage)
+	mux.HandleFunc("POST /v2/enqueue", s.handleEnqueue)
+	return mux
+}
+
+// Start serves on a free port of 127.0.0.1 in the background. Stop it with
+// [Sim.Close].
+func (s *Sim) Start() error {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return fmt.Errorf("providersim: listen: %w", err)
+	}
+	srv, err := s.register(ln)
+	if err != nil {
+		ln.Close()
+		return err
+	}
+	go func() { _ = srv.Serve(ln) }()
+	return nil
+}
+
+// ListenAndServe serves on addr until ctx is done, then shuts down
+// gracefully within five seconds.
+func (s *Sim) ListenAndServe(ctx context.Context, addr string) error {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return fmt.Errorf("providersim: listen %s: %w", addr, err)
+	}
+	srv, err := s.register(ln)
+	if err != nil {
+		ln.Close()
+		return err
+	}
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	select {
+	case err := <-errc:
+		return fmt.Errorf("providersim: serve: %w", err)
+	case <-ctx.Done():
+	}
+	s.stop()
+	shutdownCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+	defer cancel()
+	if err := srv.Shutdown(shutdownCtx); err != nil {
+		return fmt.Errorf("providersim: shutdown: %w", err)
+	}
+	return nil
+}
+
+func (s *Sim) register(ln net.Listener) (*http.Server, error) {
+	s.srvMu.Lock()
+	defer s.srvMu.Unlock()
+	if s.srv != nil {
+		return nil, ErrStarted
+	}
+	s.srv = &http.Server{Handler: s.Handler(), ReadHeaderTimeout: 10 * time.Second}
+	s.url = "http://" + ln.Addr().String()
+	return s.srv, nil
+}
+
+// URL returns the base URL once started, for example http://127.0.0.1:43123.
+func (s *Sim) URL() string {
+	s.srvMu.Lock()
+	defer s.srvMu.Unlock()
+	return s.url
+}
+
+// Close stops the server and ends every held request at once.
+func (s *Sim) Close() error {
+	s.stop()
+	s.srvMu.Lock()
+	srv := s.srv
+	s.srvMu.Unlock()
+	if srv == nil {
+		return nil
+	}
+	if err := srv.Close(); err != nil {
+		return fmt.Errorf("providersim: close: %w", err)
+	}
+	return nil
+}
+
+func (s *Sim) stop() { s.doneOnce.Do(func() { close(s.done) }) }
+
+// SetHonourIdempotencyKeys switches key handling at run time.
+func (s *Sim) SetHonourIdempotencyKeys(on bool) { s.honour.Store(on) }
+
+// SetLatency sets the delay of every charge request from now on.
+func (s *Sim) SetLatency(latency, jitter time.Duration) {
+	s.latency.Store(int64(latency))
+	s.jitter.Store(int64(jitter))
+}
+
+// float returns a random number in [0, 1).
+func (s *Sim) float() float64 {
+	s.rngMu.Lock()
+	defer s.rngMu.Unlock()
+	return s.rng.Float64()
+}
+
+// hold pauses for d, or until the client hangs up or the simulator stops.
+// It reports whether the full pause elapsed.
+func (s *Sim) hold(ctx context.Context, d time.Duration) bool {
+	if d <= 0 {
+		return ctx.Err() == nil
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-ctx.Done():
+		return false
+	case <-s.done:
+		return false
+	}
+}
+
+// delay applies the configured latency.
+func (s *Sim) delay(ctx context.Context) bool {
+	d := time.Duration(s.latency.Load())
+	if j := s.jitter.Load(); j > 0 {
+		s.rngMu.Lock()
+		d += time.Duration(s.rng.Int64N(j))
+		s.rngMu.Unlock()
+	}
+	return s.hold(ctx, d)
+}
+
+// authorized checks the bearer token when an API key is configured.
+func (s *Sim) authorized(w http.ResponseWriter, r *http.Request) bool {
+	if s.apiKey == "" || r.Header.Get("Authorization") == "Bearer "+s.apiKey {
+		return true
+	}
+	writeError(w, http.StatusUnauthorized, "authentication_error", "", "invalid API key")
+	return false
+}
+
+type apiError struct {
+	Type    string `json:"type"`
+	Code    string `json:"code,omitempty"`
+	Message string `json:"message"`
+}
+
+func writeError(w http.ResponseWriter, status int, typ, code, msg string) {
+	writeJSON(w, status, struct {
+		Error apiError `json:"error"`
+	}{apiError{Type: typ, Code: code, Message: msg}})
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(v)
+}

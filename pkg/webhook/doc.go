@@ -1,0 +1,35 @@
+// Package webhook verifies signed inbound webhooks and parses their envelopes.
+//
+// Two signature schemes are supported, chosen per source by configuration:
+//
+//   - [SchemeStandard], the Standard Webhooks specification: the headers
+//     webhook-id, webhook-timestamp and webhook-signature, an HMAC-SHA256 over
+//     "{id}.{timestamp}.{body}" keyed by the base64 part of a "whsec_" secret.
+//   - [SchemeStripe], the Stripe-Signature header "t=<unix>,v1=<hex>", an
+//     HMAC-SHA256 over "{t}.{body}" keyed by the secret string itself.
+//
+// A [Verifier] checks the signature over the raw body bytes in constant time,
+// checks the signed timestamp against a replay window, and only then parses the
+// body. Several secrets may be active at once so that they can rotate without
+// downtime:
+//
+//	v, err := webhook.NewVerifier(webhook.VerifierConfig{Scheme: webhook.SchemeStandard})
+//	if err != nil {
+//		return err
+//	}
+//	got, err := v.Verify(webhook.HeaderMap(req.Headers), body, secrets)
+//	if err != nil {
+//		status := statusFor(webhook.KindOf(err)) // one place maps kinds to HTTP
+//		...
+//	}
+//	// got.EventID is the provider's identity for the event.
+//
+// Errors are the sentinels below, wrapped with context. They never contain a
+// secret or a signature value, so they may be logged; they should still not be
+// echoed to the caller, and [KindOf] and [Reason] give what a response or a
+// metric needs.
+//
+// Sources are configuration, not code: [ParseSources] reads the JSON list of
+// [SourceSpec] values (without secrets) and [SourceSpec.Source] joins one with
+// its secrets into a validated [Source].
+package webhook
