@@ -2,40 +2,148 @@ package localrun
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
+	"net/http"
+	"sync"
+	"time"
 
+	"github.com/hookline/hookline/pkg/app"
+	"github.com/hookline/hookline/pkg/lambdalocal"
 	"github.com/hookline/hookline/pkg/localaws"
 )
 
 // Config configures [Start].
 type Config struct {
+	// Addr is where the HTTP API listens (default 127.0.0.1:8080; use
+	// 127.0.0.1:0 in tests).
+	Addr   string
 	Logger *slog.Logger
 	// Out receives the human-readable description of what is running.
 	Out io.Writer
+	// Metrics receives EMF lines (nil discards them).
+	Metrics io.Writer
+	// Lookup overrides process environment variables (tests).
+	Lookup func(string) (string, bool)
 }
 
 // System is a running local system.
 type System struct {
 	AWS *localaws.Env
+	// URL is the base URL of the local HTTP API.
+	URL string
+
+	cfg     Config
+	api     *http.Server
+	cancel  context.CancelFunc
+	wg      sync.WaitGroup
+	closers []func() error
 }
 
 // Start brings the system up. Close stops it.
-func Start(ctx context.Context, cfg Config) (*System, error) {
+func Start(ctx context.Context, cfg Config) (s *System, err error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	if cfg.Addr == "" {
+		cfg.Addr = "127.0.0.1:8080"
 	}
 	env, err := localaws.Start(ctx, localaws.Options{Logger: cfg.Logger})
 	if err != nil {
 		return nil, fmt.Errorf("localrun: %w", err)
 	}
-	s := &System{AWS: env}
+	runCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	s = &System{AWS: env, cfg: cfg, cancel: cancel}
+	defer func() {
+		if err != nil {
+			s.Close()
+		}
+	}()
+	if err = s.serveAPI(runCtx); err != nil {
+		return nil, err
+	}
 	if cfg.Out != nil {
 		env.Describe(cfg.Out)
+		fmt.Fprintf(cfg.Out, "http api  %s\n", s.URL)
 	}
 	return s, nil
 }
 
+// deps returns the dependencies of one template function, with its
+// environment resolved from the template plus local overrides.
+func (s *System) deps(function string) (app.Deps, error) {
+	lookup, err := s.functionLookup(function)
+	if err != nil {
+		return app.Deps{}, err
+	}
+	return app.Deps{
+		Clients: app.Clients{DynamoDB: s.AWS.DynamoDB, SQS: s.AWS.SQS},
+		Lookup:  lookup,
+		Logger:  s.cfg.Logger.With("function", function),
+		Metrics: s.cfg.Metrics,
+	}, nil
+}
+
+func (s *System) serveAPI(ctx context.Context) error {
+	var routes []lambdalocal.HTTPRoute
+	for _, r := range s.AWS.Template.Routes {
+		h, err := s.httpHandler(r.Function)
+		if err != nil {
+			return err
+		}
+		fn, _ := s.AWS.Template.Function(r.Function)
+		routes = append(routes, lambdalocal.HTTPRoute{
+			Method: r.Method, Path: r.Path, Function: r.Function, Handler: h,
+			Timeout: time.Duration(fn.Timeout) * time.Second,
+		})
+	}
+	ln, err := net.Listen("tcp", s.cfg.Addr)
+	if err != nil {
+		return fmt.Errorf("localrun: listen %s: %w", s.cfg.Addr, err)
+	}
+	s.URL = "http://" + ln.Addr().String()
+	s.api = &http.Server{Handler: lambdalocal.NewHTTPAPI(lambdalocal.HTTPAPIConfig{Routes: routes, Logger: s.cfg.Logger}), ReadHeaderTimeout: 10 * time.Second}
+	s.wg.Go(func() {
+		if err := s.api.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			s.cfg.Logger.Error("http api stopped", "err", err)
+		}
+	})
+	return nil
+}
+
+// httpHandler builds the handler of a function that an HTTP route targets.
+func (s *System) httpHandler(function string) (lambdalocal.HTTPHandler, error) {
+	d, err := s.deps(function)
+	if err != nil {
+		return nil, err
+	}
+	switch function {
+	case "ReceiverFunction":
+		h, err := app.NewReceiver(d)
+		if err != nil {
+			return nil, fmt.Errorf("localrun: %s: %w", function, err)
+		}
+		return h.Handle, nil
+	}
+	return nil, fmt.Errorf("localrun: no local handler for %s", function)
+}
+
 // Close stops everything Start started.
-func (s *System) Close() error { return s.AWS.Close() }
+func (s *System) Close() error {
+	s.cancel()
+	var errs []error
+	if s.api != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+		errs = append(errs, s.api.Shutdown(ctx))
+		cancel()
+	}
+	s.wg.Wait()
+	for i := len(s.closers) - 1; i >= 0; i-- {
+		errs = append(errs, s.closers[i]())
+	}
+	errs = append(errs, s.AWS.Close())
+	return errors.Join(errs...)
+}

@@ -118,7 +118,12 @@ func (s *Sim) charge(key string, req provider.ChargeRequest) chargeOutcome {
 	return chargeOutcome{charge: ch, count: b.byEvent[req.EventID]}
 }
 
+// InFlight returns how many charge requests are being handled now.
+func (s *Sim) InFlight() int { return int(s.inFlight.Load()) }
+
 func (s *Sim) handleCreateCharge(w http.ResponseWriter, r *http.Request) {
+	s.inFlight.Add(1)
+	defer s.inFlight.Add(-1)
 	if !s.authorized(w, r) {
 		return
 	}

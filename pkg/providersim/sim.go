@@ -93,6 +93,7 @@ type Sim struct {
 	honour   atomic.Bool
 	latency  atomic.Int64 // nanoseconds
 	jitter   atomic.Int64 // nanoseconds
+	inFlight atomic.Int64
 	done     chan struct{}
 	doneOnce sync.Once
 

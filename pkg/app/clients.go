@@ -1,0 +1,44 @@
+package app
+
+import (
+	"io"
+	"log/slog"
+
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+
+	"github.com/hookline/hookline/pkg/config"
+	"github.com/hookline/hookline/pkg/emf"
+)
+
+// Clients are the AWS clients a function may use, built once per
+// execution environment.
+type Clients struct {
+	DynamoDB       *dynamodb.Client
+	SQS            *sqs.Client
+	SecretsManager *secretsmanager.Client // nil when no source uses it
+}
+
+// Deps are the shared pieces every handler gets.
+type Deps struct {
+	Clients Clients
+	Lookup  config.Lookup
+	Logger  *slog.Logger
+	// Metrics receives EMF lines (stdout in Lambda).
+	Metrics io.Writer
+}
+
+func (d Deps) metrics() *emf.Logger {
+	if d.Metrics == nil {
+		return nil
+	}
+	return emf.New(d.Metrics, "hookline")
+}
+
+func (d Deps) logger() *slog.Logger {
+	if d.Logger == nil {
+		return slog.New(slog.DiscardHandler)
+	}
+	return d.Logger
+}

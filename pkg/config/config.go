@@ -1,0 +1,114 @@
+package config
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/hookline/hookline/pkg/webhook"
+)
+
+// Lookup reads one variable; os.LookupEnv is the production one.
+type Lookup func(string) (string, bool)
+
+// env collects problems while reading variables.
+type env struct {
+	lookup Lookup
+	errs   []error
+}
+
+func newEnv(lookup Lookup) *env {
+	if lookup == nil {
+		lookup = os.LookupEnv
+	}
+	return &env{lookup: lookup}
+}
+
+func (e *env) required(name string) string {
+	v, _ := e.lookup(name)
+	if strings.TrimSpace(v) == "" {
+		e.errs = append(e.errs, fmt.Errorf("config: %s is required", name))
+	}
+	return v
+}
+
+func (e *env) optional(name, def string) string {
+	if v, ok := e.lookup(name); ok && v != "" {
+		return v
+	}
+	return def
+}
+
+func (e *env) duration(name string, def time.Duration) time.Duration {
+	v, ok := e.lookup(name)
+	if !ok || v == "" {
+		return def
+	}
+	d, err := time.ParseDuration(v)
+	if err != nil || d <= 0 {
+		e.errs = append(e.errs, fmt.Errorf("config: %s=%q is not a positive duration", name, v))
+		return def
+	}
+	return d
+}
+
+func (e *env) integer(name string, def int) int {
+	v, ok := e.lookup(name)
+	if !ok || v == "" {
+		return def
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 0 {
+		e.errs = append(e.errs, fmt.Errorf("config: %s=%q is not a non-negative integer", name, v))
+		return def
+	}
+	return n
+}
+
+func (e *env) err() error { return errors.Join(e.errs...) }
+
+// QueueURLVar names the variable holding a queue's URL: QUEUE_URL_<NAME>,
+// upper-cased with '-' as '_'.
+func QueueURLVar(queue string) string {
+	return "QUEUE_URL_" + strings.ToUpper(strings.ReplaceAll(queue, "-", "_"))
+}
+
+// Source is a configured webhook source with its queue resolved.
+type Source struct {
+	Spec     webhook.SourceSpec
+	QueueURL string
+}
+
+// Receiver is the receiver function's configuration.
+type Receiver struct {
+	Sources     []Source
+	IntakeTable string
+	Retention   time.Duration
+	SecretTTL   time.Duration
+}
+
+// ReceiverFromEnv reads HOOKLINE_SOURCES (JSON, see
+// [webhook.ParseSources]), INTAKE_TABLE, QUEUE_URL_<QUEUE> for every
+// source's queue, and the optional INTAKE_RETENTION and SECRET_CACHE_TTL.
+func ReceiverFromEnv(lookup Lookup) (Receiver, error) {
+	e := newEnv(lookup)
+	cfg := Receiver{
+		IntakeTable: e.required("INTAKE_TABLE"),
+		Retention:   e.duration("INTAKE_RETENTION", 35*24*time.Hour),
+		SecretTTL:   e.duration("SECRET_CACHE_TTL", 5*time.Minute),
+	}
+	text := e.required("HOOKLINE_SOURCES")
+	if text != "" {
+		specs, err := webhook.ParseSources(text)
+		if err != nil {
+			e.errs = append(e.errs, fmt.Errorf("config: HOOKLINE_SOURCES: %w", err))
+		}
+		for _, sp := range specs {
+			cfg.Sources = append(cfg.Sources, Source{Spec: sp, QueueURL: e.required(QueueURLVar(sp.Queue))})
+		}
+	}
+	return cfg, e.err()
+}

@@ -1,0 +1,230 @@
+package intake
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	ddbtypes "github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+)
+
+// Accept records ev durably and enqueues it once. It returns Accepted or
+// Duplicate only when the event is on its queue; every other answer means
+// the provider must retry (or, for ErrConflict, must not).
+func (s *Store) Accept(ctx context.Context, ev Event) (Result, error) {
+	now := s.cfg.Now()
+	rec := s.newRecord(ev, now)
+	old, created, err := s.create(ctx, rec)
+	if err != nil {
+		return Result{Calls: 1}, err
+	}
+	if created {
+		return s.send(ctx, rec, 1)
+	}
+	if old.PayloadSHA256 != rec.PayloadSHA256 {
+		return Result{Calls: 1}, fmt.Errorf("event %s/%s: %w", ev.Source, ev.EventID, ErrConflict)
+	}
+	if old.Status == StatusEnqueued {
+		return Result{Outcome: Duplicate, MessageID: old.MessageID, Calls: 1, ReceivedAt: parseTime(old.ReceivedAt)}, nil
+	}
+	return s.resume(ctx, old, 1)
+}
+
+func (s *Store) newRecord(ev Event, now time.Time) Record {
+	rec := Record{
+		PK:             Key(ev.Source, ev.EventID),
+		Source:         ev.Source,
+		EventID:        ev.EventID,
+		ReceivedAt:     formatTime(now),
+		Verification:   "verified",
+		PayloadSHA256:  PayloadHash(ev.Payload),
+		Payload:        string(ev.Payload),
+		Status:         StatusReceived,
+		QueueURL:       ev.QueueURL,
+		LeaseUntil:     now.Add(s.cfg.Lease).UnixMilli(),
+		LeaseToken:     newToken(),
+		FirstRequestID: ev.RequestID,
+		ExpiresAt:      now.Add(s.cfg.Retention).Unix(),
+	}
+	if !ev.ProviderTimestamp.IsZero() {
+		rec.ProviderTimestamp = formatTime(ev.ProviderTimestamp)
+	}
+	return rec
+}
+
+// create puts rec if its key is new. Otherwise it returns the existing
+// record: from ReturnValuesOnConditionCheckFailure when the service sends
+// it, or from a consistent read when it does not (some emulators).
+func (s *Store) create(ctx context.Context, rec Record) (Record, bool, error) {
+	item, err := attributevalue.MarshalMap(rec)
+	if err != nil {
+		return Record{}, false, fmt.Errorf("intake: encode record: %w", err)
+	}
+	_, err = s.cfg.DynamoDB.PutItem(ctx, &dynamodb.PutItemInput{
+		TableName:                           aws.String(s.cfg.Table),
+		Item:                                item,
+		ConditionExpression:                 aws.String("attribute_not_exists(pk)"),
+		ReturnValuesOnConditionCheckFailure: ddbtypes.ReturnValuesOnConditionCheckFailureAllOld,
+	})
+	if err == nil {
+		return rec, true, nil
+	}
+	var ccf *ddbtypes.ConditionalCheckFailedException
+	if !errors.As(err, &ccf) {
+		return Record{}, false, unavailable("record intake", err)
+	}
+	if ccf.Item != nil {
+		var old Record
+		if err := attributevalue.UnmarshalMap(ccf.Item, &old); err != nil {
+			return Record{}, false, fmt.Errorf("intake: decode record: %w", err)
+		}
+		return old, false, nil
+	}
+	old, ok, err := s.Get(ctx, rec.Source, rec.EventID)
+	if err != nil {
+		return Record{}, false, err
+	}
+	if !ok {
+		return Record{}, false, unavailable("record intake", errors.New("record vanished after a failed create"))
+	}
+	return old, false, nil
+}
+
+// resume handles a redelivery that found the record "received": it takes
+// over an expired lease and sends, or waits for a live holder to finish.
+func (s *Store) resume(ctx context.Context, old Record, calls int) (Result, error) {
+	deadline := s.cfg.Now().Add(s.cfg.BusyWait)
+	for {
+		if old.Status == StatusEnqueued {
+			return Result{Outcome: Duplicate, MessageID: old.MessageID, Calls: calls, ReceivedAt: parseTime(old.ReceivedAt)}, nil
+		}
+		now := s.cfg.Now()
+		if old.LeaseUntil < now.UnixMilli() {
+			rec, took, err := s.takeLease(ctx, old, now)
+			calls++
+			if err != nil {
+				return Result{Calls: calls}, err
+			}
+			if took {
+				return s.send(ctx, rec, calls)
+			}
+		} else if now.After(deadline) {
+			return Result{Calls: calls}, fmt.Errorf("event %s/%s: %w", old.Source, old.EventID, ErrBusy)
+		} else {
+			if err := pause(ctx, 100*time.Millisecond); err != nil {
+				return Result{Calls: calls}, unavailable("wait for lease", err)
+			}
+		}
+		next, ok, err := s.Get(ctx, old.Source, old.EventID)
+		calls++
+		if err != nil || !ok {
+			return Result{Calls: calls}, unavailable("reread intake", errors.Join(err, errors.New("record missing")))
+		}
+		old = next
+	}
+}
+
+func pause(ctx context.Context, d time.Duration) error {
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-time.After(d):
+		return nil
+	}
+}
+
+// takeLease moves an expired lease to this delivery. It reports false when
+// another delivery took it first.
+func (s *Store) takeLease(ctx context.Context, old Record, now time.Time) (Record, bool, error) {
+	rec := old
+	rec.LeaseToken = newToken()
+	rec.LeaseUntil = now.Add(s.cfg.Lease).UnixMilli()
+	_, err := s.cfg.DynamoDB.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+		TableName:           aws.String(s.cfg.Table),
+		Key:                 map[string]ddbtypes.AttributeValue{"pk": &ddbtypes.AttributeValueMemberS{Value: old.PK}},
+		UpdateExpression:    aws.String("SET lease_token = :new, lease_until = :until"),
+		ConditionExpression: aws.String("#s = :received AND lease_token = :old"),
+		ExpressionAttributeNames: map[string]string{"#s": "status"},
+		ExpressionAttributeValues: map[string]ddbtypes.AttributeValue{
+			":new":      &ddbtypes.AttributeValueMemberS{Value: rec.LeaseToken},
+			":old":      &ddbtypes.AttributeValueMemberS{Value: old.LeaseToken},
+			":until":    &ddbtypes.AttributeValueMemberN{Value: strconv.FormatInt(rec.LeaseUntil, 10)},
+			":received": &ddbtypes.AttributeValueMemberS{Value: StatusReceived},
+		},
+	})
+	var ccf *ddbtypes.ConditionalCheckFailedException
+	switch {
+	case err == nil:
+		return rec, true, nil
+	case errors.As(err, &ccf):
+		return old, false, nil
+	default:
+		return old, false, unavailable("take send lease", err)
+	}
+}
+
+// send enqueues rec and marks it enqueued. Once SendMessage succeeds the
+// event is durable on the queue, so a failure to mark it only costs a
+// duplicate message on a later redelivery, which the worker's idempotency
+// absorbs; it is logged, not returned.
+func (s *Store) send(ctx context.Context, rec Record, calls int) (Result, error) {
+	out, err := s.cfg.SQS.SendMessage(ctx, &sqs.SendMessageInput{
+		QueueUrl:          aws.String(rec.QueueURL),
+		MessageBody:       aws.String(rec.Payload),
+		MessageAttributes: messageAttributes(rec),
+	})
+	calls++
+	if err != nil {
+		s.releaseLease(ctx, rec)
+		return Result{Calls: calls + 1}, unavailable("enqueue", err)
+	}
+	msgID := aws.ToString(out.MessageId)
+	calls++
+	if err := s.markEnqueued(ctx, rec, msgID); err != nil {
+		s.cfg.Logger.WarnContext(ctx, "intake enqueued but not marked", "source", rec.Source, "event_id", rec.EventID, "err", err)
+	}
+	return Result{Outcome: Accepted, MessageID: msgID, Calls: calls, ReceivedAt: parseTime(rec.ReceivedAt)}, nil
+}
+
+func (s *Store) markEnqueued(ctx context.Context, rec Record, msgID string) error {
+	_, err := s.cfg.DynamoDB.UpdateItem(context.WithoutCancel(ctx), &dynamodb.UpdateItemInput{
+		TableName:           aws.String(s.cfg.Table),
+		Key:                 map[string]ddbtypes.AttributeValue{"pk": &ddbtypes.AttributeValueMemberS{Value: rec.PK}},
+		UpdateExpression:    aws.String("SET #s = :enqueued, message_id = :mid, enqueued_at = :at"),
+		ConditionExpression: aws.String("lease_token = :token"),
+		ExpressionAttributeNames: map[string]string{"#s": "status"},
+		ExpressionAttributeValues: map[string]ddbtypes.AttributeValue{
+			":enqueued": &ddbtypes.AttributeValueMemberS{Value: StatusEnqueued},
+			":mid":      &ddbtypes.AttributeValueMemberS{Value: msgID},
+			":at":       &ddbtypes.AttributeValueMemberS{Value: formatTime(s.cfg.Now())},
+			":token":    &ddbtypes.AttributeValueMemberS{Value: rec.LeaseToken},
+		},
+	})
+	return err
+}
+
+// releaseLease lets the provider's next retry send at once after a failed
+// send, instead of waiting out the lease. It is best effort.
+func (s *Store) releaseLease(ctx context.Context, rec Record) {
+	_, err := s.cfg.DynamoDB.UpdateItem(context.WithoutCancel(ctx), &dynamodb.UpdateItemInput{
+		TableName:           aws.String(s.cfg.Table),
+		Key:                 map[string]ddbtypes.AttributeValue{"pk": &ddbtypes.AttributeValueMemberS{Value: rec.PK}},
+		UpdateExpression:    aws.String("SET lease_until = :zero"),
+		ConditionExpression: aws.String("lease_token = :token AND #s = :received"),
+		ExpressionAttributeNames: map[string]string{"#s": "status"},
+		ExpressionAttributeValues: map[string]ddbtypes.AttributeValue{
+			":zero":     &ddbtypes.AttributeValueMemberN{Value: "0"},
+			":token":    &ddbtypes.AttributeValueMemberS{Value: rec.LeaseToken},
+			":received": &ddbtypes.AttributeValueMemberS{Value: StatusReceived},
+		},
+	})
+	if err != nil {
+		s.cfg.Logger.DebugContext(ctx, "release send lease", "event_id", rec.EventID, "err", err)
+	}
+}

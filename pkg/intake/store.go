@@ -1,0 +1,223 @@
+package intake
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	ddbtypes "github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
+)
+
+// Errors returned by [Store.Accept].
+var (
+	// ErrConflict means the event ID was seen before with another payload.
+	ErrConflict = errors.New("intake: same event id, different payload")
+	// ErrUnavailable means DynamoDB or SQS failed; the provider must retry.
+	ErrUnavailable = errors.New("intake: dependency unavailable")
+	// ErrBusy means another delivery of the same event holds the send lease.
+	ErrBusy = errors.New("intake: event is being enqueued by another delivery")
+)
+
+// Statuses of an intake record.
+const (
+	StatusReceived = "received"
+	StatusEnqueued = "enqueued"
+)
+
+// Outcome says what Accept did.
+type Outcome string
+
+// Outcomes of [Store.Accept].
+const (
+	Accepted  Outcome = "accepted"  // recorded and enqueued now
+	Duplicate Outcome = "duplicate" // already enqueued earlier
+)
+
+// DynamoDBAPI is the part of the DynamoDB client the store uses.
+type DynamoDBAPI interface {
+	PutItem(context.Context, *dynamodb.PutItemInput, ...func(*dynamodb.Options)) (*dynamodb.PutItemOutput, error)
+	GetItem(context.Context, *dynamodb.GetItemInput, ...func(*dynamodb.Options)) (*dynamodb.GetItemOutput, error)
+	UpdateItem(context.Context, *dynamodb.UpdateItemInput, ...func(*dynamodb.Options)) (*dynamodb.UpdateItemOutput, error)
+	Query(context.Context, *dynamodb.QueryInput, ...func(*dynamodb.Options)) (*dynamodb.QueryOutput, error)
+}
+
+// SQSAPI is the part of the SQS client the store uses.
+type SQSAPI interface {
+	SendMessage(context.Context, *sqs.SendMessageInput, ...func(*sqs.Options)) (*sqs.SendMessageOutput, error)
+}
+
+// Config configures a [Store].
+type Config struct {
+	DynamoDB DynamoDBAPI
+	SQS      SQSAPI
+	Table    string
+	// Retention keeps the raw payload for replay. It must outlast provider
+	// retries (days) plus DLQ retention (14 days); default 35 days.
+	Retention time.Duration
+	// Lease is how long one delivery may take between record and send
+	// before another delivery may take over (default 10s).
+	Lease time.Duration
+	// BusyWait is how long a concurrent duplicate waits for the lease
+	// holder before answering ErrBusy (default 2s).
+	BusyWait time.Duration
+	Now      func() time.Time
+	Logger   *slog.Logger
+}
+
+// Validate reports every problem with cfg at once.
+func (c Config) Validate() error {
+	var errs []error
+	if c.DynamoDB == nil {
+		errs = append(errs, errors.New("intake: DynamoDB client is required"))
+	}
+	if c.SQS == nil {
+		errs = append(errs, errors.New("intake: SQS client is required"))
+	}
+	if c.Table == "" {
+		errs = append(errs, errors.New("intake: table name is required"))
+	}
+	return errors.Join(errs...)
+}
+
+// Store records and enqueues events.
+type Store struct {
+	cfg Config
+}
+
+// New validates cfg and builds a Store.
+func New(cfg Config) (*Store, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	if cfg.Retention <= 0 {
+		cfg.Retention = 35 * 24 * time.Hour
+	}
+	if cfg.Lease <= 0 {
+		cfg.Lease = 10 * time.Second
+	}
+	if cfg.BusyWait <= 0 {
+		cfg.BusyWait = 2 * time.Second
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	return &Store{cfg: cfg}, nil
+}
+
+// Event is one verified webhook.
+type Event struct {
+	Source            string
+	EventID           string
+	QueueURL          string
+	Payload           []byte
+	ProviderTimestamp time.Time
+	RequestID         string
+}
+
+// Record is the stored intake record.
+type Record struct {
+	PK                string `dynamodbav:"pk"`
+	Source            string `dynamodbav:"source"`
+	EventID           string `dynamodbav:"event_id"`
+	ReceivedAt        string `dynamodbav:"received_at"`
+	ProviderTimestamp string `dynamodbav:"provider_ts,omitempty"`
+	Verification      string `dynamodbav:"verification"`
+	PayloadSHA256     string `dynamodbav:"payload_sha256"`
+	Payload           string `dynamodbav:"payload"`
+	Status            string `dynamodbav:"status"`
+	QueueURL          string `dynamodbav:"queue_url"`
+	MessageID         string `dynamodbav:"message_id,omitempty"`
+	EnqueuedAt        string `dynamodbav:"enqueued_at,omitempty"`
+	LeaseUntil        int64  `dynamodbav:"lease_until"`
+	LeaseToken        string `dynamodbav:"lease_token"`
+	FirstRequestID    string `dynamodbav:"first_request_id,omitempty"`
+	ExpiresAt         int64  `dynamodbav:"expires_at"`
+}
+
+// Result is what [Store.Accept] reports.
+type Result struct {
+	Outcome   Outcome
+	MessageID string
+	// Calls counts the AWS calls this delivery made.
+	Calls int
+	// ReceivedAt is when the event was first recorded.
+	ReceivedAt time.Time
+}
+
+// Key returns the intake key of an event.
+func Key(source, eventID string) string { return source + "#" + eventID }
+
+// PayloadHash returns the hex SHA-256 of a payload.
+func PayloadHash(p []byte) string {
+	sum := sha256.Sum256(p)
+	return hex.EncodeToString(sum[:])
+}
+
+func newToken() string {
+	var b [12]byte
+	rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
+const timeLayout = "2006-01-02T15:04:05.000Z07:00"
+
+func formatTime(t time.Time) string { return t.UTC().Format(timeLayout) }
+
+func parseTime(s string) time.Time {
+	t, _ := time.Parse(timeLayout, s)
+	return t
+}
+
+func unavailable(op string, err error) error {
+	return fmt.Errorf("%s: %w: %w", op, ErrUnavailable, err)
+}
+
+// Get reads one record with a consistent read.
+func (s *Store) Get(ctx context.Context, source, eventID string) (Record, bool, error) {
+	out, err := s.cfg.DynamoDB.GetItem(ctx, &dynamodb.GetItemInput{
+		TableName:      aws.String(s.cfg.Table),
+		Key:            map[string]ddbtypes.AttributeValue{"pk": &ddbtypes.AttributeValueMemberS{Value: Key(source, eventID)}},
+		ConsistentRead: aws.Bool(true),
+	})
+	if err != nil {
+		return Record{}, false, unavailable("get intake", err)
+	}
+	if out.Item == nil {
+		return Record{}, false, nil
+	}
+	var rec Record
+	if err := attributevalue.UnmarshalMap(out.Item, &rec); err != nil {
+		return Record{}, false, fmt.Errorf("intake: decode record: %w", err)
+	}
+	return rec, true, nil
+}
+
+// messageAttributes are sent with every message so consumers and the ops
+// CLI can tell what a message is without parsing its body.
+func messageAttributes(rec Record) map[string]sqstypes.MessageAttributeValue {
+	str := func(v string) sqstypes.MessageAttributeValue {
+		return sqstypes.MessageAttributeValue{DataType: aws.String("String"), StringValue: aws.String(v)}
+	}
+	attrs := map[string]sqstypes.MessageAttributeValue{
+		"source":      str(rec.Source),
+		"event_id":    str(rec.EventID),
+		"received_at": str(rec.ReceivedAt),
+	}
+	if rec.ProviderTimestamp != "" {
+		attrs["provider_ts"] = str(rec.ProviderTimestamp)
+	}
+	return attrs
+}

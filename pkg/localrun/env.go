@@ -1,0 +1,67 @@
+package localrun
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"strings"
+)
+
+// DevSecrets are the development-only signing secrets a local run uses
+// when HOOKLINE_<SOURCE>_SECRETS is not set. They are published in the
+// README and must never be used anywhere else.
+var DevSecrets = map[string]string{
+	"HOOKLINE_PAYMENTS_SECRETS": "whsec_aG9va2xpbmUtbG9jYWwtcGF5bWVudHMta2V5IQ==",
+	"HOOKLINE_USAGE_SECRETS":    "whsec_aG9va2xpbmUtbG9jYWwtdXNhZ2Uta2V5ISEhIQ==",
+}
+
+// SecretVar names the environment variable holding a source's secrets in
+// local runs.
+func SecretVar(source string) string {
+	return "HOOKLINE_" + strings.ToUpper(strings.ReplaceAll(source, "-", "_")) + "_SECRETS"
+}
+
+// functionLookup resolves a function's variables: the process environment
+// (or Config.Lookup) first, then the template's Environment with every
+// reference resolved locally, then the development secrets.
+func (s *System) functionLookup(function string) (func(string) (string, bool), error) {
+	vars, err := s.AWS.FunctionEnv(function)
+	if err != nil {
+		return nil, err
+	}
+	if text, ok := vars["HOOKLINE_SOURCES"]; ok {
+		if vars["HOOKLINE_SOURCES"], err = localSources(text); err != nil {
+			return nil, err
+		}
+	}
+	override := s.cfg.Lookup
+	if override == nil {
+		override = os.LookupEnv
+	}
+	return func(name string) (string, bool) {
+		if v, ok := override(name); ok {
+			return v, true
+		}
+		if v, ok := vars[name]; ok {
+			return v, true
+		}
+		v, ok := DevSecrets[name]
+		return v, ok
+	}, nil
+}
+
+// localSources rewrites the template's source list so that each source
+// reads its secrets from HOOKLINE_<SOURCE>_SECRETS instead of Secrets
+// Manager, which no local emulator here runs.
+func localSources(text string) (string, error) {
+	var sources []map[string]any
+	if err := json.Unmarshal([]byte(text), &sources); err != nil {
+		return "", fmt.Errorf("localrun: template HOOKLINE_SOURCES: %w", err)
+	}
+	for _, src := range sources {
+		delete(src, "secret_id")
+		src["secret_env"] = SecretVar(fmt.Sprint(src["name"]))
+	}
+	out, err := json.Marshal(sources)
+	return string(out), err
+}

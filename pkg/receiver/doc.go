@@ -1,0 +1,16 @@
+// Package receiver is the webhook receiver Lambda's logic, behind an API
+// Gateway HTTP API route `ANY /webhooks/{source}`.
+//
+// For every request it checks, in order: the source is configured (404),
+// the method is POST (405), the body is within the source's limit (413,
+// before decoding), the signature over the raw bytes in constant time and
+// the timestamp window (401), and only then parses the body (400). A
+// verified event is recorded and enqueued through [intake.Store] before the
+// 200 (409 for a reused event ID with another payload, 503 with
+// Retry-After when DynamoDB or SQS fails, so the provider retries and
+// nothing is lost). Response bodies are small JSON: {"status":"accepted"},
+// {"status":"duplicate"} or {"error":"<code>"}; no internals leak.
+//
+// Every outcome is counted as an EMF metric, and the latency from the
+// provider's event time to durable intake is recorded.
+package receiver

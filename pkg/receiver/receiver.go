@@ -1,0 +1,189 @@
+package receiver
+
+import (
+	"context"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/aws/aws-lambda-go/events"
+	"github.com/aws/aws-lambda-go/lambdacontext"
+
+	"github.com/hookline/hookline/pkg/emf"
+	"github.com/hookline/hookline/pkg/intake"
+	"github.com/hookline/hookline/pkg/secrets"
+	"github.com/hookline/hookline/pkg/webhook"
+)
+
+// Intake is what the receiver needs from [intake.Store].
+type Intake interface {
+	Accept(ctx context.Context, ev intake.Event) (intake.Result, error)
+}
+
+// Source is one configured source: its spec, where its secrets come from
+// and where its events go.
+type Source struct {
+	Spec     webhook.SourceSpec
+	QueueURL string
+	// Secrets supplies the source's active secrets, looked up by
+	// Spec.SecretID (Secrets Manager) or Spec.SecretEnv (environment).
+	Secrets secrets.Provider
+}
+
+// Config configures a [Handler].
+type Config struct {
+	Sources []Source
+	Intake  Intake
+	Metrics *emf.Logger
+	Logger  *slog.Logger
+	Now     func() time.Time
+}
+
+// Validate reports every problem at once.
+func (c Config) Validate() error {
+	var errs []error
+	if len(c.Sources) == 0 {
+		errs = append(errs, errors.New("receiver: no sources configured"))
+	}
+	if c.Intake == nil {
+		errs = append(errs, errors.New("receiver: an intake store is required"))
+	}
+	for _, s := range c.Sources {
+		if s.QueueURL == "" {
+			errs = append(errs, fmt.Errorf("receiver: source %q has no queue URL", s.Spec.Name))
+		}
+		if s.Secrets == nil {
+			errs = append(errs, fmt.Errorf("receiver: source %q has no secrets provider", s.Spec.Name))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+type source struct {
+	spec     webhook.SourceSpec
+	queueURL string
+	secrets  secrets.Provider
+	verifier *webhook.Verifier
+}
+
+// Handler handles API Gateway HTTP API (v2) webhook requests.
+type Handler struct {
+	sources map[string]source
+	intake  Intake
+	metrics *emf.Logger
+	log     *slog.Logger
+	now     func() time.Time
+}
+
+// New validates cfg and builds a Handler.
+func New(cfg Config) (*Handler, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	h := &Handler{sources: map[string]source{}, intake: cfg.Intake, metrics: cfg.Metrics, log: cfg.Logger, now: cfg.Now}
+	if h.log == nil {
+		h.log = slog.New(slog.DiscardHandler)
+	}
+	if h.now == nil {
+		h.now = time.Now
+	}
+	for _, s := range cfg.Sources {
+		v, err := webhook.NewVerifier(webhook.VerifierConfig{Scheme: s.Spec.Scheme, Tolerance: s.Spec.Tolerance, MaxBody: s.Spec.MaxBody, Now: h.now})
+		if err != nil {
+			return nil, fmt.Errorf("receiver: source %q: %w", s.Spec.Name, err)
+		}
+		h.sources[s.Spec.Name] = source{spec: s.Spec, queueURL: s.QueueURL, secrets: s.Secrets, verifier: v}
+	}
+	return h, nil
+}
+
+// Handle is the Lambda entry point.
+func (h *Handler) Handle(ctx context.Context, req events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error) {
+	name := req.PathParameters["source"]
+	src, ok := h.sources[name]
+	if !ok {
+		return h.reject(ctx, name, errUnknownSource), nil
+	}
+	if req.RequestContext.HTTP.Method != http.MethodPost {
+		return h.reject(ctx, name, errMethod), nil
+	}
+	body, err := rawBody(req, src.verifier.MaxBody())
+	if err != nil {
+		return h.reject(ctx, name, err), nil
+	}
+	keys, err := src.secrets.Secrets(ctx, secretRef(src.spec))
+	if err != nil {
+		h.log.ErrorContext(ctx, "webhook secrets unavailable", "source", name, "err", err)
+		return h.reject(ctx, name, fmt.Errorf("%w: %w", errUnavailable, err)), nil
+	}
+	verified, err := src.verifier.Verify(webhook.HeaderMap(req.Headers), body, keys)
+	if err != nil {
+		return h.reject(ctx, name, err), nil
+	}
+	return h.accept(ctx, src, verified, body, req.RequestContext.RequestID), nil
+}
+
+func secretRef(s webhook.SourceSpec) string {
+	if s.SecretID != "" {
+		return s.SecretID
+	}
+	return s.SecretEnv
+}
+
+// rawBody returns the body bytes exactly as sent, refusing an oversized one
+// before decoding it.
+func rawBody(req events.APIGatewayV2HTTPRequest, limit int64) ([]byte, error) {
+	if n, err := strconv.ParseInt(req.Headers["content-length"], 10, 64); err == nil && n > limit {
+		return nil, webhook.ErrBodyTooLarge
+	}
+	if !req.IsBase64Encoded {
+		if int64(len(req.Body)) > limit {
+			return nil, webhook.ErrBodyTooLarge
+		}
+		return []byte(req.Body), nil
+	}
+	if int64(base64.StdEncoding.DecodedLen(len(req.Body))) > limit+2 {
+		return nil, webhook.ErrBodyTooLarge
+	}
+	b, err := base64.StdEncoding.DecodeString(req.Body)
+	if err != nil {
+		return nil, fmt.Errorf("base64 body: %w", webhook.ErrMalformedBody)
+	}
+	if int64(len(b)) > limit {
+		return nil, webhook.ErrBodyTooLarge
+	}
+	return b, nil
+}
+
+func (h *Handler) accept(ctx context.Context, src source, v webhook.Verified, body []byte, requestID string) events.APIGatewayV2HTTPResponse {
+	providerTime := v.Envelope.CreatedAt
+	if providerTime.IsZero() {
+		providerTime = v.Timestamp
+	}
+	res, err := h.intake.Accept(ctx, intake.Event{
+		Source: src.spec.Name, EventID: v.EventID, QueueURL: src.queueURL, Payload: body,
+		ProviderTimestamp: providerTime, RequestID: requestID,
+	})
+	if err != nil {
+		return h.reject(ctx, src.spec.Name, err)
+	}
+	dims := emf.Dims{"source": src.spec.Name}
+	h.metrics.Count(string(res.Outcome), 1, dims)
+	if res.Outcome == intake.Accepted && !providerTime.IsZero() {
+		h.metrics.Duration("event_to_intake", h.now().Sub(providerTime), dims)
+	}
+	h.log.InfoContext(ctx, "webhook "+string(res.Outcome), "source", src.spec.Name, "event_id", v.EventID,
+		"message_id", res.MessageID, "aws_calls", res.Calls, "request_id", lambdaRequestID(ctx))
+	return jsonResponse(http.StatusOK, `{"status":"`+string(res.Outcome)+`"}`, nil)
+}
+
+func lambdaRequestID(ctx context.Context) string {
+	if lc, ok := lambdacontext.FromContext(ctx); ok {
+		return lc.AwsRequestID
+	}
+	return ""
+}

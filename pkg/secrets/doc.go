@@ -1,0 +1,11 @@
+// Package secrets supplies each webhook source's active signing secrets.
+//
+// In AWS, every source has one Secrets Manager secret. During rotation both
+// its AWSCURRENT and AWSPREVIOUS versions are accepted, so a provider may
+// sign with either while the change rolls out. Values are cached per
+// execution environment for a short TTL and never logged.
+//
+// Locally, secrets come from environment variables (one per source,
+// comma-separated for several active secrets); the README lists their names
+// and development defaults.
+package secrets
