@@ -27,6 +27,7 @@ type command struct {
 func commands() []command {
 	return []command{
 		{"run", "run the whole system locally on embedded AWS until Ctrl-C", runCmd},
+		{"send-webhook", "sign a JSON file and post it like a provider (--source, --file, --url, --tamper)", sendWebhookCmd},
 	}
 }
 

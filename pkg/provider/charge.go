@@ -369,7 +369,8 @@ func (c *Client) ChargeOnce(ctx context.Context, key string, req ChargeRequest) 
 
 func fromLookup(key string, req ChargeRequest, ch *Charge, attempts int) Result {
 	res := Result{Charge: ch, StatusCode: http.StatusOK, Attempts: attempts}
-	if ch.EventID != req.EventID || ch.Amount != req.Amount {
+	if ch.EventID != req.EventID || ch.Amount != req.Amount ||
+		(ch.Currency != "" && ch.Currency != req.Currency) || (ch.Customer != "" && ch.Customer != req.Customer) {
 		res.Outcome = Rejected
 		res.Err = fmt.Errorf("charge %s: %w: found %s for event %s", key, ErrKeyConflict, ch.ID, ch.EventID)
 		return res

@@ -17,7 +17,9 @@
 //     written: [Unknown]. The charge may or may not exist.
 //
 // CreateCharge retries [Retriable] results with exponential backoff and
-// jitter, always with the same Idempotency-Key. It never re-sends after an
+// jitter, always with the same Idempotency-Key. Treating a 5xx as "did not
+// happen" relies on that key: a provider that answers 5xx after charging is
+// only safe to retry because it will recognise the key. It never re-sends after an
 // [Unknown] result: a provider that does not honour keys would charge twice.
 // A caller that gets [Unknown] must call [Client.LookupCharge] with the same
 // key before it sends the charge again. [Client.ChargeOnce] does exactly that:
@@ -42,8 +44,10 @@
 // occurred_at. The provider's export is eventually consistent: a record that
 // occurred at 10:00 may only appear at 10:07. Filtering by occurred_at would
 // make an already read window grow later and a cursor would skip records.
-// Filtering by published_at makes every window whose end lies in the past a
-// fixed set, so a cursor over published_at never misses a record. Records are
+// Filtering by published_at makes every window whose end lies in the
+// provider's past a fixed set, so a cursor over published_at misses nothing;
+// the caller's overlap window only has to cover skew between its clock and
+// the provider's. Records are
 // ordered by (published_at, record_id) and the page token is opaque.
 //
 // # Pager

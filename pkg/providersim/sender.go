@@ -70,6 +70,8 @@ type Attempt struct {
 	At time.Time
 	// StatusCode is the answer, 0 when none arrived.
 	StatusCode int
+	// Body is the start of the answer's body (at most 1 KiB).
+	Body string
 	// Err describes a network failure or a signing failure.
 	Err      string
 	Duration time.Duration
@@ -211,9 +213,11 @@ func (s *Sender) attempt(ctx context.Context, id string, body []byte) Attempt {
 		a.Err = err.Error()
 		return a
 	}
+	answer, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<10))
 	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
 	resp.Body.Close()
 	a.StatusCode = resp.StatusCode
+	a.Body = string(answer)
 	return a
 }
 

@@ -1,0 +1,338 @@
+package idempotency
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	ddbtypes "github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+)
+
+// DynamoDBAPI is the part of the DynamoDB client that [DynamoDB] uses.
+// *dynamodb.Client satisfies it.
+type DynamoDBAPI interface {
+	PutItem(ctx context.Context, in *dynamodb.PutItemInput, optFns ...func(*dynamodb.Options)) (*dynamodb.PutItemOutput, error)
+	GetItem(ctx context.Context, in *dynamodb.GetItemInput, optFns ...func(*dynamodb.Options)) (*dynamodb.GetItemOutput, error)
+	UpdateItem(ctx context.Context, in *dynamodb.UpdateItemInput, optFns ...func(*dynamodb.Options)) (*dynamodb.UpdateItemOutput, error)
+	DeleteItem(ctx context.Context, in *dynamodb.DeleteItemInput, optFns ...func(*dynamodb.Options)) (*dynamodb.DeleteItemOutput, error)
+}
+
+// DynamoDBConfig configures [NewDynamoDB].
+type DynamoDBConfig struct {
+	// Client is the DynamoDB client. Required.
+	Client DynamoDBAPI
+	// Table is the idempotency table: partition key "pk" (S), no sort key,
+	// TTL on "expires_at". Required.
+	Table string
+}
+
+// Validate reports every problem with c at once.
+func (c DynamoDBConfig) Validate() error {
+	var errs []error
+	if c.Client == nil {
+		errs = append(errs, errors.New("Client is required"))
+	}
+	if c.Table == "" {
+		errs = append(errs, errors.New("Table is required"))
+	}
+	if len(errs) > 0 {
+		return fmt.Errorf("%w: %w", ErrInvalidConfig, errors.Join(errs...))
+	}
+	return nil
+}
+
+// DynamoDB is the [Store] on a DynamoDB table. Each record is one item:
+//
+//	pk                 S  stored key ("payments#stripe:evt_1")
+//	status             S  IN_PROGRESS or COMPLETED
+//	token              S  the holder's fencing token
+//	payload_hash       S  hex SHA-256 of the fields that matter
+//	result             B  the stored result (COMPLETED, when not empty)
+//	in_progress_until  N  Unix milliseconds (IN_PROGRESS only)
+//	expires_at         N  Unix seconds: retention, and the table's TTL
+//	claimed_at         N  Unix milliseconds
+//	completed_at       N  Unix milliseconds (COMPLETED only)
+type DynamoDB struct {
+	client DynamoDBAPI
+	table  *string
+}
+
+var _ Store = (*DynamoDB)(nil)
+
+// NewDynamoDB returns the DynamoDB store for cfg.
+func NewDynamoDB(cfg DynamoDBConfig) (*DynamoDB, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	return &DynamoDB{client: cfg.Client, table: aws.String(cfg.Table)}, nil
+}
+
+// Item attribute names.
+const (
+	attrPK          = "pk"
+	attrStatus      = "status"
+	attrToken       = "token"
+	attrPayloadHash = "payload_hash"
+	attrResult      = "result"
+	attrHeldUntil   = "in_progress_until"
+	attrExpiresAt   = "expires_at"
+	attrClaimedAt   = "claimed_at"
+	attrCompletedAt = "completed_at"
+)
+
+// claimCondition is [Claimable] as a DynamoDB condition: no item, an item
+// past its retention, or a stale in-progress claim for the same payload.
+// status is a reserved word, so every attribute goes through a # name.
+const claimCondition = "attribute_not_exists(#pk) OR #exp < :now_s OR " +
+	"(#status = :in_progress AND #until < :now_ms AND #hash = :hash)"
+
+// claimAttempts bounds the retries when the record that failed the
+// condition has changed by the time it is read.
+const claimAttempts = 3
+
+// errClaimRace reports a record that kept changing between a failed claim
+// and the read that followed it.
+var errClaimRace = errors.New("record kept changing between claim and read")
+
+// Claim implements [Store] with one conditional PutItem. On a failed
+// condition it reads the blocking record from the error
+// (ReturnValuesOnConditionCheckFailure=ALL_OLD), or, when the error carries
+// no item, with a consistent GetItem.
+func (d *DynamoDB) Claim(ctx context.Context, rec Record, now time.Time) (Record, bool, error) {
+	in := &dynamodb.PutItemInput{
+		TableName:           d.table,
+		Item:                marshalRecord(rec),
+		ConditionExpression: aws.String(claimCondition),
+		ExpressionAttributeNames: map[string]string{
+			"#pk": attrPK, "#exp": attrExpiresAt, "#status": attrStatus, "#until": attrHeldUntil, "#hash": attrPayloadHash,
+		},
+		ExpressionAttributeValues: map[string]ddbtypes.AttributeValue{
+			":now_s":       num(now.Unix()),
+			":now_ms":      num(now.UnixMilli()),
+			":in_progress": str(string(StateInProgress)),
+			":hash":        str(rec.PayloadHash),
+		},
+		ReturnValuesOnConditionCheckFailure: ddbtypes.ReturnValuesOnConditionCheckFailureAllOld,
+	}
+	for range claimAttempts {
+		_, err := d.client.PutItem(ctx, in)
+		if err == nil {
+			return Record{}, true, nil
+		}
+		var ccf *ddbtypes.ConditionalCheckFailedException
+		if !errors.As(err, &ccf) {
+			return Record{}, false, fmt.Errorf("put %s: %w", rec.Key, err)
+		}
+		cur, ok, err := d.blocking(ctx, rec.Key, ccf.Item)
+		if err != nil {
+			return Record{}, false, err
+		}
+		if ok && !Claimable(cur, rec.PayloadHash, now) {
+			return cur, false, nil
+		}
+		// The blocking record was released, or replaced by one that no
+		// longer blocks, after the put: try again.
+	}
+	return Record{}, false, fmt.Errorf("claim %s: %w", rec.Key, errClaimRace)
+}
+
+// blocking returns the record that failed a claim's condition: from the
+// error's ALL_OLD item when it has one, or by a consistent read.
+func (d *DynamoDB) blocking(ctx context.Context, key string, item map[string]ddbtypes.AttributeValue) (Record, bool, error) {
+	if len(item) > 0 {
+		rec, err := unmarshalRecord(item)
+		if err != nil {
+			return Record{}, false, err
+		}
+		return rec, true, nil
+	}
+	return d.Get(ctx, key)
+}
+
+// Complete implements [Store] with one UpdateItem conditioned on the token
+// and the IN_PROGRESS status.
+func (d *DynamoDB) Complete(ctx context.Context, key, token string, result []byte, completedAt, expiresAt time.Time) (Record, error) {
+	set := "SET #status = :completed, #completed = :at, #exp = :exp"
+	names := map[string]string{
+		"#status": attrStatus, "#completed": attrCompletedAt, "#exp": attrExpiresAt,
+		"#until": attrHeldUntil, "#token": attrToken,
+	}
+	values := map[string]ddbtypes.AttributeValue{
+		":completed":   str(string(StateCompleted)),
+		":in_progress": str(string(StateInProgress)),
+		":at":          num(completedAt.UnixMilli()),
+		":exp":         num(expiresAt.Unix()),
+		":token":       str(token),
+	}
+	if len(result) > 0 {
+		set += ", #result = :result"
+		names["#result"] = attrResult
+		values[":result"] = &ddbtypes.AttributeValueMemberB{Value: result}
+	}
+	out, err := d.client.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+		TableName:                 d.table,
+		Key:                       keyOf(key),
+		UpdateExpression:          aws.String(set + " REMOVE #until"),
+		ConditionExpression:       aws.String("#token = :token AND #status = :in_progress"),
+		ExpressionAttributeNames:  names,
+		ExpressionAttributeValues: values,
+		ReturnValues:              ddbtypes.ReturnValueAllNew,
+	})
+	var ccf *ddbtypes.ConditionalCheckFailedException
+	switch {
+	case errors.As(err, &ccf):
+		return Record{}, ErrClaimLost
+	case err != nil:
+		return Record{}, fmt.Errorf("update %s: %w", key, err)
+	}
+	return unmarshalRecord(out.Attributes)
+}
+
+// Release implements [Store] with one DeleteItem that succeeds on an absent
+// item or on the caller's in-progress claim.
+func (d *DynamoDB) Release(ctx context.Context, key, token string) error {
+	_, err := d.client.DeleteItem(ctx, &dynamodb.DeleteItemInput{
+		TableName:           d.table,
+		Key:                 keyOf(key),
+		ConditionExpression: aws.String("attribute_not_exists(#pk) OR (#token = :token AND #status = :in_progress)"),
+		ExpressionAttributeNames: map[string]string{
+			"#pk": attrPK, "#token": attrToken, "#status": attrStatus,
+		},
+		ExpressionAttributeValues: map[string]ddbtypes.AttributeValue{
+			":token":       str(token),
+			":in_progress": str(string(StateInProgress)),
+		},
+	})
+	var ccf *ddbtypes.ConditionalCheckFailedException
+	switch {
+	case errors.As(err, &ccf):
+		return ErrClaimLost
+	case err != nil:
+		return fmt.Errorf("delete %s: %w", key, err)
+	}
+	return nil
+}
+
+// Get implements [Store] with a consistent GetItem.
+func (d *DynamoDB) Get(ctx context.Context, key string) (Record, bool, error) {
+	out, err := d.client.GetItem(ctx, &dynamodb.GetItemInput{
+		TableName:      d.table,
+		Key:            keyOf(key),
+		ConsistentRead: aws.Bool(true),
+	})
+	if err != nil {
+		return Record{}, false, fmt.Errorf("get %s: %w", key, err)
+	}
+	if len(out.Item) == 0 {
+		return Record{}, false, nil
+	}
+	rec, err := unmarshalRecord(out.Item)
+	if err != nil {
+		return Record{}, false, err
+	}
+	return rec, true, nil
+}
+
+func str(s string) ddbtypes.AttributeValue { return &ddbtypes.AttributeValueMemberS{Value: s} }
+
+func num(n int64) ddbtypes.AttributeValue {
+	return &ddbtypes.AttributeValueMemberN{Value: strconv.FormatInt(n, 10)}
+}
+
+func keyOf(key string) map[string]ddbtypes.AttributeValue {
+	return map[string]ddbtypes.AttributeValue{attrPK: str(key)}
+}
+
+// marshalRecord returns the item for an in-progress record.
+func marshalRecord(r Record) map[string]ddbtypes.AttributeValue {
+	item := map[string]ddbtypes.AttributeValue{
+		attrPK:          str(r.Key),
+		attrStatus:      str(string(r.State)),
+		attrToken:       str(r.Token),
+		attrPayloadHash: str(r.PayloadHash),
+		attrExpiresAt:   num(r.ExpiresAt.Unix()),
+		attrClaimedAt:   num(r.ClaimedAt.UnixMilli()),
+	}
+	if !r.HeldUntil.IsZero() {
+		item[attrHeldUntil] = num(r.HeldUntil.UnixMilli())
+	}
+	return item
+}
+
+// errMalformed reports an item that is not a record of this package.
+var errMalformed = errors.New("malformed idempotency item")
+
+// unmarshalRecord decodes an item written by this package.
+func unmarshalRecord(item map[string]ddbtypes.AttributeValue) (Record, error) {
+	var (
+		r    Record
+		errs []error
+	)
+	getS := func(name string, required bool) string {
+		switch v := item[name].(type) {
+		case *ddbtypes.AttributeValueMemberS:
+			return v.Value
+		case nil:
+			if required {
+				errs = append(errs, fmt.Errorf("%s is missing", name))
+			}
+		default:
+			errs = append(errs, fmt.Errorf("%s is not a string", name))
+		}
+		return ""
+	}
+	getN := func(name string, required bool) (int64, bool) {
+		switch v := item[name].(type) {
+		case *ddbtypes.AttributeValueMemberN:
+			n, err := strconv.ParseInt(v.Value, 10, 64)
+			if err != nil {
+				errs = append(errs, fmt.Errorf("%s: %w", name, err))
+				return 0, false
+			}
+			return n, true
+		case nil:
+			if required {
+				errs = append(errs, fmt.Errorf("%s is missing", name))
+			}
+		default:
+			errs = append(errs, fmt.Errorf("%s is not a number", name))
+		}
+		return 0, false
+	}
+	r.Key = getS(attrPK, true)
+	r.State = State(getS(attrStatus, true))
+	r.Token = getS(attrToken, true)
+	r.PayloadHash = getS(attrPayloadHash, true)
+	if n, ok := getN(attrExpiresAt, true); ok {
+		r.ExpiresAt = time.Unix(n, 0)
+	}
+	if n, ok := getN(attrHeldUntil, false); ok {
+		r.HeldUntil = time.UnixMilli(n)
+	}
+	if n, ok := getN(attrClaimedAt, false); ok {
+		r.ClaimedAt = time.UnixMilli(n)
+	}
+	if n, ok := getN(attrCompletedAt, false); ok {
+		r.CompletedAt = time.UnixMilli(n)
+	}
+	switch v := item[attrResult].(type) {
+	case *ddbtypes.AttributeValueMemberB:
+		if len(v.Value) > 0 {
+			r.Result = v.Value
+		}
+	case nil:
+	default:
+		errs = append(errs, fmt.Errorf("%s is not binary", attrResult))
+	}
+	if r.State != "" && r.State != StateInProgress && r.State != StateCompleted {
+		errs = append(errs, fmt.Errorf("%s %q is unknown", attrStatus, r.State))
+	}
+	if len(errs) > 0 {
+		return Record{}, fmt.Errorf("%w %q: %w", errMalformed, r.Key, errors.Join(errs...))
+	}
+	return r, nil
+}

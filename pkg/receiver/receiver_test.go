@@ -1,0 +1,362 @@
+package receiver_test
+
+import (
+	"context"
+	"encoding/base64"
+	"fmt"
+	"net/http"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-lambda-go/events"
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
+
+	"github.com/hookline/hookline/pkg/awsconf"
+	"github.com/hookline/hookline/pkg/intake"
+	"github.com/hookline/hookline/pkg/localaws"
+	"github.com/hookline/hookline/pkg/receiver"
+	"github.com/hookline/hookline/pkg/secrets"
+	"github.com/hookline/hookline/pkg/webhook"
+)
+
+const (
+	standardSecret = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"
+	stripeSecret   = "sk_test_stripe_secret"
+)
+
+// countingDDB and countingSQS count the AWS calls the receiver makes.
+type countingDDB struct {
+	intake.DynamoDBAPI
+	calls atomic.Int32
+}
+
+func (c *countingDDB) PutItem(ctx context.Context, in *dynamodb.PutItemInput, o ...func(*dynamodb.Options)) (*dynamodb.PutItemOutput, error) {
+	c.calls.Add(1)
+	return c.DynamoDBAPI.PutItem(ctx, in, o...)
+}
+
+func (c *countingDDB) GetItem(ctx context.Context, in *dynamodb.GetItemInput, o ...func(*dynamodb.Options)) (*dynamodb.GetItemOutput, error) {
+	c.calls.Add(1)
+	return c.DynamoDBAPI.GetItem(ctx, in, o...)
+}
+
+func (c *countingDDB) UpdateItem(ctx context.Context, in *dynamodb.UpdateItemInput, o ...func(*dynamodb.Options)) (*dynamodb.UpdateItemOutput, error) {
+	c.calls.Add(1)
+	return c.DynamoDBAPI.UpdateItem(ctx, in, o...)
+}
+
+type countingSQS struct {
+	intake.SQSAPI
+	calls atomic.Int32
+}
+
+func (c *countingSQS) SendMessage(ctx context.Context, in *sqs.SendMessageInput, o ...func(*sqs.Options)) (*sqs.SendMessageOutput, error) {
+	c.calls.Add(1)
+	return c.SQSAPI.SendMessage(ctx, in, o...)
+}
+
+type fixture struct {
+	env     *localaws.Env
+	ddb     *countingDDB
+	sqs     *countingSQS
+	store   *intake.Store
+	handler *receiver.Handler
+	now     time.Time
+}
+
+func newFixture(t *testing.T, ddb intake.DynamoDBAPI, q intake.SQSAPI) *fixture {
+	t.Helper()
+	env := localaws.StartForTest(t)
+	if ddb == nil {
+		ddb = env.DynamoDB
+	}
+	if q == nil {
+		q = env.SQS
+	}
+	f := &fixture{env: env, ddb: &countingDDB{DynamoDBAPI: ddb}, sqs: &countingSQS{SQSAPI: q}, now: time.Now()}
+	store, err := intake.New(intake.Config{DynamoDB: f.ddb, SQS: f.sqs, Table: env.TableName("IntakeTable"), Lease: time.Second, BusyWait: 3 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.store = store
+	lookup := secrets.Env{Lookup: func(k string) (string, bool) {
+		v, ok := map[string]string{"PAY": "whsec_b2xkLXNlY3JldC1vbGQtc2VjcmV0LW9sZA==," + standardSecret, "LEGACY": stripeSecret}[k]
+		return v, ok
+	}}
+	f.handler, err = receiver.New(receiver.Config{
+		Intake: store,
+		Sources: []receiver.Source{
+			{Spec: webhook.SourceSpec{Name: "payments", Scheme: webhook.SchemeStandard, SecretEnv: "PAY", MaxBody: 4096}, QueueURL: env.QueueURL("payments"), Secrets: lookup},
+			{Spec: webhook.SourceSpec{Name: "legacy", Scheme: webhook.SchemeStripe, SecretEnv: "LEGACY"}, QueueURL: env.QueueURL("usage"), Secrets: lookup},
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return f
+}
+
+func standardRequest(t testing.TB, id, body string, ts time.Time) events.APIGatewayV2HTTPRequest {
+	t.Helper()
+	sig, err := webhook.SignStandard(standardSecret, id, ts, []byte(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return request("payments", body, map[string]string{
+		"webhook-id": id, "webhook-timestamp": fmt.Sprint(ts.Unix()), "webhook-signature": sig, "content-type": "application/json",
+	})
+}
+
+func request(source, body string, headers map[string]string) events.APIGatewayV2HTTPRequest {
+	return events.APIGatewayV2HTTPRequest{
+		RouteKey: "ANY /webhooks/{source}", RawPath: "/webhooks/" + source, Body: body, Headers: headers,
+		PathParameters: map[string]string{"source": source},
+		RequestContext: events.APIGatewayV2HTTPRequestContext{RequestID: "req-" + source, HTTP: events.APIGatewayV2HTTPRequestContextHTTPDescription{Method: "POST"}},
+	}
+}
+
+func (f *fixture) handle(t testing.TB, req events.APIGatewayV2HTTPRequest) events.APIGatewayV2HTTPResponse {
+	t.Helper()
+	resp, err := f.handler.Handle(context.Background(), req)
+	if err != nil {
+		t.Fatalf("Handle returned an error (Lambda would answer 500): %v", err)
+	}
+	return resp
+}
+
+func (f *fixture) drain(t *testing.T, queue string) []sqstypes.Message {
+	t.Helper()
+	var out []sqstypes.Message
+	for {
+		res, err := f.env.SQS.ReceiveMessage(context.Background(), &sqs.ReceiveMessageInput{
+			QueueUrl: aws.String(f.env.QueueURL(queue)), MaxNumberOfMessages: 10, VisibilityTimeout: 30,
+			MessageAttributeNames: []string{"All"},
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(res.Messages) == 0 {
+			return out
+		}
+		out = append(out, res.Messages...)
+	}
+}
+
+func TestEveryOutcome(t *testing.T) {
+	f := newFixture(t, nil, nil)
+	now := time.Now()
+	body := `{"type":"payment.succeeded","data":{"amount":1200}}`
+	stripeBody := `{"id":"evt_stripe_1","type":"charge.succeeded","created":` + fmt.Sprint(now.Unix()) + `}`
+	tampered := standardRequest(t, "msg_tamper", body, now)
+	tampered.Body = strings.Replace(body, "1200", "9200", 1)
+	missing := standardRequest(t, "msg_nosig", body, now)
+	delete(missing.Headers, "webhook-signature")
+	get := standardRequest(t, "msg_get", body, now)
+	get.RequestContext.HTTP.Method = "GET"
+	base64Body := standardRequest(t, "msg_b64", body, now)
+	base64Body.Body, base64Body.IsBase64Encoded = base64.StdEncoding.EncodeToString([]byte(body)), true
+	big := strings.Repeat("x", 5000)
+
+	tests := []struct {
+		name       string
+		req        events.APIGatewayV2HTTPRequest
+		wantStatus int
+		wantBody   string
+		wantQueued int
+	}{
+		{"new event is accepted", standardRequest(t, "msg_1", body, now), 200, `{"status":"accepted"}`, 1},
+		{"redelivery is a duplicate", standardRequest(t, "msg_1", body, now.Add(time.Minute)), 200, `{"status":"duplicate"}`, 0},
+		{"same id with another payload is a conflict", standardRequest(t, "msg_1", `{"type":"payment.succeeded","data":{"amount":1}}`, now), 409, `{"error":"event_id_conflict"}`, 0},
+		{"base64 body is verified over its bytes", base64Body, 200, `{"status":"accepted"}`, 1},
+		{"tampered body", tampered, 401, `{"error":"bad_signature"}`, 0},
+		{"missing signature", missing, 401, `{"error":"missing_signature"}`, 0},
+		{"stale timestamp", standardRequest(t, "msg_old", body, now.Add(-6*time.Minute)), 401, `{"error":"stale_timestamp"}`, 0},
+		{"future timestamp", standardRequest(t, "msg_future", body, now.Add(6*time.Minute)), 401, `{"error":"stale_timestamp"}`, 0},
+		{"malformed json", standardRequest(t, "msg_bad", `{"type":`, now), 400, `{"error":"malformed_body"}`, 0},
+		{"oversized body", standardRequest(t, "msg_big", `{"x":"`+big+`"}`, now), 413, `{"error":"body_too_large"}`, 0},
+		{"unknown source", request("nope", body, nil), 404, `{"error":"unknown_source"}`, 0},
+		{"wrong method", get, 405, `{"error":"method_not_allowed"}`, 0},
+		{"stripe event is accepted", request("legacy", stripeBody, map[string]string{"stripe-signature": webhook.SignStripe(stripeSecret, now, []byte(stripeBody))}), 200, `{"status":"accepted"}`, 1},
+		{"stripe event without id", request("legacy", `{"type":"x"}`, map[string]string{"stripe-signature": webhook.SignStripe(stripeSecret, now, []byte(`{"type":"x"}`))}), 400, `{"error":"missing_event_id"}`, 0},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			// Given a request, when the receiver handles it,
+			resp := f.handle(t, tc.req)
+			// then the status and body are exactly the documented ones
+			if resp.StatusCode != tc.wantStatus || resp.Body != tc.wantBody {
+				t.Fatalf("got %d %s, want %d %s", resp.StatusCode, resp.Body, tc.wantStatus, tc.wantBody)
+			}
+			// and exactly the expected number of messages was enqueued.
+			queue := "payments"
+			if tc.req.PathParameters["source"] == "legacy" {
+				queue = "usage"
+			}
+			if got := len(f.drain(t, queue)); got != tc.wantQueued {
+				t.Fatalf("enqueued %d messages, want %d", got, tc.wantQueued)
+			}
+		})
+	}
+}
+
+func TestAcceptedEventIsDurableAndAttributed(t *testing.T) {
+	f := newFixture(t, nil, nil)
+	body := `{"type":"payment.succeeded"}`
+	if resp := f.handle(t, standardRequest(t, "msg_rec", body, time.Now())); resp.StatusCode != 200 {
+		t.Fatalf("status %d", resp.StatusCode)
+	}
+	rec, ok, err := f.store.Get(context.Background(), "payments", "msg_rec")
+	if err != nil || !ok {
+		t.Fatalf("intake record: %v %v", ok, err)
+	}
+	if rec.Status != intake.StatusEnqueued || rec.MessageID == "" || rec.Payload != body || rec.PayloadSHA256 != intake.PayloadHash([]byte(body)) || rec.ExpiresAt == 0 || rec.ProviderTimestamp == "" {
+		t.Fatalf("record = %+v", rec)
+	}
+	msgs := f.drain(t, "payments")
+	if len(msgs) != 1 || aws.ToString(msgs[0].Body) != body {
+		t.Fatalf("messages = %+v", msgs)
+	}
+	attrs := msgs[0].MessageAttributes
+	if aws.ToString(attrs["source"].StringValue) != "payments" || aws.ToString(attrs["event_id"].StringValue) != "msg_rec" || aws.ToString(attrs["received_at"].StringValue) == "" {
+		t.Fatalf("attributes = %+v", attrs)
+	}
+	if aws.ToString(msgs[0].MessageId) != rec.MessageID {
+		t.Fatalf("record message id %s, queue says %s", rec.MessageID, aws.ToString(msgs[0].MessageId))
+	}
+}
+
+func TestAWSCallsPerEvent(t *testing.T) {
+	f := newFixture(t, nil, nil)
+	req := standardRequest(t, "msg_calls", `{"a":1}`, time.Now())
+	f.handle(t, req)
+	if got := f.ddb.calls.Load() + f.sqs.calls.Load(); got != 3 {
+		t.Fatalf("new event made %d AWS calls, want 3", got)
+	}
+	f.ddb.calls.Store(0)
+	f.sqs.calls.Store(0)
+	f.handle(t, req)
+	// One PutItem; minidyn omits the ALL_OLD item, so the fallback read is
+	// the one extra call here that AWS itself never needs.
+	got := f.ddb.calls.Load() + f.sqs.calls.Load()
+	if got < 1 || got > 2 || f.sqs.calls.Load() != 0 {
+		t.Fatalf("duplicate made %d AWS calls (%d SQS), want 1 (2 on minidyn) and no send", got, f.sqs.calls.Load())
+	}
+}
+
+func TestConcurrentDeliveriesEnqueueOnce(t *testing.T) {
+	f := newFixture(t, nil, nil)
+	req := standardRequest(t, "msg_conc", `{"a":1}`, time.Now())
+	var wg sync.WaitGroup
+	statuses := make([]string, 5)
+	for i := range 5 {
+		wg.Go(func() {
+			// A provider retries a 503 until it gets a 2xx.
+			for range 10 {
+				resp := f.handle(t, req)
+				if resp.StatusCode == 200 {
+					statuses[i] = resp.Body
+					return
+				}
+				time.Sleep(100 * time.Millisecond)
+			}
+		})
+	}
+	wg.Wait()
+	accepted := 0
+	for _, s := range statuses {
+		switch s {
+		case `{"status":"accepted"}`:
+			accepted++
+		case `{"status":"duplicate"}`:
+		default:
+			t.Fatalf("a delivery ended with %q", s)
+		}
+	}
+	if accepted != 1 {
+		t.Fatalf("%d deliveries accepted, want 1: %v", accepted, statuses)
+	}
+	if n := len(f.drain(t, "payments")); n != 1 {
+		t.Fatalf("enqueued %d times, want 1", n)
+	}
+}
+
+func TestCrashBetweenRecordAndSendIsSentOnRedelivery(t *testing.T) {
+	// Given a first attempt whose send failed (SQS down) after the record,
+	down := newDeadSQS(t)
+	f := newFixture(t, nil, nil)
+	broken, err := intake.New(intake.Config{DynamoDB: f.env.DynamoDB, SQS: down, Table: f.env.TableName("IntakeTable"), Lease: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	body := []byte(`{"a":2}`)
+	ev := intake.Event{Source: "payments", EventID: "msg_crash", QueueURL: f.env.QueueURL("payments"), Payload: body}
+	if _, err := broken.Accept(context.Background(), ev); err == nil {
+		t.Fatal("accept with SQS down succeeded")
+	}
+	rec, _, _ := f.store.Get(context.Background(), "payments", "msg_crash")
+	if rec.Status != intake.StatusReceived {
+		t.Fatalf("status after failed send = %s, want received", rec.Status)
+	}
+	// when the provider redelivers,
+	resp := f.handle(t, standardRequest(t, "msg_crash", string(body), time.Now()))
+	// then it is sent now, once.
+	if resp.StatusCode != 200 || resp.Body != `{"status":"accepted"}` {
+		t.Fatalf("redelivery got %d %s", resp.StatusCode, resp.Body)
+	}
+	if n := len(f.drain(t, "payments")); n != 1 {
+		t.Fatalf("enqueued %d, want 1", n)
+	}
+}
+
+// newDeadSQS returns an SQS client whose endpoint refuses connections.
+func newDeadSQS(t *testing.T) intake.SQSAPI {
+	cfg, err := awsconf.Load(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Credentials = awsconf.Static()
+	cfg.RetryMaxAttempts = 1
+	return awsconf.SQS(cfg, "http://127.0.0.1:1")
+}
+
+func TestDependencyDownAnswers503(t *testing.T) {
+	cfg, err := awsconf.Load(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Credentials = awsconf.Static()
+	cfg.RetryMaxAttempts = 1
+	deadDDB := awsconf.DynamoDB(cfg, "http://127.0.0.1:1")
+	tests := []struct {
+		name string
+		ddb  intake.DynamoDBAPI
+		sqs  intake.SQSAPI
+	}{
+		{"dynamodb down", deadDDB, nil},
+		{"sqs down", nil, newDeadSQS(t)},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFixture(t, tc.ddb, tc.sqs)
+			resp := f.handle(t, standardRequest(t, "msg_down", `{"a":1}`, time.Now()))
+			if resp.StatusCode != http.StatusServiceUnavailable || resp.Headers["Retry-After"] == "" || resp.Body != `{"error":"unavailable"}` {
+				t.Fatalf("got %d %v %s", resp.StatusCode, resp.Headers, resp.Body)
+			}
+			if n := len(f.drain(t, "payments")); n != 0 {
+				t.Fatalf("enqueued %d messages with a dependency down", n)
+			}
+			if tc.ddb == nil {
+				rec, ok, _ := f.store.Get(context.Background(), "payments", "msg_down")
+				if !ok || rec.Status == intake.StatusEnqueued {
+					t.Fatalf("record = %+v (found %v); want received, never enqueued", rec, ok)
+				}
+			}
+		})
+	}
+}

@@ -1,0 +1,86 @@
+// Package spend keeps hookline's usage ledger and enforces spend caps.
+//
+// One definition of spend: every usage record, whether the webhook path or
+// the polling path saw it first, goes through [Spend.Apply]. The ledger entry
+// is keyed by the provider's usage record ID, and the entry and the
+// workload's running total change in one TransactWriteItems, so one record
+// has one ledger effect. Apply reports one of four outcomes:
+//
+//   - [Applied]: a new effect; the result carries the new total.
+//   - [Duplicate]: the same record with the same units and workload; no
+//     effect, counted once.
+//   - [Disagreement]: the same record ID with other units or another
+//     workload; not applied. Both versions are recorded and a page goes to
+//     the reconciliation owner. The first number is kept until an operator
+//     decides; the last one to arrive never silently wins.
+//   - [Deferred]: the reference names no workload, or a retired one. The
+//     record is kept with a deadline, a reason and an owner, and is never
+//     attributed to anyone else.
+//
+// When an Apply pushes a workload's total over its cap (total > cap; equal
+// is not over), the workload moves from active to paused with a conditional
+// update on (status, cap epoch, cap), so exactly one of many concurrent
+// crossings wins. The pause, its durable [Decision] and the outbox page (see
+// package pager) commit in one TransactWriteItems. Spend is still recorded
+// while paused; each time the total passes cap + k*step for a new k, one
+// more page (action "escalate") is sent under its own dedup key. An
+// operator's [Spend.Resume] makes the workload active again and increments
+// its cap epoch, so a later crossing pages again under a new dedup key.
+//
+// # Tables and items
+//
+// The workloads table (WorkloadsTable in infra/template.yaml):
+//
+//	item       pk              sk         gsi1pk           gsi1sk
+//	workload   WL#<id>         WORKLOAD   WORKLOADS        <id>
+//	alias      ALIAS#<ref>     ALIAS      ALIASES#<id>     <ref>
+//
+// Every workload has an alias for its own ID, so resolving any reference is
+// one GetItem on ALIAS#<ref>. The workload item holds the running total
+// (attribute "total", always written through a #name placeholder since
+// total is a reserved word), cap, escalation step, status, cap epoch, the
+// highest escalation step paged in this epoch, the hold policy flag, the
+// last accepted event and the next reconciliation deadline.
+//
+// The ledger table (LedgerTable):
+//
+//	item          pk             sk                          gsi1pk           gsi1sk
+//	entry         REC#<record>   ENTRY                       EVENT#<event>    REC#<record>
+//	deferred      REC#<record>   DEFERRED                    DEFERRED#open    <deadline>#<record>
+//	disagreement  REC#<record>   DISAGREE#<workload>#<units> DISAGREE#<wl>    <observed>#<record>
+//	decision      WL#<id>        DECISION#<epoch>#<step>     EVENT#<event>    DECISION#<id>#<epoch>#<step>
+//	recon run     WL#<id>        RECON#<started>             -                -
+//	page          PAGE#<dedup>   PAGE                        OUTBOX#<status>  <time>#<dedup>   (package pager)
+//
+// The deferred index entry is removed when the record is resolved, so the
+// DEFERRED#open partition only ever holds open items.
+//
+// # Access patterns
+//
+//   - Resolve a reference: GetItem ALIAS#<ref> (workloads table).
+//   - Apply a record: TransactWriteItems [Put REC#<record>/ENTRY if absent,
+//     Update WL#<id> ADD total if it exists and is not retired].
+//   - Classify a conflict: GetItem REC#<record>/ENTRY, only when the
+//     transaction was cancelled on the entry.
+//   - Check the cap: GetItem WL#<id> (consistent) after the transaction.
+//   - Pause or escalate: TransactWriteItems [Update WL#<id> conditioned on
+//     status, cap epoch and cap; Put decision if absent; Put page if absent].
+//   - Admission: GetItem WL#<id>.
+//   - Explain a workload: GetItem WL#<id>; Query pk WL#<id> begins_with
+//     DECISION# and RECON# (newest first); Query gsi1 DISAGREE#<id>; Query
+//     gsi1 ALIASES#<id> and gsi1 DEFERRED#open for the pending deferred
+//     amount.
+//   - Explain an event: GetItem REC#<id>/ENTRY, else Query gsi1 EVENT#<id>,
+//     else GetItem REC#<id>/DEFERRED.
+//   - Deferred records due: Query gsi1 DEFERRED#open with gsi1sk <= now.
+//
+// # Path contracts
+//
+// Each intake path states its contract in [Config]: the expected arrival
+// time after the usage occurred, the maximum tolerated age, and its retry
+// (webhook) or poll interval ([PathContract]). The escalation target of both
+// is the reconciliation owner ([Config.ReconOwner], paged on
+// [Config.ReconRoute]): it owns deferred records (deadline = deferral time +
+// the path's maximum age), disagreements, and the maximum age of a usage
+// record that one path has and the other lacks.
+package spend

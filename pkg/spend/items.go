@@ -1,0 +1,273 @@
+package spend
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+)
+
+// Item sort keys and key prefixes; see the package documentation.
+const (
+	skWorkload = "WORKLOAD"
+	skAlias    = "ALIAS"
+	skEntry    = "ENTRY"
+	skDeferred = "DEFERRED"
+	indexName  = "gsi1"
+
+	deferredOpen = "DEFERRED#open"
+)
+
+func key(pk, sk string) map[string]types.AttributeValue {
+	return map[string]types.AttributeValue{
+		"pk": &types.AttributeValueMemberS{Value: pk},
+		"sk": &types.AttributeValueMemberS{Value: sk},
+	}
+}
+
+func workloadKey(id string) map[string]types.AttributeValue { return key("WL#"+id, skWorkload) }
+func aliasKey(ref string) map[string]types.AttributeValue  { return key("ALIAS#"+ref, skAlias) }
+func entryKey(rec string) map[string]types.AttributeValue  { return key("REC#"+rec, skEntry) }
+func deferredKey(rec string) map[string]types.AttributeValue {
+	return key("REC#"+rec, skDeferred)
+}
+
+func decisionSK(epoch, step int64) string { return fmt.Sprintf("DECISION#%08d#%06d", epoch, step) }
+
+// workloadItem is the stored form of a [Workload].
+type workloadItem struct {
+	PK              string `dynamodbav:"pk"`
+	SK              string `dynamodbav:"sk"`
+	GSI1PK          string `dynamodbav:"gsi1pk"`
+	GSI1SK          string `dynamodbav:"gsi1sk"`
+	ID              string `dynamodbav:"id"`
+	Owner           string `dynamodbav:"owner"`
+	Route           string `dynamodbav:"route"`
+	Cap             int64  `dynamodbav:"cap"`
+	Step            int64  `dynamodbav:"step"`
+	Status          string `dynamodbav:"status"`
+	Hold            bool   `dynamodbav:"hold"`
+	Total           int64  `dynamodbav:"total"`
+	CapEpoch        int64  `dynamodbav:"cap_epoch"`
+	EscalationLevel int64  `dynamodbav:"esc_level"`
+	LastEventID     string `dynamodbav:"last_event_id,omitempty"`
+	LastRecordID    string `dynamodbav:"last_record_id,omitempty"`
+	LastUnits       int64  `dynamodbav:"last_units,omitempty"`
+	LastPath        string `dynamodbav:"last_path,omitempty"`
+	LastObservedAt  string `dynamodbav:"last_observed_at,omitempty"`
+	LastAcceptedAt  string `dynamodbav:"last_accepted_at,omitempty"`
+	LastDecision    string `dynamodbav:"last_decision,omitempty"`
+	NextReconAt     string `dynamodbav:"next_recon_at,omitempty"`
+	CreatedAt       string `dynamodbav:"created_at"`
+	UpdatedAt       string `dynamodbav:"updated_at"`
+}
+
+func (it workloadItem) workload() Workload {
+	return Workload{
+		ID: it.ID, Owner: it.Owner, Route: it.Route, Cap: it.Cap, Step: it.Step,
+		Status: Status(it.Status), Hold: it.Hold, Total: it.Total, CapEpoch: it.CapEpoch,
+		EscalationLevel: it.EscalationLevel,
+		LastAccepted: LastEvent{EventID: it.LastEventID, RecordID: it.LastRecordID, Units: it.LastUnits,
+			Path: it.LastPath, ObservedAt: parseStamp(it.LastObservedAt), AcceptedAt: parseStamp(it.LastAcceptedAt)},
+		LastDecision: it.LastDecision,
+		NextReconAt:  parseStamp(it.NextReconAt),
+		CreatedAt:    parseStamp(it.CreatedAt), UpdatedAt: parseStamp(it.UpdatedAt),
+	}
+}
+
+type aliasItem struct {
+	PK         string `dynamodbav:"pk"`
+	SK         string `dynamodbav:"sk"`
+	GSI1PK     string `dynamodbav:"gsi1pk"`
+	GSI1SK     string `dynamodbav:"gsi1sk"`
+	Ref        string `dynamodbav:"ref"`
+	WorkloadID string `dynamodbav:"workload_id"`
+	CreatedAt  string `dynamodbav:"created_at"`
+}
+
+// entryItem is the stored form of an [Entry].
+type entryItem struct {
+	PK          string   `dynamodbav:"pk"`
+	SK          string   `dynamodbav:"sk"`
+	GSI1PK      string   `dynamodbav:"gsi1pk,omitempty"`
+	GSI1SK      string   `dynamodbav:"gsi1sk,omitempty"`
+	RecordID    string   `dynamodbav:"record_id"`
+	WorkloadID  string   `dynamodbav:"workload_id"`
+	WorkloadRef string   `dynamodbav:"workload_ref"`
+	Units       int64    `dynamodbav:"units"`
+	EventID     string   `dynamodbav:"event_id,omitempty"`
+	Path        string   `dynamodbav:"path"`
+	Paths       []string `dynamodbav:"paths,stringset"`
+	OccurredAt  string   `dynamodbav:"occurred_at"`
+	ObservedAt  string   `dynamodbav:"observed_at"`
+	AcceptedAt  string   `dynamodbav:"accepted_at"`
+}
+
+func (it entryItem) entry() Entry {
+	return Entry{RecordID: it.RecordID, WorkloadID: it.WorkloadID, WorkloadRef: it.WorkloadRef,
+		Units: it.Units, EventID: it.EventID, Path: it.Path, Paths: it.Paths,
+		OccurredAt: parseStamp(it.OccurredAt), ObservedAt: parseStamp(it.ObservedAt),
+		AcceptedAt: parseStamp(it.AcceptedAt)}
+}
+
+// deferredItem is the stored form of a [Deferred].
+type deferredItem struct {
+	PK          string `dynamodbav:"pk"`
+	SK          string `dynamodbav:"sk"`
+	GSI1PK      string `dynamodbav:"gsi1pk,omitempty"`
+	GSI1SK      string `dynamodbav:"gsi1sk,omitempty"`
+	RecordID    string `dynamodbav:"record_id"`
+	WorkloadRef string `dynamodbav:"workload_ref"`
+	WorkloadID  string `dynamodbav:"workload_id,omitempty"`
+	Units       int64  `dynamodbav:"units"`
+	EventID     string `dynamodbav:"event_id,omitempty"`
+	Path        string `dynamodbav:"path"`
+	Reason      string `dynamodbav:"reason"`
+	Owner       string `dynamodbav:"owner"`
+	Hold        bool   `dynamodbav:"hold"`
+	Status      string `dynamodbav:"status"`
+	OccurredAt  string `dynamodbav:"occurred_at"`
+	ObservedAt  string `dynamodbav:"observed_at"`
+	DeferredAt  string `dynamodbav:"deferred_at"`
+	Deadline    string `dynamodbav:"deadline"`
+	ResolvedAt  string `dynamodbav:"resolved_at,omitempty"`
+}
+
+func (it deferredItem) deferred() Deferred {
+	return Deferred{RecordID: it.RecordID, WorkloadRef: it.WorkloadRef, WorkloadID: it.WorkloadID,
+		Units: it.Units, EventID: it.EventID, Path: it.Path, Reason: it.Reason, Owner: it.Owner,
+		Hold: it.Hold, Status: it.Status, OccurredAt: parseStamp(it.OccurredAt),
+		ObservedAt: parseStamp(it.ObservedAt), DeferredAt: parseStamp(it.DeferredAt),
+		Deadline: parseStamp(it.Deadline), ResolvedAt: parseStamp(it.ResolvedAt)}
+}
+
+func (it deferredItem) usage() Usage {
+	return Usage{RecordID: it.RecordID, WorkloadRef: it.WorkloadRef, Units: it.Units,
+		OccurredAt: parseStamp(it.OccurredAt), ObservedAt: parseStamp(it.ObservedAt),
+		Path: it.Path, EventID: it.EventID}
+}
+
+// disagreementItem is the stored form of a [Disagreement].
+type disagreementItem struct {
+	PK              string `dynamodbav:"pk"`
+	SK              string `dynamodbav:"sk"`
+	GSI1PK          string `dynamodbav:"gsi1pk"`
+	GSI1SK          string `dynamodbav:"gsi1sk"`
+	RecordID        string `dynamodbav:"record_id"`
+	KeptWorkload    string `dynamodbav:"kept_workload"`
+	KeptUnits       int64  `dynamodbav:"kept_units"`
+	KeptPath        string `dynamodbav:"kept_path"`
+	KeptEventID     string `dynamodbav:"kept_event_id,omitempty"`
+	OtherWorkload   string `dynamodbav:"other_workload"`
+	OtherUnits      int64  `dynamodbav:"other_units"`
+	OtherPath       string `dynamodbav:"other_path"`
+	OtherEventID    string `dynamodbav:"other_event_id,omitempty"`
+	Owner           string `dynamodbav:"owner"`
+	DedupKey        string `dynamodbav:"dedup_key"`
+	ObservedAt      string `dynamodbav:"observed_at"`
+	RecordedAt      string `dynamodbav:"recorded_at"`
+}
+
+func (it disagreementItem) disagreement() Disagreement {
+	return Disagreement{RecordID: it.RecordID,
+		Kept:     Version{WorkloadID: it.KeptWorkload, Units: it.KeptUnits, Path: it.KeptPath, EventID: it.KeptEventID},
+		Other:    Version{WorkloadID: it.OtherWorkload, Units: it.OtherUnits, Path: it.OtherPath, EventID: it.OtherEventID},
+		Owner:    it.Owner, DedupKey: it.DedupKey,
+		ObservedAt: parseStamp(it.ObservedAt), RecordedAt: parseStamp(it.RecordedAt)}
+}
+
+// decisionItem is the stored form of a [Decision].
+type decisionItem struct {
+	PK             string `dynamodbav:"pk"`
+	SK             string `dynamodbav:"sk"`
+	GSI1PK         string `dynamodbav:"gsi1pk,omitempty"`
+	GSI1SK         string `dynamodbav:"gsi1sk,omitempty"`
+	WorkloadID     string `dynamodbav:"workload_id"`
+	Action         string `dynamodbav:"action"`
+	EventID        string `dynamodbav:"event_id,omitempty"`
+	RecordID       string `dynamodbav:"record_id"`
+	Units          int64  `dynamodbav:"units"`
+	Attributed     int64  `dynamodbav:"attributed"`
+	Cap            int64  `dynamodbav:"cap"`
+	Step           int64  `dynamodbav:"step"`
+	CapEpoch       int64  `dynamodbav:"cap_epoch"`
+	ObservedAt     string `dynamodbav:"observed_at"`
+	DecidedAt      string `dynamodbav:"decided_at"`
+	DedupKey       string `dynamodbav:"dedup_key"`
+	Line           string `dynamodbav:"line"`
+	LastEventID    string `dynamodbav:"last_event_id,omitempty"`
+	LastRecordID   string `dynamodbav:"last_record_id,omitempty"`
+	NextReconAt    string `dynamodbav:"next_recon_at,omitempty"`
+}
+
+func (it decisionItem) decision() Decision {
+	return Decision{WorkloadID: it.WorkloadID, Action: it.Action, EventID: it.EventID,
+		RecordID: it.RecordID, Units: it.Units, Attributed: it.Attributed, Cap: it.Cap, Step: it.Step,
+		CapEpoch: it.CapEpoch, ObservedAt: parseStamp(it.ObservedAt), DecidedAt: parseStamp(it.DecidedAt),
+		DedupKey: it.DedupKey, Line: it.Line,
+		LastAccepted: LastEvent{EventID: it.LastEventID, RecordID: it.LastRecordID},
+		NextReconAt:  parseStamp(it.NextReconAt)}
+}
+
+// reconRunItem is the stored form of a [ReconRun].
+type reconRunItem struct {
+	PK            string `dynamodbav:"pk"`
+	SK            string `dynamodbav:"sk"`
+	WorkloadID    string `dynamodbav:"workload_id"`
+	StartedAt     string `dynamodbav:"started_at"`
+	FinishedAt    string `dynamodbav:"finished_at,omitempty"`
+	Records       int64  `dynamodbav:"records"`
+	Applied       int64  `dynamodbav:"applied"`
+	Duplicates    int64  `dynamodbav:"duplicates"`
+	Disagreements int64  `dynamodbav:"disagreements"`
+	Deferred      int64  `dynamodbav:"deferred"`
+	Note          string `dynamodbav:"note,omitempty"`
+	NextReconAt   string `dynamodbav:"next_recon_at,omitempty"`
+}
+
+// stampLayout is fixed width, so stored times sort as strings.
+const stampLayout = "2006-01-02T15:04:05.000000000Z"
+
+func stamp(t time.Time) string {
+	if t.IsZero() {
+		return ""
+	}
+	return t.UTC().Format(stampLayout)
+}
+
+func parseStamp(s string) time.Time {
+	if s == "" {
+		return time.Time{}
+	}
+	t, err := time.Parse(stampLayout, s)
+	if err != nil {
+		return time.Time{}
+	}
+	return t
+}
+
+// cancelled reports, for a cancelled transaction, which items failed their
+// condition. ok is false when err is not a cancellation.
+func cancelled(err error) (failed []bool, conflict bool, ok bool) {
+	var tce *types.TransactionCanceledException
+	if !errors.As(err, &tce) {
+		return nil, false, false
+	}
+	failed = make([]bool, len(tce.CancellationReasons))
+	for i, r := range tce.CancellationReasons {
+		switch aws.ToString(r.Code) {
+		case "ConditionalCheckFailed":
+			failed[i] = true
+		case "TransactionConflict", "ThrottlingError", "ProvisionedThroughputExceeded":
+			conflict = true
+		}
+	}
+	return failed, conflict, true
+}
+
+func isConditionFailed(err error) bool {
+	var ccf *types.ConditionalCheckFailedException
+	return errors.As(err, &ccf)
+}

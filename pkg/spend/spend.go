@@ -1,0 +1,204 @@
+package spend
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/hookline/hookline/pkg/pager"
+)
+
+// Errors of the spend package.
+var (
+	// ErrInvalidConfig means New was given a bad config.
+	ErrInvalidConfig = errors.New("spend: invalid config")
+	// ErrInvalidUsage means a usage record lacks a required field.
+	ErrInvalidUsage = errors.New("spend: invalid usage record")
+	// ErrInvalidWorkload means a workload definition is incomplete.
+	ErrInvalidWorkload = errors.New("spend: invalid workload")
+	// ErrUnknownWorkload means no workload has the given ID or reference.
+	ErrUnknownWorkload = errors.New("spend: unknown workload")
+	// ErrWorkloadExists means CreateWorkload found the ID already taken.
+	ErrWorkloadExists = errors.New("spend: workload already exists")
+	// ErrAliasTaken means the reference already maps to another workload.
+	ErrAliasTaken = errors.New("spend: alias already maps to another workload")
+	// ErrNotPaused means Resume was asked for a workload that is not paused.
+	ErrNotPaused = errors.New("spend: workload is not paused")
+	// ErrNotFound means no ledger item has the given ID.
+	ErrNotFound = errors.New("spend: not found")
+)
+
+// DB is the part of the DynamoDB client this package uses.
+type DB interface {
+	GetItem(ctx context.Context, in *dynamodb.GetItemInput, optFns ...func(*dynamodb.Options)) (*dynamodb.GetItemOutput, error)
+	PutItem(ctx context.Context, in *dynamodb.PutItemInput, optFns ...func(*dynamodb.Options)) (*dynamodb.PutItemOutput, error)
+	UpdateItem(ctx context.Context, in *dynamodb.UpdateItemInput, optFns ...func(*dynamodb.Options)) (*dynamodb.UpdateItemOutput, error)
+	Query(ctx context.Context, in *dynamodb.QueryInput, optFns ...func(*dynamodb.Options)) (*dynamodb.QueryOutput, error)
+	TransactWriteItems(ctx context.Context, in *dynamodb.TransactWriteItemsInput, optFns ...func(*dynamodb.Options)) (*dynamodb.TransactWriteItemsOutput, error)
+}
+
+// Pages enqueues pages as part of a transaction; [*pager.Outbox] is one.
+type Pages interface {
+	EnqueueItem(ev pager.Event, now time.Time) (types.TransactWriteItem, error)
+}
+
+var _ Pages = (*pager.Outbox)(nil)
+
+// Metrics receives counts and latencies. An EMF logger satisfies it.
+type Metrics interface {
+	Count(name string, n int64, dims map[string]string)
+	Duration(name string, d time.Duration, dims map[string]string)
+}
+
+// Metric names emitted by [Spend].
+const (
+	MetricAccepted     = "UsageAccepted"
+	MetricDuplicate    = "UsageDuplicate"
+	MetricDeferred     = "UsageDeferred"
+	MetricDisagreement = "UsageDisagreement"
+	// MetricObservedToLedger is the time from the usage record's
+	// observation to its ledger commit.
+	MetricObservedToLedger = "ObservedToLedger"
+	// MetricLedgerToEnforcement is the time from the ledger commit of the
+	// record that crossed a threshold to the commit of the pause or
+	// escalation.
+	MetricLedgerToEnforcement = "LedgerToEnforcement"
+)
+
+// Intake paths.
+const (
+	PathWebhook = "webhook"
+	PathPoll    = "poll"
+)
+
+// PathContract is the written-down contract of one intake path.
+type PathContract struct {
+	// ExpectedArrival is how long after the usage occurred a record
+	// normally reaches us on this path.
+	ExpectedArrival time.Duration
+	// MaxAge is the maximum tolerated age: a deferred record's deadline is
+	// its deferral time plus MaxAge.
+	MaxAge time.Duration
+	// Interval is the provider's retry interval (webhook) or our poll
+	// interval (poll).
+	Interval time.Duration
+}
+
+func (p PathContract) validate(name string) []error {
+	var errs []error
+	if p.MaxAge <= 0 {
+		errs = append(errs, fmt.Errorf("%s.MaxAge must be positive", name))
+	}
+	if p.ExpectedArrival < 0 || p.Interval < 0 {
+		errs = append(errs, fmt.Errorf("%s.ExpectedArrival and %s.Interval must not be negative", name, name))
+	}
+	return errs
+}
+
+// Config configures [New].
+type Config struct {
+	DB             DB
+	LedgerTable    string
+	WorkloadsTable string
+	// Pages enqueues pages inside the ledger's transactions. Its outbox
+	// must live in LedgerTable's account and region (one transaction).
+	Pages Pages
+	// Webhook and Poll are the two paths' contracts.
+	Webhook, Poll PathContract
+	// ReconOwner names the owner of deferred and disagreeing records.
+	ReconOwner string
+	// ReconRoute is the PagerDuty routing key of the reconciliation owner,
+	// paged on disagreements. It is a credential and is never logged.
+	ReconRoute string
+	// Source is the payload source of pages. Default "hookline-spend".
+	Source string
+	// Metrics receives counts and latencies. Default: none.
+	Metrics Metrics
+	// Logger receives decision and conflict lines. Default: discard.
+	Logger *slog.Logger
+	// Now is the clock. Default time.Now.
+	Now func() time.Time
+}
+
+// Validate reports every problem with c at once.
+func (c Config) Validate() error {
+	var errs []error
+	if c.DB == nil {
+		errs = append(errs, errors.New("DB is nil"))
+	}
+	if c.LedgerTable == "" || c.WorkloadsTable == "" {
+		errs = append(errs, errors.New("LedgerTable and WorkloadsTable are required"))
+	}
+	if c.Pages == nil {
+		errs = append(errs, errors.New("Pages is nil"))
+	}
+	errs = append(errs, c.Webhook.validate("Webhook")...)
+	errs = append(errs, c.Poll.validate("Poll")...)
+	if c.ReconOwner == "" {
+		errs = append(errs, errors.New("ReconOwner is empty"))
+	}
+	if c.ReconRoute == "" {
+		errs = append(errs, errors.New("ReconRoute is empty"))
+	}
+	if len(errs) > 0 {
+		return fmt.Errorf("%w: %w", ErrInvalidConfig, errors.Join(errs...))
+	}
+	return nil
+}
+
+// Spend is the ledger and cap enforcer. It is safe for concurrent use.
+type Spend struct {
+	db        DB
+	ledger    string
+	workloads string
+	pages     Pages
+	contracts map[string]PathContract
+	owner     string
+	route     string
+	source    string
+	metrics   Metrics
+	log       *slog.Logger
+	now       func() time.Time
+}
+
+// New returns a Spend for cfg.
+func New(cfg Config) (*Spend, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	s := &Spend{
+		db: cfg.DB, ledger: cfg.LedgerTable, workloads: cfg.WorkloadsTable, pages: cfg.Pages,
+		contracts: map[string]PathContract{PathWebhook: cfg.Webhook, PathPoll: cfg.Poll},
+		owner:     cfg.ReconOwner, route: cfg.ReconRoute, source: cfg.Source,
+		metrics: cfg.Metrics, log: cfg.Logger, now: cfg.Now,
+	}
+	if s.source == "" {
+		s.source = "hookline-spend"
+	}
+	if s.metrics == nil {
+		s.metrics = noMetrics{}
+	}
+	if s.log == nil {
+		s.log = slog.New(slog.DiscardHandler)
+	}
+	if s.now == nil {
+		s.now = time.Now
+	}
+	return s, nil
+}
+
+// Contract returns the contract of an intake path ("webhook" or "poll").
+func (s *Spend) Contract(path string) (PathContract, bool) {
+	c, ok := s.contracts[path]
+	return c, ok
+}
+
+type noMetrics struct{}
+
+func (noMetrics) Count(string, int64, map[string]string)          {}
+func (noMetrics) Duration(string, time.Duration, map[string]string) {}
