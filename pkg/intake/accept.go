@@ -146,10 +146,10 @@ func (s *Store) takeLease(ctx context.Context, old Record, now time.Time) (Recor
 	rec.LeaseToken = newToken()
 	rec.LeaseUntil = now.Add(s.cfg.Lease).UnixMilli()
 	_, err := s.cfg.DynamoDB.UpdateItem(ctx, &dynamodb.UpdateItemInput{
-		TableName:           aws.String(s.cfg.Table),
-		Key:                 map[string]ddbtypes.AttributeValue{"pk": &ddbtypes.AttributeValueMemberS{Value: old.PK}},
-		UpdateExpression:    aws.String("SET lease_token = :new, lease_until = :until"),
-		ConditionExpression: aws.String("#s = :received AND lease_token = :old"),
+		TableName:                aws.String(s.cfg.Table),
+		Key:                      map[string]ddbtypes.AttributeValue{"pk": &ddbtypes.AttributeValueMemberS{Value: old.PK}},
+		UpdateExpression:         aws.String("SET lease_token = :new, lease_until = :until"),
+		ConditionExpression:      aws.String("#s = :received AND lease_token = :old"),
 		ExpressionAttributeNames: map[string]string{"#s": "status"},
 		ExpressionAttributeValues: map[string]ddbtypes.AttributeValue{
 			":new":      &ddbtypes.AttributeValueMemberS{Value: rec.LeaseToken},
@@ -194,10 +194,10 @@ func (s *Store) send(ctx context.Context, rec Record, calls int) (Result, error)
 
 func (s *Store) markEnqueued(ctx context.Context, rec Record, msgID string) error {
 	_, err := s.cfg.DynamoDB.UpdateItem(context.WithoutCancel(ctx), &dynamodb.UpdateItemInput{
-		TableName:           aws.String(s.cfg.Table),
-		Key:                 map[string]ddbtypes.AttributeValue{"pk": &ddbtypes.AttributeValueMemberS{Value: rec.PK}},
-		UpdateExpression:    aws.String("SET #s = :enqueued, message_id = :mid, enqueued_at = :at"),
-		ConditionExpression: aws.String("lease_token = :token"),
+		TableName:                aws.String(s.cfg.Table),
+		Key:                      map[string]ddbtypes.AttributeValue{"pk": &ddbtypes.AttributeValueMemberS{Value: rec.PK}},
+		UpdateExpression:         aws.String("SET #s = :enqueued, message_id = :mid, enqueued_at = :at"),
+		ConditionExpression:      aws.String("lease_token = :token"),
 		ExpressionAttributeNames: map[string]string{"#s": "status"},
 		ExpressionAttributeValues: map[string]ddbtypes.AttributeValue{
 			":enqueued": &ddbtypes.AttributeValueMemberS{Value: StatusEnqueued},
@@ -213,10 +213,10 @@ func (s *Store) markEnqueued(ctx context.Context, rec Record, msgID string) erro
 // send, instead of waiting out the lease. It is best effort.
 func (s *Store) releaseLease(ctx context.Context, rec Record) {
 	_, err := s.cfg.DynamoDB.UpdateItem(context.WithoutCancel(ctx), &dynamodb.UpdateItemInput{
-		TableName:           aws.String(s.cfg.Table),
-		Key:                 map[string]ddbtypes.AttributeValue{"pk": &ddbtypes.AttributeValueMemberS{Value: rec.PK}},
-		UpdateExpression:    aws.String("SET lease_until = :zero"),
-		ConditionExpression: aws.String("lease_token = :token AND #s = :received"),
+		TableName:                aws.String(s.cfg.Table),
+		Key:                      map[string]ddbtypes.AttributeValue{"pk": &ddbtypes.AttributeValueMemberS{Value: rec.PK}},
+		UpdateExpression:         aws.String("SET lease_until = :zero"),
+		ConditionExpression:      aws.String("lease_token = :token AND #s = :received"),
 		ExpressionAttributeNames: map[string]string{"#s": "status"},
 		ExpressionAttributeValues: map[string]ddbtypes.AttributeValue{
 			":zero":     &ddbtypes.AttributeValueMemberN{Value: "0"},

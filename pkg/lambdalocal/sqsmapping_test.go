@@ -112,7 +112,11 @@ func TestSQSMappingDeletesOnlySuccessfulRecords(t *testing.T) {
 	}
 	runMapping(t, lambdalocal.SQSMappingConfig{
 		SQS: env.SQS, QueueURL: url, Handler: handler, ReportBatchItemFailures: true, Concurrency: 2,
-	}, func() bool { rec.mu.Lock(); defer rec.mu.Unlock(); return len(rec.seen) == 20 && sum(rec.seen) == 30 && depth(t, env, url) == "0" })
+	}, func() bool {
+		rec.mu.Lock()
+		defer rec.mu.Unlock()
+		return len(rec.seen) == 20 && sum(rec.seen) == 30 && depth(t, env, url) == "0"
+	})
 
 	for _, b := range bodies {
 		odd := strings.ContainsAny(b[len(b)-1:], "13579")

@@ -52,7 +52,7 @@ func (f *fakeSecretsManager) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 func client(url string) *secretsmanager.Client {
 	return secretsmanager.New(secretsmanager.Options{
 		Region: "us-east-1", BaseEndpoint: aws.String(url),
-		Credentials: credentials.NewStaticCredentialsProvider("k", "s", ""),
+		Credentials:      credentials.NewStaticCredentialsProvider("k", "s", ""),
 		RetryMaxAttempts: 1,
 	})
 }
