@@ -112,3 +112,53 @@ func ReceiverFromEnv(lookup Lookup) (Receiver, error) {
 	}
 	return cfg, e.err()
 }
+
+// Worker is the configuration every SQS-fed worker shares.
+type Worker struct {
+	QueueURL           string
+	DeadLetterQueueURL string
+	// Concurrency bounds the records of one batch processed at once.
+	Concurrency int
+}
+
+func workerFromEnv(e *env) Worker {
+	return Worker{
+		QueueURL:           e.required("QUEUE_URL"),
+		DeadLetterQueueURL: e.required("DEAD_LETTER_QUEUE_URL"),
+		Concurrency:        e.integer("BATCH_CONCURRENCY", 10),
+	}
+}
+
+// PaymentWorker is the payment worker's configuration.
+type PaymentWorker struct {
+	Worker
+	IdempotencyTable  string
+	Namespace         string
+	InProgressTimeout time.Duration
+	Retention         time.Duration
+	CacheSize         int
+	ProviderURL       string
+	ProviderAPIKey    string
+	ProviderTimeout   time.Duration
+}
+
+// PaymentWorkerFromEnv reads IDEMPOTENCY_TABLE, QUEUE_URL,
+// DEAD_LETTER_QUEUE_URL and PROVIDER_URL, plus the optional
+// IDEMPOTENCY_NAMESPACE (payments), IN_PROGRESS_TIMEOUT (60s),
+// IDEMPOTENCY_RETENTION (35 days), IDEMPOTENCY_CACHE_SIZE (10000),
+// PROVIDER_API_KEY, PROVIDER_TIMEOUT (5s) and BATCH_CONCURRENCY (10).
+func PaymentWorkerFromEnv(lookup Lookup) (PaymentWorker, error) {
+	e := newEnv(lookup)
+	cfg := PaymentWorker{
+		Worker:            workerFromEnv(e),
+		IdempotencyTable:  e.required("IDEMPOTENCY_TABLE"),
+		Namespace:         e.optional("IDEMPOTENCY_NAMESPACE", "payments"),
+		InProgressTimeout: e.duration("IN_PROGRESS_TIMEOUT", 60*time.Second),
+		Retention:         e.duration("IDEMPOTENCY_RETENTION", 35*24*time.Hour),
+		CacheSize:         e.integer("IDEMPOTENCY_CACHE_SIZE", 10000),
+		ProviderURL:       e.required("PROVIDER_URL"),
+		ProviderAPIKey:    e.optional("PROVIDER_API_KEY", ""),
+		ProviderTimeout:   e.duration("PROVIDER_TIMEOUT", 5*time.Second),
+	}
+	return cfg, e.err()
+}

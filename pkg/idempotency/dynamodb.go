@@ -117,11 +117,12 @@ func (d *DynamoDB) Claim(ctx context.Context, rec Record, now time.Time) (Record
 			":hash":        str(rec.PayloadHash),
 		},
 		ReturnValuesOnConditionCheckFailure: ddbtypes.ReturnValuesOnConditionCheckFailureAllOld,
+		ReturnValues:                        ddbtypes.ReturnValueAllOld,
 	}
 	for range claimAttempts {
-		_, err := d.client.PutItem(ctx, in)
+		out, err := d.client.PutItem(ctx, in)
 		if err == nil {
-			return Record{}, true, nil
+			return replaced(out.Attributes), true, nil
 		}
 		var ccf *ddbtypes.ConditionalCheckFailedException
 		if !errors.As(err, &ccf) {
@@ -138,6 +139,19 @@ func (d *DynamoDB) Claim(ctx context.Context, rec Record, now time.Time) (Record
 		// longer blocks, after the put: try again.
 	}
 	return Record{}, false, fmt.Errorf("claim %s: %w", rec.Key, errClaimRace)
+}
+
+// replaced decodes the item a successful claim overwrote; a malformed one
+// still counts as replaced.
+func replaced(item map[string]ddbtypes.AttributeValue) Record {
+	if len(item) == 0 {
+		return Record{}
+	}
+	rec, err := unmarshalRecord(item)
+	if err != nil {
+		return Record{Key: "replaced"}
+	}
+	return rec
 }
 
 // blocking returns the record that failed a claim's condition: from the
@@ -310,7 +324,9 @@ func unmarshalRecord(item map[string]ddbtypes.AttributeValue) (Record, error) {
 	if n, ok := getN(attrExpiresAt, true); ok {
 		r.ExpiresAt = time.Unix(n, 0)
 	}
-	if n, ok := getN(attrHeldUntil, false); ok {
+	// A held-until means something only while the claim is in progress;
+	// Complete removes it, and it is ignored if left behind.
+	if n, ok := getN(attrHeldUntil, false); ok && r.State == StateInProgress {
 		r.HeldUntil = time.UnixMilli(n)
 	}
 	if n, ok := getN(attrClaimedAt, false); ok {

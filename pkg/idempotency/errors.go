@@ -6,7 +6,7 @@ import (
 )
 
 // Errors returned by this package. They are wrapped with context, so test them
-// with [errors.Is] or the IsX helpers. Outcomes of a claim (a duplicate, a key
+// with [errors.Is] or the IsX functions. Outcomes of a claim (a duplicate, a key
 // held by someone else, a payload mismatch) are not errors: they are a
 // [Claim.Status].
 var (

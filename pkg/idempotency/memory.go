@@ -9,7 +9,8 @@ import (
 // Memory is an in-memory [Store] for tests and local runs. It applies the
 // same conditions as [DynamoDB], under one lock, and passes the same suite.
 // Records never leave it: like DynamoDB before TTL deletion, it keeps
-// records past their retention and lets a claim replace them.
+// records past their retention and lets a claim replace them. The zero
+// value is an empty store.
 type Memory struct {
 	mu      sync.Mutex
 	records map[string]Record
@@ -18,9 +19,7 @@ type Memory struct {
 var _ Store = (*Memory)(nil)
 
 // NewMemory returns an empty in-memory store.
-func NewMemory() *Memory {
-	return &Memory{records: make(map[string]Record)}
-}
+func NewMemory() *Memory { return &Memory{} }
 
 // Claim implements [Store].
 func (m *Memory) Claim(ctx context.Context, rec Record, now time.Time) (Record, bool, error) {
@@ -29,11 +28,15 @@ func (m *Memory) Claim(ctx context.Context, rec Record, now time.Time) (Record, 
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if cur, ok := m.records[rec.Key]; ok && !Claimable(cur, rec.PayloadHash, now) {
+	cur, ok := m.records[rec.Key]
+	if ok && !Claimable(cur, rec.PayloadHash, now) {
 		return copyRecord(cur), false, nil
 	}
+	if m.records == nil {
+		m.records = make(map[string]Record)
+	}
 	m.records[rec.Key] = copyRecord(rec)
-	return Record{}, true, nil
+	return copyRecord(cur), true, nil
 }
 
 // Complete implements [Store].

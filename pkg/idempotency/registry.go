@@ -193,6 +193,11 @@ type Claim struct {
 	HeldUntil time.Time
 	// CompletedAt is when an [AlreadyCompleted] key was completed.
 	CompletedAt time.Time
+	// Takeover is true for a [Claimed] key that replaced an earlier record:
+	// an expired claim whose holder may have acted before it died. The
+	// caller must check for that effect (e.g. look the charge up) before
+	// acting again.
+	Takeover bool
 }
 
 // Key returns the stored key for a caller's key: the namespace, "#", key.
@@ -243,8 +248,13 @@ func (r *Registry) Claim(ctx context.Context, key, payloadHash string) (Claim, e
 	if err != nil {
 		return Claim{}, &StoreError{Op: "claim", Key: stored, Err: err}
 	}
-	if claimed {
-		return Claim{Status: Claimed, Token: rec.Token, HeldUntil: rec.HeldUntil}, nil
+	// The blocking record may be this very claim: the SDK retried a put
+	// whose first response was lost. Tokens are random, so it is ours.
+	// Whether that first put replaced an earlier claim is then unknown, so
+	// it counts as a takeover: the caller checks before acting.
+	if claimed || (cur.State == StateInProgress && cur.Token == rec.Token) {
+		takeover := cur.Key != ""
+		return Claim{Status: Claimed, Token: rec.Token, HeldUntil: rec.HeldUntil, Takeover: takeover}, nil
 	}
 	return r.outcome(ctx, cur, payloadHash, now), nil
 }

@@ -17,9 +17,10 @@ import (
 type Store interface {
 	// Claim writes rec, an IN_PROGRESS record, unless a record under rec.Key
 	// blocks it: one that is not [Claimable] for rec.PayloadHash at now. It
-	// returns claimed=true when rec was written, and otherwise the blocking
+	// returns claimed=true when rec was written, together with the record it
+	// replaced (zero when the key was new), and otherwise the blocking
 	// record.
-	Claim(ctx context.Context, rec Record, now time.Time) (blocking Record, claimed bool, err error)
+	Claim(ctx context.Context, rec Record, now time.Time) (cur Record, claimed bool, err error)
 	// Complete turns the IN_PROGRESS record under key and token into a
 	// COMPLETED one with result, completedAt and the new retention
 	// expiresAt, and returns the completed record. It returns [ErrClaimLost]

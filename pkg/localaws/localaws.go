@@ -80,7 +80,7 @@ func Start(ctx context.Context, opts Options) (env *Env, err error) {
 func (e *Env) startEmulators(ctx context.Context, opts Options) error {
 	e.DynamoEndpoint = externalEndpoint("AWS_ENDPOINT_URL_DYNAMODB")
 	if e.DynamoEndpoint == "" {
-		url, closeFn, err := startDynamo(opts.DynamoDBPort)
+		url, closeFn, err := startDynamo(opts.DynamoDBPort, e.keyNames(opts.Prefix))
 		if err != nil {
 			return err
 		}
@@ -115,12 +115,28 @@ func External() bool {
 	return externalEndpoint("AWS_ENDPOINT_URL_SQS") != "" || externalEndpoint("AWS_ENDPOINT_URL_DYNAMODB") != ""
 }
 
-func startDynamo(port int) (string, func() error, error) {
+// keyNames returns a table's key attribute names by deployed table name.
+func (e *Env) keyNames(prefix string) func(string) []string {
+	return func(table string) []string {
+		for _, t := range e.Template.Tables {
+			if prefix+t.Name == table {
+				if t.Range != nil {
+					return []string{t.Hash.Name, t.Range.Name}
+				}
+				return []string{t.Hash.Name}
+			}
+		}
+		return []string{"pk", "sk"}
+	}
+}
+
+func startDynamo(port int, keys func(string) []string) (string, func() error, error) {
 	ln, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", port))
 	if err != nil {
 		return "", nil, fmt.Errorf("localaws: dynamodb listen: %w", err)
 	}
-	srv := &http.Server{Handler: server.NewServer(), ReadHeaderTimeout: 10 * time.Second}
+	handler := &allOldFix{next: server.NewServer(), keys: keys}
+	srv := &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second}
 	go srv.Serve(ln)
 	closeFn := func() error {
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)

@@ -176,3 +176,28 @@ func TestMessageMovesToDLQAfterMaxReceiveCount(t *testing.T) {
 		t.Fatalf("dlq message = %+v", dlq)
 	}
 }
+
+func TestPutItemReturnsReplacedItem(t *testing.T) {
+	env := localaws.StartForTest(t)
+	ctx := context.Background()
+	table := env.TableName("IdempotencyTable")
+	put := func(v string) map[string]ddbtypes.AttributeValue {
+		out, err := env.DynamoDB.PutItem(ctx, &dynamodb.PutItemInput{
+			TableName: aws.String(table), ReturnValues: ddbtypes.ReturnValueAllOld,
+			Item: map[string]ddbtypes.AttributeValue{"pk": str("k"), "v": str(v)},
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return out.Attributes
+	}
+	// A new key replaces nothing, as on DynamoDB,
+	if old := put("first"); len(old) != 0 {
+		t.Fatalf("new key returned %v, want no attributes", old)
+	}
+	// and an overwrite returns the item it replaced.
+	old := put("second")
+	if v, ok := old["v"].(*ddbtypes.AttributeValueMemberS); !ok || v.Value != "first" {
+		t.Fatalf("overwrite returned %v, want the first item", old)
+	}
+}

@@ -38,8 +38,12 @@ func (s *System) functionLookup(function string) (func(string) (string, bool), e
 	if override == nil {
 		override = os.LookupEnv
 	}
+	local := map[string]string{"PROVIDER_URL": s.Sim.URL(), "PROVIDER_API_KEY": s.cfg.Sim.APIKey}
 	return func(name string) (string, bool) {
 		if v, ok := override(name); ok {
+			return v, true
+		}
+		if v, ok := local[name]; ok {
 			return v, true
 		}
 		if v, ok := vars[name]; ok {

@@ -14,6 +14,7 @@ import (
 	"github.com/hookline/hookline/pkg/app"
 	"github.com/hookline/hookline/pkg/lambdalocal"
 	"github.com/hookline/hookline/pkg/localaws"
+	"github.com/hookline/hookline/pkg/providersim"
 )
 
 // Config configures [Start].
@@ -28,6 +29,17 @@ type Config struct {
 	Metrics io.Writer
 	// Lookup overrides process environment variables (tests).
 	Lookup func(string) (string, bool)
+	// Sim configures the provider simulator (charges, usage, pager).
+	Sim providersim.Config
+	// MaxConcurrency caps each event source's concurrency locally; the
+	// template's MaximumConcurrency is sized for AWS (default 4).
+	MaxConcurrency int
+	// DropAck, when set, loses the acknowledgement of the SQS records it
+	// returns true for (fault drills).
+	DropAck func(messageID string) bool
+	// NoWorkers leaves the queue consumers stopped (tests that drive the
+	// handlers themselves).
+	NoWorkers bool
 }
 
 // System is a running local system.
@@ -35,6 +47,10 @@ type System struct {
 	AWS *localaws.Env
 	// URL is the base URL of the local HTTP API.
 	URL string
+	// Sim is the provider simulator the functions talk to.
+	Sim *providersim.Sim
+	// Mappings are the running SQS event sources, by logical ID.
+	Mappings map[string]*lambdalocal.SQSMapping
 
 	cfg     Config
 	api     *http.Server
@@ -62,12 +78,20 @@ func Start(ctx context.Context, cfg Config) (s *System, err error) {
 			s.Close()
 		}
 	}()
+	if err = s.startSim(); err != nil {
+		return nil, err
+	}
 	if err = s.serveAPI(runCtx); err != nil {
 		return nil, err
 	}
+	if !cfg.NoWorkers {
+		if err = s.startMappings(runCtx); err != nil {
+			return nil, err
+		}
+	}
 	if cfg.Out != nil {
 		env.Describe(cfg.Out)
-		fmt.Fprintf(cfg.Out, "http api  %s\n", s.URL)
+		fmt.Fprintf(cfg.Out, "http api  %s\nprovider  %s\n", s.URL, s.Sim.URL())
 	}
 	return s, nil
 }
@@ -141,6 +165,9 @@ func (s *System) Close() error {
 		cancel()
 	}
 	s.wg.Wait()
+	if s.Sim != nil {
+		errs = append(errs, s.Sim.Close())
+	}
 	for i := len(s.closers) - 1; i >= 0; i-- {
 		errs = append(errs, s.closers[i]())
 	}

@@ -292,6 +292,9 @@ func (o *Outbox) backoff(attempts int) time.Duration {
 	return min(d, o.max)
 }
 
+// Releasing a lease sets lease_until to "" (which sorts before any time)
+// rather than removing it: the embedded DynamoDB ignores REMOVE in updates.
+
 // claim takes the send lease on a due pending page. It reports false when
 // the page is no longer pending, not due, or held by another flusher.
 func (o *Outbox) claim(ctx context.Context, dedupKey string, now time.Time) (string, bool, error) {
@@ -326,7 +329,7 @@ func (o *Outbox) markSent(ctx context.Context, p Page, token string) error {
 		Set(expression.Name("gsi1pk"), expression.Value(statusPartition(StatusSent))).
 		Set(expression.Name("gsi1sk"), expression.Value(sent+"#"+p.DedupKey)).
 		Add(expression.Name("attempts"), expression.Value(1)).
-		Remove(expression.Name("lease_until")).Remove(expression.Name("lease_owner"))
+		Set(expression.Name("lease_until"), expression.Value("")).Set(expression.Name("lease_owner"), expression.Value(""))
 	if err := o.update(ctx, p.DedupKey, upd, leaseHeld(token)); err != nil {
 		return fmt.Errorf("mark page %s sent: %w", p.DedupKey, err)
 	}
@@ -337,7 +340,7 @@ func (o *Outbox) markRetry(ctx context.Context, p Page, token string, next time.
 	upd := expression.Set(expression.Name("next_attempt_at"), expression.Value(stamp(next))).
 		Set(expression.Name("last_error"), expression.Value(cause.Error())).
 		Add(expression.Name("attempts"), expression.Value(1)).
-		Remove(expression.Name("lease_until")).Remove(expression.Name("lease_owner"))
+		Set(expression.Name("lease_until"), expression.Value("")).Set(expression.Name("lease_owner"), expression.Value(""))
 	if err := o.update(ctx, p.DedupKey, upd, leaseHeld(token)); err != nil {
 		return fmt.Errorf("reschedule page %s: %w", p.DedupKey, err)
 	}
@@ -351,7 +354,7 @@ func (o *Outbox) markFailed(ctx context.Context, p Page, token string, cause err
 		Set(expression.Name("gsi1pk"), expression.Value(statusPartition(StatusFailed))).
 		Set(expression.Name("gsi1sk"), expression.Value(now+"#"+p.DedupKey)).
 		Add(expression.Name("attempts"), expression.Value(1)).
-		Remove(expression.Name("lease_until")).Remove(expression.Name("lease_owner"))
+		Set(expression.Name("lease_until"), expression.Value("")).Set(expression.Name("lease_owner"), expression.Value(""))
 	if err := o.update(ctx, p.DedupKey, upd, leaseHeld(token)); err != nil {
 		return fmt.Errorf("mark page %s failed: %w", p.DedupKey, err)
 	}

@@ -52,8 +52,9 @@
 //	recon run     WL#<id>        RECON#<started>             -                -
 //	page          PAGE#<dedup>   PAGE                        OUTBOX#<status>  <time>#<dedup>   (package pager)
 //
-// The deferred index entry is removed when the record is resolved, so the
-// DEFERRED#open partition only ever holds open items.
+// A resolved deferred item moves to gsi1pk DEFERRED#resolved, so the
+// DEFERRED#open partition only holds open items. (Items move between index
+// partitions by SET rather than REMOVE, which the embedded DynamoDB ignores.)
 //
 // # Access patterns
 //

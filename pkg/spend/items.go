@@ -17,7 +17,8 @@ const (
 	skDeferred = "DEFERRED"
 	indexName  = "gsi1"
 
-	deferredOpen = "DEFERRED#open"
+	deferredOpen     = "DEFERRED#open"
+	deferredResolved = "DEFERRED#resolved"
 )
 
 func key(pk, sk string) map[string]types.AttributeValue {
@@ -28,8 +29,8 @@ func key(pk, sk string) map[string]types.AttributeValue {
 }
 
 func workloadKey(id string) map[string]types.AttributeValue { return key("WL#"+id, skWorkload) }
-func aliasKey(ref string) map[string]types.AttributeValue  { return key("ALIAS#"+ref, skAlias) }
-func entryKey(rec string) map[string]types.AttributeValue  { return key("REC#"+rec, skEntry) }
+func aliasKey(ref string) map[string]types.AttributeValue   { return key("ALIAS#"+ref, skAlias) }
+func entryKey(rec string) map[string]types.AttributeValue   { return key("REC#"+rec, skEntry) }
 func deferredKey(rec string) map[string]types.AttributeValue {
 	return key("REC#"+rec, skDeferred)
 }
@@ -135,8 +136,8 @@ type deferredItem struct {
 	ResolvedAt  string `dynamodbav:"resolved_at,omitempty"`
 }
 
-func (it deferredItem) deferred() Deferred {
-	return Deferred{RecordID: it.RecordID, WorkloadRef: it.WorkloadRef, WorkloadID: it.WorkloadID,
+func (it deferredItem) deferred() DeferredRecord {
+	return DeferredRecord{RecordID: it.RecordID, WorkloadRef: it.WorkloadRef, WorkloadID: it.WorkloadID,
 		Units: it.Units, EventID: it.EventID, Path: it.Path, Reason: it.Reason, Owner: it.Owner,
 		Hold: it.Hold, Status: it.Status, OccurredAt: parseStamp(it.OccurredAt),
 		ObservedAt: parseStamp(it.ObservedAt), DeferredAt: parseStamp(it.DeferredAt),
@@ -151,55 +152,55 @@ func (it deferredItem) usage() Usage {
 
 // disagreementItem is the stored form of a [Disagreement].
 type disagreementItem struct {
-	PK              string `dynamodbav:"pk"`
-	SK              string `dynamodbav:"sk"`
-	GSI1PK          string `dynamodbav:"gsi1pk"`
-	GSI1SK          string `dynamodbav:"gsi1sk"`
-	RecordID        string `dynamodbav:"record_id"`
-	KeptWorkload    string `dynamodbav:"kept_workload"`
-	KeptUnits       int64  `dynamodbav:"kept_units"`
-	KeptPath        string `dynamodbav:"kept_path"`
-	KeptEventID     string `dynamodbav:"kept_event_id,omitempty"`
-	OtherWorkload   string `dynamodbav:"other_workload"`
-	OtherUnits      int64  `dynamodbav:"other_units"`
-	OtherPath       string `dynamodbav:"other_path"`
-	OtherEventID    string `dynamodbav:"other_event_id,omitempty"`
-	Owner           string `dynamodbav:"owner"`
-	DedupKey        string `dynamodbav:"dedup_key"`
-	ObservedAt      string `dynamodbav:"observed_at"`
-	RecordedAt      string `dynamodbav:"recorded_at"`
+	PK            string `dynamodbav:"pk"`
+	SK            string `dynamodbav:"sk"`
+	GSI1PK        string `dynamodbav:"gsi1pk"`
+	GSI1SK        string `dynamodbav:"gsi1sk"`
+	RecordID      string `dynamodbav:"record_id"`
+	KeptWorkload  string `dynamodbav:"kept_workload"`
+	KeptUnits     int64  `dynamodbav:"kept_units"`
+	KeptPath      string `dynamodbav:"kept_path"`
+	KeptEventID   string `dynamodbav:"kept_event_id,omitempty"`
+	OtherWorkload string `dynamodbav:"other_workload"`
+	OtherUnits    int64  `dynamodbav:"other_units"`
+	OtherPath     string `dynamodbav:"other_path"`
+	OtherEventID  string `dynamodbav:"other_event_id,omitempty"`
+	Owner         string `dynamodbav:"owner"`
+	DedupKey      string `dynamodbav:"dedup_key"`
+	ObservedAt    string `dynamodbav:"observed_at"`
+	RecordedAt    string `dynamodbav:"recorded_at"`
 }
 
-func (it disagreementItem) disagreement() Disagreement {
-	return Disagreement{RecordID: it.RecordID,
-		Kept:     Version{WorkloadID: it.KeptWorkload, Units: it.KeptUnits, Path: it.KeptPath, EventID: it.KeptEventID},
-		Other:    Version{WorkloadID: it.OtherWorkload, Units: it.OtherUnits, Path: it.OtherPath, EventID: it.OtherEventID},
-		Owner:    it.Owner, DedupKey: it.DedupKey,
+func (it disagreementItem) disagreement() DisagreementRecord {
+	return DisagreementRecord{RecordID: it.RecordID,
+		Kept:  Version{WorkloadID: it.KeptWorkload, Units: it.KeptUnits, Path: it.KeptPath, EventID: it.KeptEventID},
+		Other: Version{WorkloadID: it.OtherWorkload, Units: it.OtherUnits, Path: it.OtherPath, EventID: it.OtherEventID},
+		Owner: it.Owner, DedupKey: it.DedupKey,
 		ObservedAt: parseStamp(it.ObservedAt), RecordedAt: parseStamp(it.RecordedAt)}
 }
 
 // decisionItem is the stored form of a [Decision].
 type decisionItem struct {
-	PK             string `dynamodbav:"pk"`
-	SK             string `dynamodbav:"sk"`
-	GSI1PK         string `dynamodbav:"gsi1pk,omitempty"`
-	GSI1SK         string `dynamodbav:"gsi1sk,omitempty"`
-	WorkloadID     string `dynamodbav:"workload_id"`
-	Action         string `dynamodbav:"action"`
-	EventID        string `dynamodbav:"event_id,omitempty"`
-	RecordID       string `dynamodbav:"record_id"`
-	Units          int64  `dynamodbav:"units"`
-	Attributed     int64  `dynamodbav:"attributed"`
-	Cap            int64  `dynamodbav:"cap"`
-	Step           int64  `dynamodbav:"step"`
-	CapEpoch       int64  `dynamodbav:"cap_epoch"`
-	ObservedAt     string `dynamodbav:"observed_at"`
-	DecidedAt      string `dynamodbav:"decided_at"`
-	DedupKey       string `dynamodbav:"dedup_key"`
-	Line           string `dynamodbav:"line"`
-	LastEventID    string `dynamodbav:"last_event_id,omitempty"`
-	LastRecordID   string `dynamodbav:"last_record_id,omitempty"`
-	NextReconAt    string `dynamodbav:"next_recon_at,omitempty"`
+	PK           string `dynamodbav:"pk"`
+	SK           string `dynamodbav:"sk"`
+	GSI1PK       string `dynamodbav:"gsi1pk,omitempty"`
+	GSI1SK       string `dynamodbav:"gsi1sk,omitempty"`
+	WorkloadID   string `dynamodbav:"workload_id"`
+	Action       string `dynamodbav:"action"`
+	EventID      string `dynamodbav:"event_id,omitempty"`
+	RecordID     string `dynamodbav:"record_id"`
+	Units        int64  `dynamodbav:"units"`
+	Attributed   int64  `dynamodbav:"attributed"`
+	Cap          int64  `dynamodbav:"cap"`
+	Step         int64  `dynamodbav:"step"`
+	CapEpoch     int64  `dynamodbav:"cap_epoch"`
+	ObservedAt   string `dynamodbav:"observed_at"`
+	DecidedAt    string `dynamodbav:"decided_at"`
+	DedupKey     string `dynamodbav:"dedup_key"`
+	Line         string `dynamodbav:"line"`
+	LastEventID  string `dynamodbav:"last_event_id,omitempty"`
+	LastRecordID string `dynamodbav:"last_record_id,omitempty"`
+	NextReconAt  string `dynamodbav:"next_recon_at,omitempty"`
 }
 
 func (it decisionItem) decision() Decision {

@@ -200,5 +200,5 @@ func (s *Spend) Contract(path string) (PathContract, bool) {
 
 type noMetrics struct{}
 
-func (noMetrics) Count(string, int64, map[string]string)          {}
+func (noMetrics) Count(string, int64, map[string]string)            {}
 func (noMetrics) Duration(string, time.Duration, map[string]string) {}

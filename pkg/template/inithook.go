@@ -49,9 +49,12 @@ const initHookHeader = `#!/bin/bash
 # LocalStack sees the same resources as a deployment.
 set -euo pipefail
 
-# create_queue NAME ATTRIBUTES_JSON creates a queue and prints its URL.
-# Creating a queue again with the same attributes is a no-op in SQS.
+# create_queue NAME ATTRIBUTES_JSON creates a queue unless it exists (the
+# hook can run again on a persisted LocalStack) and prints its URL.
 create_queue() {
+  if awslocal sqs get-queue-url --queue-name "$1" --query QueueUrl --output text 2>/dev/null; then
+    return
+  fi
   echo "hookline: queue $1" >&2
   awslocal sqs create-queue --queue-name "$1" --attributes "$2" --query QueueUrl --output text
 }
@@ -123,20 +126,24 @@ func writeQueue(b *bytes.Buffer, q Queue, isTarget bool) {
 	}
 	arg := shellQuote(mustJSON(attrs)) // json.Marshal sorts map keys.
 	if q.DeadLetterQueue != "" {
-		arn := `'"$(queue_arn "$` + urlVar(q.DeadLetterQueue) + `")"'`
-		arg = strings.Replace(arg, arnPlaceholder, arn, 1)
+		arg = strings.Replace(arg, arnPlaceholder, `'"$`+arnVar(q.DeadLetterQueue)+`"'`, 1)
 	}
 	call := "create_queue " + shellWord(q.Name) + " " + arg
 	if isTarget {
+		// Assignments, so that set -e stops the hook if either call fails.
 		fmt.Fprintf(b, "%s=\"$(%s)\"\n", urlVar(q.LogicalID), call)
+		fmt.Fprintf(b, "%s=\"$(queue_arn \"$%s\")\"\n", arnVar(q.LogicalID), urlVar(q.LogicalID))
 	} else {
 		fmt.Fprintf(b, "%s >/dev/null\n", call)
 	}
 }
 
-// urlVar is the shell variable holding the URL of the queue with the given
-// logical ID. Logical IDs are alphanumeric, so the name is always valid.
+// urlVar and arnVar name the shell variables holding the URL and ARN of the
+// queue with the given logical ID. Logical IDs are alphanumeric, so the
+// names are always valid.
 func urlVar(logicalID string) string { return "url_" + logicalID }
+
+func arnVar(logicalID string) string { return "arn_" + logicalID }
 
 type gsiJSON struct {
 	IndexName  string

@@ -19,7 +19,7 @@ func (c Calls) Total() int64 { return c.Claim + c.Complete + c.Release + c.Get }
 // Counting wraps an [idempotency.Store] and counts the calls that reach it,
 // so a test can prove that a path avoided the store.
 type Counting struct {
-	store                            idempotency.Store
+	store                             idempotency.Store
 	claims, completes, releases, gets atomic.Int64
 }
 

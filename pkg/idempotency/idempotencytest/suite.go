@@ -136,9 +136,12 @@ func status(t *testing.T, r *idempotency.Registry, key string) (idempotency.Reco
 func newKeyIsClaimed(t *testing.T, f *Fixture) {
 	// Given a key never seen, when it is claimed,
 	c := mustClaim(t, f.Registry, "evt_1", hashA)
-	// then the claim holds for the window
+	// then the claim holds for the window and is no takeover
 	if want := f.Clock.Now().Add(Window); !c.HeldUntil.Equal(want) {
 		t.Errorf("HeldUntil = %s, want %s", c.HeldUntil, want)
+	}
+	if c.Takeover {
+		t.Error("a new key's claim reports a takeover")
 	}
 	// and the stored record shows the holder.
 	rec, ok := status(t, f.Registry, "evt_1")
@@ -185,8 +188,8 @@ func takeoverFencesOldHolder(t *testing.T, f *Fixture) {
 	f.Clock.Advance(Window + time.Millisecond)
 	// when another worker claims the key,
 	taker := mustClaim(t, f.Registry, "evt_1", hashA)
-	// then it gets a new token and a new window,
-	if taker.Token == old.Token || !taker.HeldUntil.After(old.HeldUntil) {
+	// then it gets a new token and a new window, flagged as a takeover,
+	if taker.Token == old.Token || !taker.HeldUntil.After(old.HeldUntil) || !taker.Takeover {
 		t.Fatalf("takeover = %+v, old = %+v", taker, old)
 	}
 	// the old holder can neither complete nor release,

@@ -1,0 +1,44 @@
+package app
+
+import (
+	"github.com/hookline/hookline/pkg/config"
+	"github.com/hookline/hookline/pkg/idempotency"
+	"github.com/hookline/hookline/pkg/payments"
+	"github.com/hookline/hookline/pkg/provider"
+	"github.com/hookline/hookline/pkg/queue"
+)
+
+// NewPaymentWorker builds the payment worker from its environment.
+func NewPaymentWorker(d Deps) (*payments.Worker, error) {
+	cfg, err := config.PaymentWorkerFromEnv(d.Lookup)
+	if err != nil {
+		return nil, err
+	}
+	store, err := idempotency.NewDynamoDB(idempotency.DynamoDBConfig{Client: d.Clients.DynamoDB, Table: cfg.IdempotencyTable})
+	if err != nil {
+		return nil, err
+	}
+	reg, err := idempotency.New(idempotency.Config{
+		Store: store, Namespace: cfg.Namespace, InProgressTimeout: cfg.InProgressTimeout,
+		Retention: cfg.Retention, CacheSize: cfg.CacheSize, Logger: d.logger(),
+	})
+	if err != nil {
+		return nil, err
+	}
+	client, err := provider.New(provider.Config{BaseURL: cfg.ProviderURL, APIKey: cfg.ProviderAPIKey, Timeout: cfg.ProviderTimeout, Logger: d.logger()})
+	if err != nil {
+		return nil, err
+	}
+	q, err := newQueue(d, cfg.Worker)
+	if err != nil {
+		return nil, err
+	}
+	return payments.New(payments.Config{
+		Registry: reg, Provider: client, Queue: q, Concurrency: cfg.Concurrency,
+		Metrics: d.metrics(), Logger: d.logger(),
+	})
+}
+
+func newQueue(d Deps, w config.Worker) (*queue.Queue, error) {
+	return queue.New(queue.Config{SQS: d.Clients.SQS, URL: w.QueueURL, DeadLetterURL: w.DeadLetterQueueURL, Logger: d.logger()})
+}

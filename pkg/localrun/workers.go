@@ -1,0 +1,82 @@
+package localrun
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/hookline/hookline/pkg/app"
+	"github.com/hookline/hookline/pkg/lambdalocal"
+	"github.com/hookline/hookline/pkg/providersim"
+)
+
+func (s *System) startSim() error {
+	sim, err := providersim.New(s.cfg.Sim)
+	if err != nil {
+		return fmt.Errorf("localrun: provider simulator: %w", err)
+	}
+	if err := sim.Start(); err != nil {
+		return err
+	}
+	s.Sim = sim
+	return nil
+}
+
+// startMappings runs every SQS event source the template declares.
+func (s *System) startMappings(ctx context.Context) error {
+	s.Mappings = map[string]*lambdalocal.SQSMapping{}
+	for _, es := range s.AWS.Template.EventSources {
+		h, err := s.sqsHandler(es.Function)
+		if err != nil {
+			return err
+		}
+		fn, _ := s.AWS.Template.Function(es.Function)
+		m, err := lambdalocal.NewSQSMapping(lambdalocal.SQSMappingConfig{
+			SQS: s.AWS.SQS, QueueURL: s.AWS.QueueURL(es.Queue), QueueARN: s.AWS.QueueARN(es.Queue),
+			Function: es.Function, Handler: h, BatchSize: es.BatchSize,
+			Concurrency: min(max(es.MaxConcurrency, 1), s.maxConcurrency()),
+			Timeout:     time.Duration(fn.Timeout) * time.Second,
+			ReportBatchItemFailures: contains(es.FunctionResponseTypes, "ReportBatchItemFailures"),
+			DropAck:                 s.cfg.DropAck, Logger: s.cfg.Logger,
+		})
+		if err != nil {
+			return err
+		}
+		s.Mappings[es.LogicalID] = m
+		s.wg.Go(func() { m.Run(ctx) })
+	}
+	return nil
+}
+
+func (s *System) maxConcurrency() int {
+	if s.cfg.MaxConcurrency > 0 {
+		return s.cfg.MaxConcurrency
+	}
+	return 4
+}
+
+func contains(xs []string, v string) bool {
+	for _, x := range xs {
+		if x == v {
+			return true
+		}
+	}
+	return false
+}
+
+// sqsHandler builds the handler of a function that an event source feeds.
+func (s *System) sqsHandler(function string) (lambdalocal.SQSHandler, error) {
+	d, err := s.deps(function)
+	if err != nil {
+		return nil, err
+	}
+	switch function {
+	case "PaymentWorkerFunction":
+		w, err := app.NewPaymentWorker(d)
+		if err != nil {
+			return nil, fmt.Errorf("localrun: %s: %w", function, err)
+		}
+		return w.Handle, nil
+	}
+	return nil, fmt.Errorf("localrun: no local handler for %s", function)
+}

@@ -1,0 +1,86 @@
+package payments
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/aws/aws-lambda-go/events"
+
+	"github.com/hookline/hookline/pkg/idempotency"
+	"github.com/hookline/hookline/pkg/provider"
+)
+
+// ErrMalformed means a message cannot be turned into a charge.
+var ErrMalformed = errors.New("payments: malformed payment message")
+
+// Payment is one payment event as the worker reads it.
+type Payment struct {
+	Source  string
+	EventID string
+	Charge  provider.ChargeRequest
+}
+
+// Key is the idempotency key: source and provider event ID.
+func (p Payment) Key() string { return p.Source + ":" + p.EventID }
+
+// Hash covers the fields that decide the charge, so a reused event ID with
+// another amount, currency or customer is a mismatch, not a duplicate.
+func (p Payment) Hash() string {
+	c := p.Charge
+	return idempotency.Hash(c.Customer, fmt.Sprint(c.Amount), strings.ToLower(c.Currency))
+}
+
+type body struct {
+	ID   string `json:"id"`
+	Data struct {
+		Customer string `json:"customer"`
+		Amount   int64  `json:"amount"`
+		Currency string `json:"currency"`
+	} `json:"data"`
+}
+
+// ParseMessage reads a payment from an SQS record: the intake attributes
+// name the source and event ID, the body carries the charge.
+func ParseMessage(m events.SQSMessage) (Payment, error) {
+	var b body
+	if err := json.Unmarshal([]byte(m.Body), &b); err != nil {
+		return Payment{}, fmt.Errorf("%w: body is not JSON", ErrMalformed)
+	}
+	p := Payment{Source: attr(m, "source"), EventID: attr(m, "event_id")}
+	if p.Source == "" {
+		p.Source = "payments"
+	}
+	if p.EventID == "" {
+		p.EventID = b.ID
+	}
+	p.Charge = provider.ChargeRequest{EventID: p.EventID, Customer: b.Data.Customer, Amount: b.Data.Amount, Currency: b.Data.Currency}
+	if p.EventID == "" {
+		return Payment{}, fmt.Errorf("%w: no event id", ErrMalformed)
+	}
+	if err := p.Charge.Validate(); err != nil {
+		return Payment{}, fmt.Errorf("%w: %w", ErrMalformed, err)
+	}
+	return p, nil
+}
+
+func attr(m events.SQSMessage, name string) string {
+	if a, ok := m.MessageAttributes[name]; ok && a.StringValue != nil {
+		return *a.StringValue
+	}
+	return ""
+}
+
+// Result is what a completed key stores and what a replay returns.
+type Result struct {
+	ChargeID    string `json:"charge_id"`
+	Status      string `json:"status"`
+	Amount      int64  `json:"amount"`
+	Currency    string `json:"currency"`
+	DeclineCode string `json:"decline_code,omitempty"`
+}
+
+func resultOf(ch *provider.Charge) Result {
+	return Result{ChargeID: ch.ID, Status: ch.Status, Amount: ch.Amount, Currency: ch.Currency, DeclineCode: ch.DeclineCode}
+}

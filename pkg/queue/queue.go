@@ -1,0 +1,133 @@
+package queue
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/aws/aws-lambda-go/events"
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
+)
+
+// SQSAPI is the part of the SQS client a [Queue] uses.
+type SQSAPI interface {
+	SendMessage(context.Context, *sqs.SendMessageInput, ...func(*sqs.Options)) (*sqs.SendMessageOutput, error)
+	ChangeMessageVisibility(context.Context, *sqs.ChangeMessageVisibilityInput, ...func(*sqs.Options)) (*sqs.ChangeMessageVisibilityOutput, error)
+	GetQueueAttributes(context.Context, *sqs.GetQueueAttributesInput, ...func(*sqs.Options)) (*sqs.GetQueueAttributesOutput, error)
+}
+
+// Config configures a [Queue].
+type Config struct {
+	SQS SQSAPI
+	// URL is the queue the worker consumes.
+	URL string
+	// DeadLetterURL is its dead-letter queue.
+	DeadLetterURL string
+	Logger        *slog.Logger
+}
+
+// Queue is a consumed queue and its dead-letter queue.
+type Queue struct {
+	cfg Config
+
+	once       sync.Once
+	maxReceive int
+}
+
+// New validates cfg and builds a Queue.
+func New(cfg Config) (*Queue, error) {
+	var errs []error
+	if cfg.SQS == nil {
+		errs = append(errs, errors.New("queue: SQS client is required"))
+	}
+	if cfg.URL == "" || cfg.DeadLetterURL == "" {
+		errs = append(errs, errors.New("queue: queue and dead-letter queue URLs are required"))
+	}
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	return &Queue{cfg: cfg}, nil
+}
+
+// maxVisibility is SQS's limit on a visibility timeout.
+const maxVisibility = 12 * time.Hour
+
+// RetryAfter makes a failed record visible again after d (best effort: if
+// it fails, the queue's own visibility timeout applies).
+func (q *Queue) RetryAfter(ctx context.Context, receipt string, d time.Duration) {
+	secs := int32(min(max(d, time.Second), maxVisibility) / time.Second)
+	_, err := q.cfg.SQS.ChangeMessageVisibility(ctx, &sqs.ChangeMessageVisibilityInput{
+		QueueUrl: aws.String(q.cfg.URL), ReceiptHandle: aws.String(receipt), VisibilityTimeout: secs,
+	})
+	if err != nil {
+		q.cfg.Logger.WarnContext(ctx, "change visibility", "err", err)
+	}
+}
+
+// DeadLetter sends a copy of m, with its attributes plus attrs, to the
+// dead-letter queue.
+func (q *Queue) DeadLetter(ctx context.Context, m events.SQSMessage, attrs map[string]string) error {
+	out := map[string]sqstypes.MessageAttributeValue{}
+	for k, v := range m.MessageAttributes {
+		if v.StringValue != nil {
+			out[k] = sqstypes.MessageAttributeValue{DataType: aws.String(v.DataType), StringValue: v.StringValue}
+		}
+	}
+	for k, v := range attrs {
+		out[k] = sqstypes.MessageAttributeValue{DataType: aws.String("String"), StringValue: aws.String(v)}
+	}
+	_, err := q.cfg.SQS.SendMessage(ctx, &sqs.SendMessageInput{
+		QueueUrl: aws.String(q.cfg.DeadLetterURL), MessageBody: aws.String(m.Body), MessageAttributes: out,
+	})
+	if err != nil {
+		return fmt.Errorf("queue: dead-letter %s: %w", m.MessageId, err)
+	}
+	return nil
+}
+
+// MaxReceiveCount reads the queue's redrive maxReceiveCount once, so the
+// template stays the one place that sets it. It returns 0 (never
+// dead-letter early) if the attribute cannot be read.
+func (q *Queue) MaxReceiveCount(ctx context.Context) int {
+	q.once.Do(func() {
+		out, err := q.cfg.SQS.GetQueueAttributes(ctx, &sqs.GetQueueAttributesInput{
+			QueueUrl: aws.String(q.cfg.URL), AttributeNames: []sqstypes.QueueAttributeName{sqstypes.QueueAttributeNameRedrivePolicy},
+		})
+		if err != nil {
+			q.cfg.Logger.WarnContext(ctx, "read redrive policy", "err", err)
+			return
+		}
+		q.maxReceive = parseMaxReceive(out.Attributes[string(sqstypes.QueueAttributeNameRedrivePolicy)])
+	})
+	if q.maxReceive == 0 {
+		return 1 << 30
+	}
+	return q.maxReceive
+}
+
+func parseMaxReceive(policy string) int {
+	var p struct {
+		MaxReceiveCount json.RawMessage `json:"maxReceiveCount"`
+	}
+	if json.Unmarshal([]byte(policy), &p) != nil {
+		return 0
+	}
+	var s string
+	if json.Unmarshal(p.MaxReceiveCount, &s) == nil {
+		n, _ := strconv.Atoi(s)
+		return n
+	}
+	var n int
+	json.Unmarshal(p.MaxReceiveCount, &n)
+	return n
+}

@@ -1,0 +1,307 @@
+package spend
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+)
+
+// How many of each list an explanation carries.
+const (
+	explainDecisions     = 5
+	explainDisagreements = 10
+	explainReconRuns     = 5
+)
+
+// ReconRun is the record of one reconciliation run for a workload.
+type ReconRun struct {
+	WorkloadID    string
+	StartedAt     time.Time
+	FinishedAt    time.Time
+	Records       int64
+	Applied       int64
+	Duplicates    int64
+	Disagreements int64
+	Deferred      int64
+	Note          string
+	NextReconAt   time.Time
+}
+
+// Explanation is what an operator needs to understand a workload's state
+// and its last cap action.
+type Explanation struct {
+	// Workload carries the total, cap and status. Its Route is a
+	// credential: print Explanation fields, never the whole Workload.
+	Workload Workload
+	// Cause is the ledger entry of the record that caused the latest
+	// decision, if there is one.
+	Cause *Entry
+	// LastAccepted is the last usage record accepted into the total.
+	LastAccepted LastEvent
+	// Decisions are the latest decisions, newest first.
+	Decisions []Decision
+	// Disagreements are recent disagreements on records kept for this
+	// workload, newest first.
+	Disagreements []DisagreementRecord
+	// Deferred are open deferred records whose reference aliases to this
+	// workload; PendingDeferred is the sum of their units.
+	Deferred        []DeferredRecord
+	PendingDeferred int64
+	// UnknownDeferred is the open deferred amount for references that name
+	// no workload at all, across the system.
+	UnknownDeferred int64
+	NextReconAt     time.Time
+	// ReconRuns are the latest reconciliation runs, newest first.
+	ReconRuns []ReconRun
+}
+
+// EventExplanation explains one event or usage record.
+type EventExplanation struct {
+	// Entry is the ledger entry, when the record was applied.
+	Entry *Entry
+	// Deferred is the deferred record, when it could not be attributed.
+	Deferred *DeferredRecord
+	// Decisions are decisions this event's Apply took.
+	Decisions []Decision
+	// Workload explains the workload the record was attributed to.
+	Workload *Explanation
+}
+
+// Explain gathers, for one workload, the record behind its last action, its
+// total, cap and status, the last accepted event, pending deferred amounts,
+// latest decisions, recent disagreements and the next reconciliation
+// deadline.
+func (s *Spend) Explain(ctx context.Context, workloadID string) (Explanation, error) {
+	w, err := s.Get(ctx, workloadID)
+	if err != nil {
+		return Explanation{}, err
+	}
+	x := Explanation{Workload: w, LastAccepted: w.LastAccepted, NextReconAt: w.NextReconAt}
+	if x.Decisions, err = s.decisions(ctx, workloadID, explainDecisions); err != nil {
+		return x, err
+	}
+	if len(x.Decisions) > 0 {
+		e, err := s.entry(ctx, x.Decisions[0].RecordID)
+		if err != nil && !errors.Is(err, ErrNotFound) {
+			return x, err
+		}
+		if err == nil {
+			x.Cause = &e
+		}
+	}
+	if x.Disagreements, err = s.disagreements(ctx, workloadID, explainDisagreements); err != nil {
+		return x, err
+	}
+	refs, err := s.Aliases(ctx, workloadID)
+	if err != nil {
+		return x, err
+	}
+	open, err := s.OpenDeferred(ctx, time.Time{})
+	if err != nil {
+		return x, err
+	}
+	for _, d := range open {
+		switch {
+		case d.WorkloadID == workloadID || slices.Contains(refs, d.WorkloadRef):
+			x.Deferred = append(x.Deferred, d)
+			x.PendingDeferred += d.Units
+		case d.Reason == ReasonUnknownWorkload:
+			x.UnknownDeferred += d.Units
+		}
+	}
+	if x.ReconRuns, err = s.ReconRuns(ctx, workloadID, explainReconRuns); err != nil {
+		return x, err
+	}
+	return x, nil
+}
+
+// ExplainEvent explains a webhook event ID or a usage record ID: its ledger
+// entry (or deferred record), the decisions it caused, and its workload.
+// Nothing known by that ID gives [ErrNotFound].
+func (s *Spend) ExplainEvent(ctx context.Context, id string) (EventExplanation, error) {
+	var x EventExplanation
+	e, err := s.entry(ctx, id)
+	switch {
+	case err == nil:
+		x.Entry = &e
+	case !errors.Is(err, ErrNotFound):
+		return x, err
+	}
+	if err := s.byEvent(ctx, id, &x); err != nil {
+		return x, err
+	}
+	if x.Entry == nil {
+		d, err := s.GetDeferred(ctx, id)
+		if err != nil {
+			return x, fmt.Errorf("explain %s: %w", id, err)
+		}
+		x.Deferred = &d
+		return x, nil
+	}
+	if x.Entry.EventID != "" && x.Entry.EventID != id {
+		if err := s.byEvent(ctx, x.Entry.EventID, &x); err != nil {
+			return x, err
+		}
+	}
+	wx, err := s.Explain(ctx, x.Entry.WorkloadID)
+	if err != nil {
+		return x, err
+	}
+	x.Workload = &wx
+	return x, nil
+}
+
+// byEvent fills the entry and decisions stored under an event ID.
+func (s *Spend) byEvent(ctx context.Context, eventID string, x *EventExplanation) error {
+	err := s.query(ctx, s.ledger, expression.Key("gsi1pk").Equal(expression.Value("EVENT#"+eventID)), true, 0,
+		func(item map[string]types.AttributeValue) error {
+			sk := stringAttr(item, "sk")
+			switch {
+			case sk == skEntry && x.Entry == nil:
+				var ei entryItem
+				if err := attributevalue.UnmarshalMap(item, &ei); err != nil {
+					return err
+				}
+				e := ei.entry()
+				x.Entry = &e
+			case strings.HasPrefix(sk, "DECISION#"):
+				var di decisionItem
+				if err := attributevalue.UnmarshalMap(item, &di); err != nil {
+					return err
+				}
+				x.Decisions = append(x.Decisions, di.decision())
+			}
+			return nil
+		})
+	if err != nil {
+		return fmt.Errorf("explain event %s: %w", eventID, err)
+	}
+	return nil
+}
+
+func (s *Spend) entry(ctx context.Context, recordID string) (Entry, error) {
+	out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(s.ledger),
+		Key: entryKey(recordID), ConsistentRead: aws.Bool(true)})
+	if err != nil {
+		return Entry{}, fmt.Errorf("get entry %s: %w", recordID, err)
+	}
+	if len(out.Item) == 0 {
+		return Entry{}, fmt.Errorf("entry %s: %w", recordID, ErrNotFound)
+	}
+	var ei entryItem
+	if err := attributevalue.UnmarshalMap(out.Item, &ei); err != nil {
+		return Entry{}, fmt.Errorf("decode entry %s: %w", recordID, err)
+	}
+	return ei.entry(), nil
+}
+
+// Entry returns the ledger entry of a usage record, or [ErrNotFound].
+func (s *Spend) Entry(ctx context.Context, recordID string) (Entry, error) {
+	return s.entry(ctx, recordID)
+}
+
+// Decisions returns a workload's latest decisions, newest first.
+func (s *Spend) Decisions(ctx context.Context, workloadID string, limit int) ([]Decision, error) {
+	return s.decisions(ctx, workloadID, limit)
+}
+
+func (s *Spend) decisions(ctx context.Context, workloadID string, limit int) ([]Decision, error) {
+	var ds []Decision
+	kc := expression.Key("pk").Equal(expression.Value("WL#" + workloadID)).
+		And(expression.Key("sk").BeginsWith("DECISION#"))
+	err := s.queryOn(ctx, s.ledger, "", kc, false, limit, func(item map[string]types.AttributeValue) error {
+		var di decisionItem
+		if err := attributevalue.UnmarshalMap(item, &di); err != nil {
+			return err
+		}
+		ds = append(ds, di.decision())
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("decisions of %s: %w", workloadID, err)
+	}
+	return ds, nil
+}
+
+// Disagreements returns recent disagreements on records kept for a
+// workload, newest first.
+func (s *Spend) Disagreements(ctx context.Context, workloadID string, limit int) ([]DisagreementRecord, error) {
+	return s.disagreements(ctx, workloadID, limit)
+}
+
+func (s *Spend) disagreements(ctx context.Context, workloadID string, limit int) ([]DisagreementRecord, error) {
+	var ds []DisagreementRecord
+	kc := expression.Key("gsi1pk").Equal(expression.Value("DISAGREE#" + workloadID))
+	err := s.query(ctx, s.ledger, kc, false, limit, func(item map[string]types.AttributeValue) error {
+		var di disagreementItem
+		if err := attributevalue.UnmarshalMap(item, &di); err != nil {
+			return err
+		}
+		ds = append(ds, di.disagreement())
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("disagreements of %s: %w", workloadID, err)
+	}
+	return ds, nil
+}
+
+// PutReconRun stores a reconciliation run and moves the workload's next
+// reconciliation deadline to run.NextReconAt when it is set.
+func (s *Spend) PutReconRun(ctx context.Context, run ReconRun) error {
+	if run.WorkloadID == "" || run.StartedAt.IsZero() {
+		return fmt.Errorf("%w: a recon run needs a workload and a start time", ErrInvalidWorkload)
+	}
+	item, err := attributevalue.MarshalMap(reconRunItem{PK: "WL#" + run.WorkloadID, SK: "RECON#" + stamp(run.StartedAt),
+		WorkloadID: run.WorkloadID, StartedAt: stamp(run.StartedAt), FinishedAt: stamp(run.FinishedAt),
+		Records: run.Records, Applied: run.Applied, Duplicates: run.Duplicates, Disagreements: run.Disagreements,
+		Deferred: run.Deferred, Note: run.Note, NextReconAt: stamp(run.NextReconAt)})
+	if err != nil {
+		return fmt.Errorf("encode recon run: %w", err)
+	}
+	if _, err := s.db.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(s.ledger), Item: item}); err != nil {
+		return fmt.Errorf("put recon run %s: %w", run.WorkloadID, err)
+	}
+	if run.NextReconAt.IsZero() {
+		return nil
+	}
+	return s.SetNextReconciliation(ctx, run.WorkloadID, run.NextReconAt)
+}
+
+// ReconRuns returns a workload's latest reconciliation runs, newest first.
+func (s *Spend) ReconRuns(ctx context.Context, workloadID string, limit int) ([]ReconRun, error) {
+	var runs []ReconRun
+	kc := expression.Key("pk").Equal(expression.Value("WL#" + workloadID)).
+		And(expression.Key("sk").BeginsWith("RECON#"))
+	err := s.queryOn(ctx, s.ledger, "", kc, false, limit, func(item map[string]types.AttributeValue) error {
+		var ri reconRunItem
+		if err := attributevalue.UnmarshalMap(item, &ri); err != nil {
+			return err
+		}
+		runs = append(runs, ReconRun{WorkloadID: ri.WorkloadID, StartedAt: parseStamp(ri.StartedAt),
+			FinishedAt: parseStamp(ri.FinishedAt), Records: ri.Records, Applied: ri.Applied,
+			Duplicates: ri.Duplicates, Disagreements: ri.Disagreements, Deferred: ri.Deferred,
+			Note: ri.Note, NextReconAt: parseStamp(ri.NextReconAt)})
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("recon runs of %s: %w", workloadID, err)
+	}
+	return runs, nil
+}
+
+func stringAttr(item map[string]types.AttributeValue, name string) string {
+	if v, ok := item[name].(*types.AttributeValueMemberS); ok {
+		return v.Value
+	}
+	return ""
+}

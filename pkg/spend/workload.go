@@ -1,0 +1,383 @@
+package spend
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+)
+
+// Status is a workload's state.
+type Status string
+
+// Workload statuses.
+const (
+	StatusActive  Status = "active"
+	StatusPaused  Status = "paused"
+	StatusRetired Status = "retired"
+)
+
+// Workload is a registered workload with its running total.
+type Workload struct {
+	ID    string
+	Owner string
+	// Route is the PagerDuty routing key of the owner. It is a credential:
+	// never log or print it.
+	Route string
+	Cap   int64
+	// Step is the escalation step: one more page each time the total passes
+	// Cap + k*Step for a new k. Zero turns escalation off.
+	Step   int64
+	Status Status
+	// Hold asks reconciliation to hold, rather than page, this workload's
+	// unresolved amounts past their deadline.
+	Hold     bool
+	Total    int64
+	CapEpoch int64
+	// EscalationLevel is the highest step k paged in this cap epoch.
+	EscalationLevel int64
+	LastAccepted    LastEvent
+	// LastDecision is the sort key of the latest decision, if any.
+	LastDecision string
+	NextReconAt  time.Time
+	CreatedAt    time.Time
+	UpdatedAt    time.Time
+}
+
+// LastEvent is the last usage record accepted into a workload's total.
+type LastEvent struct {
+	EventID    string
+	RecordID   string
+	Units      int64
+	Path       string
+	ObservedAt time.Time
+	AcceptedAt time.Time
+}
+
+// NewWorkload defines a workload for [Spend.CreateWorkload].
+type NewWorkload struct {
+	ID    string
+	Owner string
+	Route string
+	Cap   int64
+	Step  int64
+	Hold  bool
+}
+
+func (n NewWorkload) validate() error {
+	var errs []error
+	if n.ID == "" || n.Owner == "" || n.Route == "" {
+		errs = append(errs, errors.New("ID, Owner and Route are required"))
+	}
+	if n.Cap <= 0 {
+		errs = append(errs, errors.New("Cap must be positive"))
+	}
+	if n.Step < 0 {
+		errs = append(errs, errors.New("Step must not be negative"))
+	}
+	if len(errs) > 0 {
+		return fmt.Errorf("%w: %w", ErrInvalidWorkload, errors.Join(errs...))
+	}
+	return nil
+}
+
+// CreateWorkload registers an active workload with a zero total, and an
+// alias from its own ID, in one transaction. The first reconciliation is
+// due one poll interval from now.
+func (s *Spend) CreateWorkload(ctx context.Context, n NewWorkload) (Workload, error) {
+	if err := n.validate(); err != nil {
+		return Workload{}, err
+	}
+	now := stamp(s.now())
+	wi := workloadItem{PK: "WL#" + n.ID, SK: skWorkload, GSI1PK: "WORKLOADS", GSI1SK: n.ID,
+		ID: n.ID, Owner: n.Owner, Route: n.Route, Cap: n.Cap, Step: n.Step, Status: string(StatusActive),
+		Hold: n.Hold, NextReconAt: stamp(s.now().Add(s.contracts[PathPoll].Interval)),
+		CreatedAt: now, UpdatedAt: now}
+	wItem, err := attributevalue.MarshalMap(wi)
+	if err != nil {
+		return Workload{}, fmt.Errorf("encode workload %s: %w", n.ID, err)
+	}
+	aItem, err := s.aliasItem(n.ID, n.ID, now)
+	if err != nil {
+		return Workload{}, err
+	}
+	_, err = s.db.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: []types.TransactWriteItem{
+		{Put: &types.Put{TableName: aws.String(s.workloads), Item: wItem, ConditionExpression: aws.String("attribute_not_exists(pk)")}},
+		{Put: &types.Put{TableName: aws.String(s.workloads), Item: aItem, ConditionExpression: aws.String("attribute_not_exists(pk)")}},
+	}})
+	if failed, _, ok := cancelled(err); ok {
+		if len(failed) > 0 && failed[0] {
+			return Workload{}, fmt.Errorf("create workload %s: %w", n.ID, ErrWorkloadExists)
+		}
+		return Workload{}, fmt.Errorf("create workload %s: %w", n.ID, ErrAliasTaken)
+	}
+	if err != nil {
+		return Workload{}, fmt.Errorf("create workload %s: %w", n.ID, err)
+	}
+	return wi.workload(), nil
+}
+
+func (s *Spend) aliasItem(ref, id, now string) (map[string]types.AttributeValue, error) {
+	item, err := attributevalue.MarshalMap(aliasItem{PK: "ALIAS#" + ref, SK: skAlias,
+		GSI1PK: "ALIASES#" + id, GSI1SK: ref, Ref: ref, WorkloadID: id, CreatedAt: now})
+	if err != nil {
+		return nil, fmt.Errorf("encode alias %s: %w", ref, err)
+	}
+	return item, nil
+}
+
+// AddAlias maps a provider workload reference to workload id. Adding the
+// same mapping again is not an error; mapping a reference that already
+// names another workload is [ErrAliasTaken].
+func (s *Spend) AddAlias(ctx context.Context, ref, id string) error {
+	if ref == "" || id == "" {
+		return fmt.Errorf("%w: alias needs a reference and a workload", ErrInvalidWorkload)
+	}
+	item, err := s.aliasItem(ref, id, stamp(s.now()))
+	if err != nil {
+		return err
+	}
+	_, err = s.db.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: []types.TransactWriteItem{
+		{ConditionCheck: &types.ConditionCheck{TableName: aws.String(s.workloads), Key: workloadKey(id),
+			ConditionExpression: aws.String("attribute_exists(pk)")}},
+		{Put: &types.Put{TableName: aws.String(s.workloads), Item: item, ConditionExpression: aws.String("attribute_not_exists(pk)")}},
+	}})
+	failed, _, ok := cancelled(err)
+	switch {
+	case err == nil:
+		return nil
+	case !ok:
+		return fmt.Errorf("add alias %s: %w", ref, err)
+	case len(failed) > 0 && failed[0]:
+		return fmt.Errorf("add alias %s to %s: %w", ref, id, ErrUnknownWorkload)
+	}
+	got, found, err := s.resolveID(ctx, ref)
+	if err != nil {
+		return err
+	}
+	if found && got == id {
+		return nil
+	}
+	return fmt.Errorf("add alias %s to %s: %w", ref, id, ErrAliasTaken)
+}
+
+// resolveID returns the workload ID a reference maps to.
+func (s *Spend) resolveID(ctx context.Context, ref string) (string, bool, error) {
+	out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(s.workloads),
+		Key: aliasKey(ref), ConsistentRead: aws.Bool(true)})
+	if err != nil {
+		return "", false, fmt.Errorf("resolve %s: %w", ref, err)
+	}
+	if len(out.Item) == 0 {
+		return "", false, nil
+	}
+	var ai aliasItem
+	if err := attributevalue.UnmarshalMap(out.Item, &ai); err != nil {
+		return "", false, fmt.Errorf("decode alias %s: %w", ref, err)
+	}
+	return ai.WorkloadID, true, nil
+}
+
+// Resolve returns the workload a provider reference (or workload ID) maps
+// to, or [ErrUnknownWorkload].
+func (s *Spend) Resolve(ctx context.Context, ref string) (Workload, error) {
+	id, found, err := s.resolveID(ctx, ref)
+	if err != nil {
+		return Workload{}, err
+	}
+	if !found {
+		return Workload{}, fmt.Errorf("resolve %s: %w", ref, ErrUnknownWorkload)
+	}
+	return s.Get(ctx, id)
+}
+
+// Get returns a workload by ID (a consistent read), or [ErrUnknownWorkload].
+func (s *Spend) Get(ctx context.Context, id string) (Workload, error) {
+	out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(s.workloads),
+		Key: workloadKey(id), ConsistentRead: aws.Bool(true)})
+	if err != nil {
+		return Workload{}, fmt.Errorf("get workload %s: %w", id, err)
+	}
+	if len(out.Item) == 0 {
+		return Workload{}, fmt.Errorf("workload %s: %w", id, ErrUnknownWorkload)
+	}
+	var wi workloadItem
+	if err := attributevalue.UnmarshalMap(out.Item, &wi); err != nil {
+		return Workload{}, fmt.Errorf("decode workload %s: %w", id, err)
+	}
+	return wi.workload(), nil
+}
+
+// List returns every registered workload, ordered by ID.
+func (s *Spend) List(ctx context.Context) ([]Workload, error) {
+	var ws []Workload
+	err := s.query(ctx, s.workloads, expression.Key("gsi1pk").Equal(expression.Value("WORKLOADS")), true, 0,
+		func(item map[string]types.AttributeValue) error {
+			var wi workloadItem
+			if err := attributevalue.UnmarshalMap(item, &wi); err != nil {
+				return err
+			}
+			ws = append(ws, wi.workload())
+			return nil
+		})
+	if err != nil {
+		return nil, fmt.Errorf("list workloads: %w", err)
+	}
+	return ws, nil
+}
+
+// Aliases returns the references that map to workload id, its own ID
+// included.
+func (s *Spend) Aliases(ctx context.Context, id string) ([]string, error) {
+	var refs []string
+	err := s.query(ctx, s.workloads, expression.Key("gsi1pk").Equal(expression.Value("ALIASES#"+id)), true, 0,
+		func(item map[string]types.AttributeValue) error {
+			var ai aliasItem
+			if err := attributevalue.UnmarshalMap(item, &ai); err != nil {
+				return err
+			}
+			refs = append(refs, ai.Ref)
+			return nil
+		})
+	if err != nil {
+		return nil, fmt.Errorf("aliases of %s: %w", id, err)
+	}
+	return refs, nil
+}
+
+// SetCap changes a workload's cap. A cap below the current total pauses the
+// workload at its next accepted record.
+func (s *Spend) SetCap(ctx context.Context, id string, capUnits int64) error {
+	if capUnits <= 0 {
+		return fmt.Errorf("%w: cap must be positive", ErrInvalidWorkload)
+	}
+	return s.updateWorkload(ctx, id, "set cap",
+		expression.Set(expression.Name("cap"), expression.Value(capUnits)), nil)
+}
+
+// SetStep changes a workload's escalation step (0 turns escalation off).
+func (s *Spend) SetStep(ctx context.Context, id string, step int64) error {
+	if step < 0 {
+		return fmt.Errorf("%w: step must not be negative", ErrInvalidWorkload)
+	}
+	return s.updateWorkload(ctx, id, "set step",
+		expression.Set(expression.Name("step"), expression.Value(step)), nil)
+}
+
+// SetHold changes a workload's hold policy for unresolved attribution.
+func (s *Spend) SetHold(ctx context.Context, id string, hold bool) error {
+	return s.updateWorkload(ctx, id, "set hold",
+		expression.Set(expression.Name("hold"), expression.Value(hold)), nil)
+}
+
+// SetNextReconciliation records when reconciliation will next prove or
+// disprove the workload's total.
+func (s *Spend) SetNextReconciliation(ctx context.Context, id string, at time.Time) error {
+	return s.updateWorkload(ctx, id, "set next reconciliation",
+		expression.Set(expression.Name("next_recon_at"), expression.Value(stamp(at))), nil)
+}
+
+// Retire stops attribution to a workload: records that name it from now on
+// are deferred with reason retired_workload.
+func (s *Spend) Retire(ctx context.Context, id string) error {
+	return s.updateWorkload(ctx, id, "retire", statusSet(StatusRetired), nil)
+}
+
+// Resume is the operator's action that makes a paused workload active
+// again. It increments the cap epoch and resets the escalation level, so a
+// later crossing pages again under a new dedup key. A workload that is not
+// paused gives [ErrNotPaused].
+func (s *Spend) Resume(ctx context.Context, id string) (Workload, error) {
+	upd := expression.Set(expression.Name("status"), expression.Value(string(StatusActive))).
+		Set(expression.Name("esc_level"), expression.Value(0)).
+		Add(expression.Name("cap_epoch"), expression.Value(1))
+	cond := expression.Name("status").Equal(expression.Value(string(StatusPaused)))
+	if err := s.updateWorkload(ctx, id, "resume", upd, &cond); err != nil {
+		return Workload{}, err
+	}
+	return s.Get(ctx, id)
+}
+
+// updateWorkload applies upd to an existing workload, with an optional
+// extra condition. A failed extra condition on Resume is [ErrNotPaused].
+func (s *Spend) updateWorkload(ctx context.Context, id, what string, upd expression.UpdateBuilder, extra *expression.ConditionBuilder) error {
+	upd = upd.Set(expression.Name("updated_at"), expression.Value(stamp(s.now())))
+	cond := expression.AttributeExists(expression.Name("pk"))
+	if extra != nil {
+		cond = cond.And(*extra)
+	}
+	expr, err := expression.NewBuilder().WithUpdate(upd).WithCondition(cond).Build()
+	if err != nil {
+		return fmt.Errorf("%s %s: %w", what, id, err)
+	}
+	_, err = s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+		TableName: aws.String(s.workloads), Key: workloadKey(id),
+		UpdateExpression: expr.Update(), ConditionExpression: expr.Condition(),
+		ExpressionAttributeNames: expr.Names(), ExpressionAttributeValues: expr.Values(),
+	})
+	if isConditionFailed(err) {
+		if extra == nil {
+			return fmt.Errorf("%s %s: %w", what, id, ErrUnknownWorkload)
+		}
+		if _, gerr := s.Get(ctx, id); gerr != nil {
+			return fmt.Errorf("%s: %w", what, gerr)
+		}
+		return fmt.Errorf("%s %s: %w", what, id, ErrNotPaused)
+	}
+	if err != nil {
+		return fmt.Errorf("%s %s: %w", what, id, err)
+	}
+	return nil
+}
+
+// query runs a paginated Query and hands each item to fn. limit 0 means all.
+func (s *Spend) query(ctx context.Context, table string, keyCond expression.KeyConditionBuilder, forward bool, limit int,
+	fn func(map[string]types.AttributeValue) error) error {
+	return s.queryOn(ctx, table, indexName, keyCond, forward, limit, fn)
+}
+
+func (s *Spend) queryOn(ctx context.Context, table, index string, keyCond expression.KeyConditionBuilder, forward bool, limit int,
+	fn func(map[string]types.AttributeValue) error) error {
+	expr, err := expression.NewBuilder().WithKeyCondition(keyCond).Build()
+	if err != nil {
+		return err
+	}
+	in := &dynamodb.QueryInput{
+		TableName: aws.String(table), KeyConditionExpression: expr.KeyCondition(),
+		ExpressionAttributeNames: expr.Names(), ExpressionAttributeValues: expr.Values(),
+		ScanIndexForward: aws.Bool(forward),
+	}
+	if index != "" {
+		in.IndexName = aws.String(index)
+	}
+	n := 0
+	for {
+		out, err := s.db.Query(ctx, in)
+		if err != nil {
+			return err
+		}
+		for _, item := range out.Items {
+			if err := fn(item); err != nil {
+				return err
+			}
+			n++
+			if limit > 0 && n >= limit {
+				return nil
+			}
+		}
+		if len(out.LastEvaluatedKey) == 0 {
+			return nil
+		}
+		in.ExclusiveStartKey = out.LastEvaluatedKey
+	}
+}
+
+func statusSet(s Status) expression.UpdateBuilder {
+	return expression.Set(expression.Name("status"), expression.Value(string(s)))
+}
