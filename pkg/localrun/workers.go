@@ -34,8 +34,8 @@ func (s *System) startMappings(ctx context.Context) error {
 		m, err := lambdalocal.NewSQSMapping(lambdalocal.SQSMappingConfig{
 			SQS: s.AWS.SQS, QueueURL: s.AWS.QueueURL(es.Queue), QueueARN: s.AWS.QueueARN(es.Queue),
 			Function: es.Function, Handler: h, BatchSize: es.BatchSize,
-			Concurrency: min(max(es.MaxConcurrency, 1), s.maxConcurrency()),
-			Timeout:     time.Duration(fn.Timeout) * time.Second,
+			Concurrency:             min(max(es.MaxConcurrency, 1), s.maxConcurrency()),
+			Timeout:                 time.Duration(fn.Timeout) * time.Second,
 			ReportBatchItemFailures: contains(es.FunctionResponseTypes, "ReportBatchItemFailures"),
 			DropAck:                 s.cfg.DropAck, Logger: s.cfg.Logger,
 		})

@@ -40,9 +40,9 @@ type Config struct {
 	// RetryBase is the first backoff of a retriable failure; it doubles
 	// with each receive up to 2 minutes (default 2s).
 	RetryBase time.Duration
-	Metrics     *emf.Logger
-	Logger      *slog.Logger
-	Now         func() time.Time
+	Metrics   *emf.Logger
+	Logger    *slog.Logger
+	Now       func() time.Time
 }
 
 // Validate reports every problem at once.

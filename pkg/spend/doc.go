@@ -48,7 +48,7 @@
 //	entry         REC#<record>   ENTRY                       EVENT#<event>    REC#<record>
 //	deferred      REC#<record>   DEFERRED                    DEFERRED#open    <deadline>#<record>
 //	disagreement  REC#<record>   DISAGREE#<workload>#<units> DISAGREE#<wl>    <observed>#<record>
-//	decision      WL#<id>        DECISION#<epoch>#<step>     EVENT#<event>    DECISION#<id>#<epoch>#<step>
+//	decision      WL#<id>        DECISION#<epoch>#<step>     EVENT#<event>    DECISION#<epoch>#<step>
 //	recon run     WL#<id>        RECON#<started>             -                -
 //	page          PAGE#<dedup>   PAGE                        OUTBOX#<status>  <time>#<dedup>   (package pager)
 //

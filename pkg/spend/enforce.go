@@ -150,7 +150,7 @@ func (s *Spend) decide(ctx context.Context, w Workload, u Usage, action string, 
 		ObservedAt: stamp(u.ObservedAt), DecidedAt: stamp(now), DedupKey: d.DedupKey, Line: d.Line,
 		LastEventID: w.LastAccepted.EventID, LastRecordID: w.LastAccepted.RecordID, NextReconAt: stamp(w.NextReconAt)}
 	if u.EventID != "" {
-		di.GSI1PK, di.GSI1SK = "EVENT#"+u.EventID, "DECISION#"+w.ID+"#"+sk
+		di.GSI1PK, di.GSI1SK = "EVENT#"+u.EventID, sk
 	}
 	item, err := attributevalue.MarshalMap(di)
 	if err != nil {

@@ -177,11 +177,11 @@ func (s *Spend) resolveID(ctx context.Context, ref string) (string, bool, error)
 	if len(out.Item) == 0 {
 		return "", false, nil
 	}
-	var ai aliasItem
-	if err := attributevalue.UnmarshalMap(out.Item, &ai); err != nil {
+	var al aliasItem
+	if err := attributevalue.UnmarshalMap(out.Item, &al); err != nil {
 		return "", false, fmt.Errorf("decode alias %s: %w", ref, err)
 	}
-	return ai.WorkloadID, true, nil
+	return al.WorkloadID, true, nil
 }
 
 // Resolve returns the workload a provider reference (or workload ID) maps
@@ -238,11 +238,11 @@ func (s *Spend) Aliases(ctx context.Context, id string) ([]string, error) {
 	var refs []string
 	err := s.query(ctx, s.workloads, expression.Key("gsi1pk").Equal(expression.Value("ALIASES#"+id)), true, 0,
 		func(item map[string]types.AttributeValue) error {
-			var ai aliasItem
-			if err := attributevalue.UnmarshalMap(item, &ai); err != nil {
+			var al aliasItem
+			if err := attributevalue.UnmarshalMap(item, &al); err != nil {
 				return err
 			}
-			refs = append(refs, ai.Ref)
+			refs = append(refs, al.Ref)
 			return nil
 		})
 	if err != nil {
