@@ -5,28 +5,76 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
+	"path/filepath"
 
 	"github.com/hookline/hookline/pkg/localrun"
+	"github.com/hookline/hookline/pkg/provider"
+	"github.com/hookline/hookline/pkg/providersim"
 )
+
+// endpointsFile is where `hookline run` writes its endpoints, so that
+// other hookline commands in the same directory reach the same local AWS.
+const endpointsFile = ".hookline/endpoints.env"
 
 func runCmd(ctx context.Context, args []string, out io.Writer) int {
 	fs := flag.NewFlagSet("run", flag.ContinueOnError)
 	verbose := fs.Bool("v", false, "debug logging")
+	addr := fs.String("addr", "127.0.0.1:"+envOr("PORT", "8080"), "HTTP API listen address (PORT overrides the port)")
 	if err := fs.Parse(args); err != nil {
 		return exitUsage
 	}
-	sys, err := localrun.Start(ctx, localrun.Config{Logger: logger(*verbose), Out: out})
+	log := logger(*verbose)
+	sys, err := localrun.Start(ctx, localrun.Config{
+		Addr: *addr, Logger: log, Out: out,
+		Sim: providersim.Config{HonourIdempotencyKeys: false, Logger: slog.New(slog.NewTextHandler(out, nil)).With("from", "provider"), OnPage: printPage(out)},
+	})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "hookline run:", err)
 		return exitFailure
 	}
-	fmt.Fprintln(out, "ready; Ctrl-C stops everything")
+	if err := writeEndpoints(sys); err != nil {
+		fmt.Fprintln(os.Stderr, "hookline run:", err)
+	}
+	printExamples(out, sys.URL)
 	<-ctx.Done()
 	fmt.Fprintln(out, "stopping")
+	os.Remove(endpointsFile)
 	if err := sys.Close(); err != nil {
 		fmt.Fprintln(os.Stderr, "hookline run: stop:", err)
 		return exitFailure
 	}
 	return exitOK
+}
+
+func envOr(name, def string) string {
+	if v := os.Getenv(name); v != "" {
+		return v
+	}
+	return def
+}
+
+// printPage shows every page the simulator's pager sink receives.
+func printPage(out io.Writer) func(provider.PagerEvent) {
+	return func(ev provider.PagerEvent) {
+		fmt.Fprintf(out, "PAGE %s (dedup %s)\n", ev.Payload.Summary, ev.DedupKey)
+	}
+}
+
+func writeEndpoints(sys *localrun.System) error {
+	if err := os.MkdirAll(filepath.Dir(endpointsFile), 0o755); err != nil {
+		return err
+	}
+	text := fmt.Sprintf("AWS_ENDPOINT_URL_SQS=%s\nAWS_ENDPOINT_URL_DYNAMODB=%s\nHOOKLINE_API_URL=%s\nHOOKLINE_PROVIDER_URL=%s\n",
+		sys.AWS.SQSEndpoint, sys.AWS.DynamoEndpoint, sys.URL, sys.Sim.URL())
+	return os.WriteFile(endpointsFile, []byte(text), 0o644)
+}
+
+func printExamples(out io.Writer, url string) {
+	fmt.Fprintf(out, `
+ready; Ctrl-C stops everything. In another terminal:
+  go run ./cmd/hookline send-webhook --source payments --file testdata/payments/payment_requested.json --url %s
+  go run ./cmd/hookline send-webhook --source payments --file testdata/payments/payment_requested.json --url %s --tamper --id evt_tampered
+`, url, url)
 }

@@ -162,3 +162,60 @@ func PaymentWorkerFromEnv(lookup Lookup) (PaymentWorker, error) {
 	}
 	return cfg, e.err()
 }
+
+// Spend is the configuration of everything that touches the spend ledger:
+// the spend worker, the reconciler, the admission endpoint and the CLI.
+type Spend struct {
+	LedgerTable    string
+	WorkloadsTable string
+	// PagerURL is the PagerDuty Events API v2 base URL.
+	PagerURL string
+	// ReconOwner and ReconRoutingKey name who owns unattributed and
+	// disagreeing usage, and where they are paged.
+	ReconOwner      string
+	ReconRoutingKey string
+	// Webhook and Poll are the two paths' contracts (contract 11).
+	WebhookExpectedArrival, WebhookMaxAge, WebhookRetryInterval time.Duration
+	PollExpectedArrival, PollMaxAge, PollInterval               time.Duration
+}
+
+// SpendFromEnv reads LEDGER_TABLE and WORKLOADS_TABLE, plus the optional
+// PAGER_URL (https://events.pagerduty.com), RECON_OWNER (spend-oncall),
+// RECON_ROUTING_KEY, WEBHOOK_EXPECTED_ARRIVAL (1m), WEBHOOK_MAX_AGE (1h),
+// WEBHOOK_RETRY_INTERVAL (5m), POLL_EXPECTED_ARRIVAL (15m), POLL_MAX_AGE
+// (30m) and POLL_INTERVAL (5m).
+func SpendFromEnv(lookup Lookup) (Spend, error) {
+	e := newEnv(lookup)
+	cfg := spendFromEnv(e)
+	return cfg, e.err()
+}
+
+func spendFromEnv(e *env) Spend {
+	return Spend{
+		LedgerTable:            e.required("LEDGER_TABLE"),
+		WorkloadsTable:         e.required("WORKLOADS_TABLE"),
+		PagerURL:               e.optional("PAGER_URL", "https://events.pagerduty.com"),
+		ReconOwner:             e.optional("RECON_OWNER", "spend-oncall"),
+		ReconRoutingKey:        e.optional("RECON_ROUTING_KEY", ""),
+		WebhookExpectedArrival: e.duration("WEBHOOK_EXPECTED_ARRIVAL", time.Minute),
+		WebhookMaxAge:          e.duration("WEBHOOK_MAX_AGE", time.Hour),
+		WebhookRetryInterval:   e.duration("WEBHOOK_RETRY_INTERVAL", 5*time.Minute),
+		PollExpectedArrival:    e.duration("POLL_EXPECTED_ARRIVAL", 15*time.Minute),
+		PollMaxAge:             e.duration("POLL_MAX_AGE", 30*time.Minute),
+		PollInterval:           e.duration("POLL_INTERVAL", 5*time.Minute),
+	}
+}
+
+// SpendWorker is the spend worker's configuration.
+type SpendWorker struct {
+	Worker
+	Spend
+}
+
+// SpendWorkerFromEnv reads [SpendFromEnv]'s variables plus QUEUE_URL,
+// DEAD_LETTER_QUEUE_URL and BATCH_CONCURRENCY.
+func SpendWorkerFromEnv(lookup Lookup) (SpendWorker, error) {
+	e := newEnv(lookup)
+	cfg := SpendWorker{Worker: workerFromEnv(e), Spend: spendFromEnv(e)}
+	return cfg, e.err()
+}

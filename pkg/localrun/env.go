@@ -15,6 +15,10 @@ var DevSecrets = map[string]string{
 	"HOOKLINE_USAGE_SECRETS":    "whsec_aG9va2xpbmUtbG9jYWwtdXNhZ2Uta2V5ISEhIQ==",
 }
 
+// DevRoutingKey is the PagerDuty routing key of the reconciliation owner
+// in local runs (the simulator's pager sink accepts any key).
+const DevRoutingKey = "local-recon-routing-key"
+
 // SecretVar names the environment variable holding a source's secrets in
 // local runs.
 func SecretVar(source string) string {
@@ -38,7 +42,10 @@ func (s *System) functionLookup(function string) (func(string) (string, bool), e
 	if override == nil {
 		override = os.LookupEnv
 	}
-	local := map[string]string{"PROVIDER_URL": s.Sim.URL(), "PROVIDER_API_KEY": s.cfg.Sim.APIKey}
+	local := map[string]string{
+		"PROVIDER_URL": s.Sim.URL(), "PROVIDER_API_KEY": s.cfg.Sim.APIKey,
+		"PAGER_URL": s.Sim.URL(), "RECON_ROUTING_KEY": DevRoutingKey,
+	}
 	return func(name string) (string, bool) {
 		if v, ok := override(name); ok {
 			return v, true

@@ -2,8 +2,10 @@ package localrun
 
 import (
 	"context"
+
 	"errors"
 	"fmt"
+	"github.com/aws/aws-lambda-go/events"
 	"io"
 	"log/slog"
 	"net"
@@ -144,15 +146,21 @@ func (s *System) httpHandler(function string) (lambdalocal.HTTPHandler, error) {
 	if err != nil {
 		return nil, err
 	}
+	var h interface {
+		Handle(context.Context, events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error)
+	}
 	switch function {
 	case "ReceiverFunction":
-		h, err := app.NewReceiver(d)
-		if err != nil {
-			return nil, fmt.Errorf("localrun: %s: %w", function, err)
-		}
-		return h.Handle, nil
+		h, err = app.NewReceiver(d)
+	case "AdmissionFunction":
+		h, err = app.NewAdmission(d)
+	default:
+		return nil, fmt.Errorf("localrun: no local handler for %s", function)
 	}
-	return nil, fmt.Errorf("localrun: no local handler for %s", function)
+	if err != nil {
+		return nil, fmt.Errorf("localrun: %s: %w", function, err)
+	}
+	return h.Handle, nil
 }
 
 // Close stops everything Start started.

@@ -2,7 +2,9 @@ package localrun
 
 import (
 	"context"
+
 	"fmt"
+	"github.com/aws/aws-lambda-go/events"
 	"time"
 
 	"github.com/hookline/hookline/pkg/app"
@@ -70,13 +72,19 @@ func (s *System) sqsHandler(function string) (lambdalocal.SQSHandler, error) {
 	if err != nil {
 		return nil, err
 	}
+	var h interface {
+		Handle(context.Context, events.SQSEvent) (events.SQSEventResponse, error)
+	}
 	switch function {
 	case "PaymentWorkerFunction":
-		w, err := app.NewPaymentWorker(d)
-		if err != nil {
-			return nil, fmt.Errorf("localrun: %s: %w", function, err)
-		}
-		return w.Handle, nil
+		h, err = app.NewPaymentWorker(d)
+	case "SpendWorkerFunction":
+		h, err = app.NewSpendWorker(d)
+	default:
+		return nil, fmt.Errorf("localrun: no local handler for %s", function)
 	}
-	return nil, fmt.Errorf("localrun: no local handler for %s", function)
+	if err != nil {
+		return nil, fmt.Errorf("localrun: %s: %w", function, err)
+	}
+	return h.Handle, nil
 }

@@ -278,7 +278,7 @@ func TestDeclineCompletesWithoutRetry(t *testing.T) {
 type noQueue struct{}
 
 func (noQueue) RetryAfter(context.Context, string, time.Duration) {}
-func (noQueue) DeadLetter(context.Context, events.SQSMessage, map[string]string) error {
+func (noQueue) DeadLetter(context.Context, events.SQSMessage, string) error {
 	return fmt.Errorf("unexpected dead letter")
 }
 func (noQueue) MaxReceiveCount(context.Context) int { return 5 }

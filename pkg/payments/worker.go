@@ -215,22 +215,14 @@ func (w *Worker) backoff(receives int) time.Duration {
 type Queue interface {
 	// RetryAfter makes a failed record visible again after d.
 	RetryAfter(ctx context.Context, receipt string, d time.Duration)
-	// DeadLetter sends a copy of m to the dead-letter queue with attrs.
-	DeadLetter(ctx context.Context, m events.SQSMessage, attrs map[string]string) error
+	// DeadLetter sends a copy of m to the dead-letter queue with reason.
+	DeadLetter(ctx context.Context, m events.SQSMessage, reason string) error
 	// MaxReceiveCount is the source queue's redrive maxReceiveCount.
 	MaxReceiveCount(ctx context.Context) int
 }
 
 func (w *Worker) deadLetter(ctx context.Context, m events.SQSMessage, reason string) bool {
-	attrs := map[string]string{
-		"failure_reason": reason,
-		"failed_at":      w.cfg.Now().UTC().Format(time.RFC3339),
-		"receive_count":  strconv.Itoa(receiveCount(m)),
-	}
-	if attr(m, "first_failure_reason") == "" {
-		attrs["first_failure_reason"] = reason
-	}
-	if err := w.cfg.Queue.DeadLetter(ctx, m, attrs); err != nil {
+	if err := w.cfg.Queue.DeadLetter(ctx, m, reason); err != nil {
 		w.cfg.Logger.ErrorContext(ctx, "dead-letter failed; record returns to the queue", "message_id", m.MessageId, "err", err)
 		return false
 	}

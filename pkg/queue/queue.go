@@ -74,9 +74,18 @@ func (q *Queue) RetryAfter(ctx context.Context, receipt string, d time.Duration)
 	}
 }
 
-// DeadLetter sends a copy of m, with its attributes plus attrs, to the
-// dead-letter queue.
-func (q *Queue) DeadLetter(ctx context.Context, m events.SQSMessage, attrs map[string]string) error {
+// DeadLetter sends a copy of m to the dead-letter queue with its
+// attributes plus failure_reason, first_failure_reason (kept from an
+// earlier failure when present), failed_at and receive_count.
+func (q *Queue) DeadLetter(ctx context.Context, m events.SQSMessage, reason string) error {
+	attrs := map[string]string{
+		"failure_reason": reason,
+		"failed_at":      time.Now().UTC().Format(time.RFC3339),
+		"receive_count":  m.Attributes["ApproximateReceiveCount"],
+	}
+	if a, ok := m.MessageAttributes["first_failure_reason"]; !ok || a.StringValue == nil {
+		attrs["first_failure_reason"] = reason
+	}
 	out := map[string]sqstypes.MessageAttributeValue{}
 	for k, v := range m.MessageAttributes {
 		if v.StringValue != nil {
@@ -84,6 +93,9 @@ func (q *Queue) DeadLetter(ctx context.Context, m events.SQSMessage, attrs map[s
 		}
 	}
 	for k, v := range attrs {
+		if v == "" {
+			continue
+		}
 		out[k] = sqstypes.MessageAttributeValue{DataType: aws.String("String"), StringValue: aws.String(v)}
 	}
 	_, err := q.cfg.SQS.SendMessage(ctx, &sqs.SendMessageInput{

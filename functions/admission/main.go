@@ -1,0 +1,27 @@
+// Command admission is the admission Lambda.
+package main
+
+import (
+	"context"
+	"log/slog"
+	"os"
+
+	"github.com/aws/aws-lambda-go/lambda"
+
+	"github.com/hookline/hookline/pkg/app"
+)
+
+func main() {
+	ctx := context.Background()
+	deps, err := app.LambdaDeps(ctx)
+	if err != nil {
+		slog.Error("admission: aws config", "err", err)
+		os.Exit(1)
+	}
+	h, err := app.NewAdmission(deps)
+	if err != nil {
+		deps.Logger.Error("admission: config", "err", err)
+		os.Exit(1)
+	}
+	lambda.Start(h.Handle)
+}

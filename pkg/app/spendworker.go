@@ -1,0 +1,40 @@
+package app
+
+import (
+	"github.com/hookline/hookline/pkg/admission"
+	"github.com/hookline/hookline/pkg/config"
+	"github.com/hookline/hookline/pkg/spendworker"
+)
+
+// NewSpendWorker builds the spend worker from its environment.
+func NewSpendWorker(d Deps) (*spendworker.Worker, error) {
+	cfg, err := config.SpendWorkerFromEnv(d.Lookup)
+	if err != nil {
+		return nil, err
+	}
+	ledger, err := NewLedger(d, cfg.Spend)
+	if err != nil {
+		return nil, err
+	}
+	q, err := newQueue(d, cfg.Worker)
+	if err != nil {
+		return nil, err
+	}
+	return spendworker.New(spendworker.Config{
+		Ledger: ledger.Spend, Pages: ledger.Outbox, Queue: q, Concurrency: cfg.Concurrency,
+		Metrics: d.metrics(), Logger: d.logger(),
+	})
+}
+
+// NewAdmission builds the admission endpoint from its environment.
+func NewAdmission(d Deps) (*admission.Handler, error) {
+	cfg, err := config.SpendFromEnv(d.Lookup)
+	if err != nil {
+		return nil, err
+	}
+	ledger, err := NewLedger(d, cfg)
+	if err != nil {
+		return nil, err
+	}
+	return admission.New(ledger.Spend, d.logger())
+}

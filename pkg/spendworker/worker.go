@@ -1,0 +1,164 @@
+package spendworker
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/aws/aws-lambda-go/events"
+
+	"github.com/hookline/hookline/pkg/emf"
+	"github.com/hookline/hookline/pkg/pager"
+	"github.com/hookline/hookline/pkg/provider"
+	"github.com/hookline/hookline/pkg/spend"
+)
+
+// ErrMalformed means a message is not a usable usage event.
+var ErrMalformed = errors.New("spendworker: malformed usage message")
+
+// Ledger is the part of [spend.Spend] the worker uses.
+type Ledger interface {
+	Apply(ctx context.Context, u spend.Usage) (spend.Result, error)
+}
+
+// Flusher sends pending pages; [pager.Outbox] is one.
+type Flusher interface {
+	Flush(ctx context.Context) (pager.FlushResult, error)
+}
+
+// Queue is what the worker needs from the queue it consumes.
+type Queue interface {
+	DeadLetter(ctx context.Context, m events.SQSMessage, reason string) error
+}
+
+// Config configures a [Worker].
+type Config struct {
+	Ledger      Ledger
+	Pages       Flusher
+	Queue       Queue
+	Concurrency int
+	Metrics     *emf.Logger
+	Logger      *slog.Logger
+	Now         func() time.Time
+}
+
+// Worker handles SQS batches from the usage queue.
+type Worker struct{ cfg Config }
+
+// New validates cfg and builds a Worker.
+func New(cfg Config) (*Worker, error) {
+	if cfg.Ledger == nil || cfg.Queue == nil {
+		return nil, errors.New("spendworker: a ledger and a queue are required")
+	}
+	if cfg.Concurrency <= 0 {
+		cfg.Concurrency = 10
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	return &Worker{cfg: cfg}, nil
+}
+
+// Handle is the Lambda entry point.
+func (w *Worker) Handle(ctx context.Context, ev events.SQSEvent) (events.SQSEventResponse, error) {
+	var mu sync.Mutex
+	var resp events.SQSEventResponse
+	sem := make(chan struct{}, w.cfg.Concurrency)
+	var wg sync.WaitGroup
+	for _, rec := range ev.Records {
+		sem <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-sem }()
+			if !w.process(ctx, rec) {
+				mu.Lock()
+				resp.BatchItemFailures = append(resp.BatchItemFailures, events.SQSBatchItemFailure{ItemIdentifier: rec.MessageId})
+				mu.Unlock()
+			}
+		})
+	}
+	wg.Wait()
+	w.flush(ctx)
+	return resp, nil
+}
+
+func (w *Worker) flush(ctx context.Context) {
+	if w.cfg.Pages == nil {
+		return
+	}
+	if _, err := w.cfg.Pages.Flush(ctx); err != nil {
+		w.cfg.Logger.WarnContext(ctx, "page flush failed; pages stay in the outbox", "err", err)
+	}
+}
+
+// process applies one record and reports whether it is acknowledged.
+func (w *Worker) process(ctx context.Context, m events.SQSMessage) bool {
+	u, receivedAt, err := parse(m, w.cfg.Now())
+	if err != nil {
+		return w.deadLetter(ctx, m, "malformed_message")
+	}
+	res, err := w.cfg.Ledger.Apply(ctx, u)
+	if errors.Is(err, spend.ErrInvalidUsage) {
+		return w.deadLetter(ctx, m, "invalid_usage")
+	}
+	if err != nil {
+		w.cfg.Logger.WarnContext(ctx, "usage not applied; record returns to the queue", "record_id", u.RecordID, "err", err)
+		return false
+	}
+	w.observe(u, receivedAt, res)
+	w.cfg.Logger.InfoContext(ctx, "usage "+string(res.Outcome), "record_id", u.RecordID, "event_id", u.EventID,
+		"workload", res.WorkloadID, "total", res.Total, "decisions", len(res.Decisions))
+	return true
+}
+
+// observe emits the intake-state count and the cap-path latencies.
+func (w *Worker) observe(u spend.Usage, receivedAt time.Time, res spend.Result) {
+	dims := emf.Dims{"outcome": string(res.Outcome)}
+	w.cfg.Metrics.Count("usage_events", 1, dims)
+	if !receivedAt.IsZero() {
+		w.cfg.Metrics.Duration("usage_to_intake", receivedAt.Sub(u.OccurredAt), nil)
+		w.cfg.Metrics.Duration("intake_to_ledger", u.ObservedAt.Sub(receivedAt), nil)
+	}
+}
+
+func (w *Worker) deadLetter(ctx context.Context, m events.SQSMessage, reason string) bool {
+	if err := w.cfg.Queue.DeadLetter(ctx, m, reason); err != nil {
+		w.cfg.Logger.ErrorContext(ctx, "dead-letter failed", "message_id", m.MessageId, "err", err)
+		return false
+	}
+	w.cfg.Metrics.Count("usage_dead_lettered", 1, emf.Dims{"reason": reason})
+	return true
+}
+
+// parse reads a usage webhook from an SQS record.
+func parse(m events.SQSMessage, now time.Time) (spend.Usage, time.Time, error) {
+	var ev provider.UsageEvent
+	if err := json.Unmarshal([]byte(m.Body), &ev); err != nil {
+		return spend.Usage{}, time.Time{}, fmt.Errorf("%w: body is not a usage event", ErrMalformed)
+	}
+	d := ev.Data
+	if d.RecordID == "" || d.WorkloadRef == "" || d.Units < 0 {
+		return spend.Usage{}, time.Time{}, fmt.Errorf("%w: record_id, workload_ref and non-negative units are required", ErrMalformed)
+	}
+	eventID := attr(m, "event_id")
+	if eventID == "" {
+		eventID = ev.ID
+	}
+	received, _ := time.Parse("2006-01-02T15:04:05.000Z07:00", attr(m, "received_at"))
+	u := spend.Usage{RecordID: d.RecordID, WorkloadRef: d.WorkloadRef, Units: d.Units, OccurredAt: d.OccurredAt,
+		ObservedAt: now, Path: "webhook", EventID: eventID}
+	return u, received, nil
+}
+
+func attr(m events.SQSMessage, name string) string {
+	if a, ok := m.MessageAttributes[name]; ok && a.StringValue != nil {
+		return *a.StringValue
+	}
+	return ""
+}
