@@ -28,6 +28,7 @@ func commands() []command {
 	return []command{
 		{"run", "run the whole system locally on embedded AWS until Ctrl-C", runCmd},
 		{"send-webhook", "sign a JSON file and post it like a provider (--source, --file, --url, --tamper)", sendWebhookCmd},
+		{"send-usage", "record usage at the local provider, which sends its webhook (--workload, --units, --drop-webhook)", sendUsageCmd},
 	}
 }
 

@@ -96,3 +96,48 @@ func signingSecret(source, flagValue string) string {
 	}
 	return localrun.DevSecrets[name]
 }
+
+// sendUsageCmd records usage at the local provider simulator, which adds it
+// to its authoritative export and sends (or drops, or alters) the signed
+// usage webhook to the receiver, as the real provider would.
+func sendUsageCmd(ctx context.Context, args []string, out io.Writer) int {
+	fs := flag.NewFlagSet("send-usage", flag.ContinueOnError)
+	workload := fs.String("workload", "", "provider workload reference (required)")
+	units := fs.Int64("units", 0, "spend units (required)")
+	record := fs.String("record", "", "usage record ID (default: a new one)")
+	drop := fs.Bool("drop-webhook", false, "record the usage but drop its webhook (only reconciliation will see it)")
+	alter := fs.Int64("webhook-units", 0, "send a webhook with these units instead (a disagreement)")
+	providerURL := fs.String("provider", os.Getenv("HOOKLINE_PROVIDER_URL"), "provider simulator URL (printed by make run)")
+	if err := fs.Parse(args); err != nil || *workload == "" || *units <= 0 || *providerURL == "" {
+		fmt.Fprintln(os.Stderr, "usage: hookline send-usage --workload REF --units N [--record ID] [--drop-webhook] [--webhook-units N] [--provider URL]")
+		return exitUsage
+	}
+	if *record == "" {
+		*record = fmt.Sprintf("ur_%d", time.Now().UnixNano())
+	}
+	req := map[string]any{"record_id": *record, "workload_ref": *workload, "units": *units, "webhook": "send"}
+	switch {
+	case *drop:
+		req["webhook"] = "drop"
+	case *alter > 0:
+		req["webhook"], req["webhook_units"] = "alter", *alter
+	}
+	body, _ := json.Marshal(req)
+	hreq, err := http.NewRequestWithContext(ctx, http.MethodPost, strings.TrimSuffix(*providerURL, "/")+"/sim/usage", strings.NewReader(string(body)))
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "send-usage:", err)
+		return exitUsage
+	}
+	resp, err := http.DefaultClient.Do(hreq)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "send-usage:", err)
+		return exitFailure
+	}
+	defer resp.Body.Close()
+	answer, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
+	fmt.Fprintf(out, "usage %s (%d units, %s): %s\n", *record, *units, req["webhook"], strings.TrimSpace(string(answer)))
+	if resp.StatusCode != http.StatusOK {
+		return exitFailure
+	}
+	return exitOK
+}

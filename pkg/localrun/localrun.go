@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/hookline/hookline/pkg/app"
+	"github.com/hookline/hookline/pkg/config"
 	"github.com/hookline/hookline/pkg/lambdalocal"
 	"github.com/hookline/hookline/pkg/localaws"
 	"github.com/hookline/hookline/pkg/providersim"
@@ -55,6 +56,7 @@ type System struct {
 	Mappings map[string]*lambdalocal.SQSMapping
 
 	cfg     Config
+	runCtx  context.Context
 	api     *http.Server
 	cancel  context.CancelFunc
 	wg      sync.WaitGroup
@@ -86,8 +88,12 @@ func Start(ctx context.Context, cfg Config) (s *System, err error) {
 	if err = s.serveAPI(runCtx); err != nil {
 		return nil, err
 	}
+	if err = s.wireUsageWebhooks(); err != nil {
+		return nil, err
+	}
+	s.runCtx = runCtx
 	if !cfg.NoWorkers {
-		if err = s.startMappings(runCtx); err != nil {
+		if err = s.StartWorkers(); err != nil {
 			return nil, err
 		}
 	}
@@ -161,6 +167,20 @@ func (s *System) httpHandler(function string) (lambdalocal.HTTPHandler, error) {
 		return nil, fmt.Errorf("localrun: %s: %w", function, err)
 	}
 	return h.Handle, nil
+}
+
+// Ledger builds the spend ledger as the spend worker sees it, for tests and
+// tools that inspect or administer workloads.
+func (s *System) Ledger() (app.Ledger, error) {
+	d, err := s.deps("SpendWorkerFunction")
+	if err != nil {
+		return app.Ledger{}, err
+	}
+	cfg, err := config.SpendFromEnv(d.Lookup)
+	if err != nil {
+		return app.Ledger{}, err
+	}
+	return app.NewLedger(d, cfg)
 }
 
 // Close stops everything Start started.

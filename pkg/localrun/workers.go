@@ -24,8 +24,10 @@ func (s *System) startSim() error {
 	return nil
 }
 
-// startMappings runs every SQS event source the template declares.
-func (s *System) startMappings(ctx context.Context) error {
+// StartWorkers runs every SQS event source the template declares. Start
+// calls it unless Config.NoWorkers is set.
+func (s *System) StartWorkers() error {
+	ctx := s.runCtx
 	s.Mappings = map[string]*lambdalocal.SQSMapping{}
 	for _, es := range s.AWS.Template.EventSources {
 		h, err := s.sqsHandler(es.Function)

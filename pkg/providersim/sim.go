@@ -108,6 +108,8 @@ type Sim struct {
 	srvMu sync.Mutex
 	srv   *http.Server
 	url   string
+
+	webhooks atomic.Pointer[Sender] // usage webhooks sent by POST /sim/usage
 }
 
 // New returns a simulator for cfg. It serves nothing until [Sim.Start] or
@@ -149,6 +151,7 @@ func (s *Sim) Handler() http.Handler {
 	mux.HandleFunc("GET /v1/charges", s.handleLookupCharge)
 	mux.HandleFunc("GET /v1/usage", s.handleUsage)
 	mux.HandleFunc("POST /v2/enqueue", s.handleEnqueue)
+	mux.HandleFunc("POST /sim/usage", s.handleAddUsage)
 	return mux
 }
 
