@@ -28,6 +28,10 @@ func commands() []command {
 	return []command{
 		{"run", "run the whole system locally on embedded AWS until Ctrl-C", runCmd},
 		{"send-webhook", "sign a JSON file and post it like a provider (--source, --file, --url, --tamper)", sendWebhookCmd},
+		{"dlq", "dead-letter queues: list, peek <queue>, redrive <queue>, status <queue>", dlqCmd},
+		{"replay", "re-enqueue intake records by --event or --since/--until (--source)", replayCmd},
+		{"explain", "the runbook on one screen: explain <workload> or --event <id>", explainCmd},
+		{"workload", "workloads: create, set-cap, add-alias, retire, resume, list", workloadCmd},
 		{"send-usage", "record usage at the local provider, which sends its webhook (--workload, --units, --drop-webhook)", sendUsageCmd},
 	}
 }

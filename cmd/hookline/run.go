@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"time"
 
 	"github.com/hookline/hookline/pkg/localrun"
 	"github.com/hookline/hookline/pkg/provider"
@@ -22,12 +23,13 @@ func runCmd(ctx context.Context, args []string, out io.Writer) int {
 	fs := flag.NewFlagSet("run", flag.ContinueOnError)
 	verbose := fs.Bool("v", false, "debug logging")
 	addr := fs.String("addr", "127.0.0.1:"+envOr("PORT", "8080"), "HTTP API listen address (PORT overrides the port)")
+	every := fs.Duration("reconcile-every", 20*time.Second, "run the reconciler at this interval (the template's rate is for AWS; 0 keeps it)")
 	if err := fs.Parse(args); err != nil {
 		return exitUsage
 	}
 	log := logger(*verbose)
 	sys, err := localrun.Start(ctx, localrun.Config{
-		Addr: *addr, Logger: log, Out: out,
+		Addr: *addr, Logger: log, Out: out, ScheduleEvery: *every,
 		Sim: providersim.Config{HonourIdempotencyKeys: false, Logger: slog.New(slog.NewTextHandler(out, nil)).With("from", "provider"), OnPage: printPage(out)},
 	})
 	if err != nil {

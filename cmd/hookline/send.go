@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/hookline/hookline/pkg/localrun"
+	"github.com/hookline/hookline/pkg/ops"
 	"github.com/hookline/hookline/pkg/providersim"
 	"github.com/hookline/hookline/pkg/webhook"
 )
@@ -19,10 +20,11 @@ import (
 // sendWebhookCmd signs a JSON file and posts it like a provider's CLI
 // trigger, retrying on non-2xx answers as providers do.
 func sendWebhookCmd(ctx context.Context, args []string, out io.Writer) int {
+	loadEndpoints()
 	fs := flag.NewFlagSet("send-webhook", flag.ContinueOnError)
 	source := fs.String("source", "payments", "source name (the {source} of /webhooks/{source})")
 	file := fs.String("file", "", "JSON body to send (required)")
-	base := fs.String("url", "http://127.0.0.1:8080", "base URL of the HTTP API")
+	base := fs.String("url", envOr("HOOKLINE_API_URL", "http://127.0.0.1:8080"), "base URL of the HTTP API (default: the one `make run` wrote)")
 	id := fs.String("id", "", "event ID (default: the body's \"id\")")
 	scheme := fs.String("scheme", string(webhook.SchemeStandard), "signature scheme: standard-webhooks or stripe")
 	secret := fs.String("secret", "", "signing secret (default: $HOOKLINE_<SOURCE>_SECRETS, else the local development secret)")
@@ -101,13 +103,14 @@ func signingSecret(source, flagValue string) string {
 // to its authoritative export and sends (or drops, or alters) the signed
 // usage webhook to the receiver, as the real provider would.
 func sendUsageCmd(ctx context.Context, args []string, out io.Writer) int {
+	loadEndpoints()
 	fs := flag.NewFlagSet("send-usage", flag.ContinueOnError)
 	workload := fs.String("workload", "", "provider workload reference (required)")
 	units := fs.Int64("units", 0, "spend units (required)")
 	record := fs.String("record", "", "usage record ID (default: a new one)")
 	drop := fs.Bool("drop-webhook", false, "record the usage but drop its webhook (only reconciliation will see it)")
 	alter := fs.Int64("webhook-units", 0, "send a webhook with these units instead (a disagreement)")
-	providerURL := fs.String("provider", os.Getenv("HOOKLINE_PROVIDER_URL"), "provider simulator URL (printed by make run)")
+	providerURL := fs.String("provider", os.Getenv("HOOKLINE_PROVIDER_URL"), "provider simulator URL (default: the one `make run` wrote)")
 	if err := fs.Parse(args); err != nil || *workload == "" || *units <= 0 || *providerURL == "" {
 		fmt.Fprintln(os.Stderr, "usage: hookline send-usage --workload REF --units N [--record ID] [--drop-webhook] [--webhook-units N] [--provider URL]")
 		return exitUsage
@@ -140,4 +143,12 @@ func sendUsageCmd(ctx context.Context, args []string, out io.Writer) int {
 		return exitFailure
 	}
 	return exitOK
+}
+
+// loadEndpoints reads the endpoints `hookline run` wrote, without
+// overriding variables already set.
+func loadEndpoints() {
+	if _, err := ops.LoadEnvFile(os.LookupEnv, os.Setenv); err != nil {
+		fmt.Fprintln(os.Stderr, "hookline:", err)
+	}
 }

@@ -27,8 +27,8 @@ func NewLedger(d Deps, cfg config.Spend) (Ledger, error) {
 	}
 	s, err := spend.New(spend.Config{
 		DB: d.Clients.DynamoDB, LedgerTable: cfg.LedgerTable, WorkloadsTable: cfg.WorkloadsTable, Pages: outbox,
-		Webhook: spend.PathContract{ExpectedArrival: cfg.WebhookExpectedArrival, MaxAge: cfg.WebhookMaxAge, Interval: cfg.WebhookRetryInterval},
-		Poll:    spend.PathContract{ExpectedArrival: cfg.PollExpectedArrival, MaxAge: cfg.PollMaxAge, Interval: cfg.PollInterval},
+		Webhook:    spend.PathContract{ExpectedArrival: cfg.WebhookExpectedArrival, MaxAge: cfg.WebhookMaxAge, Interval: cfg.WebhookRetryInterval},
+		Poll:       spend.PathContract{ExpectedArrival: cfg.PollExpectedArrival, MaxAge: cfg.PollMaxAge, Interval: cfg.PollInterval},
 		ReconOwner: cfg.ReconOwner, ReconRoute: cfg.ReconRoutingKey,
 		Metrics: emfMetrics{d.metrics()}, Logger: d.logger(),
 	})

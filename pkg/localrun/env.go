@@ -46,6 +46,12 @@ func (s *System) functionLookup(function string) (func(string) (string, bool), e
 		"PROVIDER_URL": s.Sim.URL(), "PROVIDER_API_KEY": s.cfg.Sim.APIKey,
 		"PAGER_URL": s.Sim.URL(), "RECON_ROUTING_KEY": DevRoutingKey,
 	}
+	if every := s.cfg.ScheduleEvery; every > 0 {
+		// A faster local schedule shortens the poll contract with it: the
+		// export of the simulator is consistent at once.
+		local["POLL_INTERVAL"] = every.String()
+		local["CONSISTENCY_LAG"] = "1s"
+	}
 	return func(name string) (string, bool) {
 		if v, ok := override(name); ok {
 			return v, true

@@ -40,9 +40,13 @@ type Config struct {
 	// DropAck, when set, loses the acknowledgement of the SQS records it
 	// returns true for (fault drills).
 	DropAck func(messageID string) bool
-	// NoWorkers leaves the queue consumers stopped (tests that drive the
-	// handlers themselves).
+	// NoWorkers leaves the queue consumers and schedules stopped (tests
+	// that drive the handlers themselves).
 	NoWorkers bool
+	// ScheduleEvery fires schedules at this interval instead of the
+	// template's rate, and sets POLL_INTERVAL to match (local
+	// walk-throughs); 0 keeps the template's.
+	ScheduleEvery time.Duration
 }
 
 // System is a running local system.
@@ -55,16 +59,15 @@ type System struct {
 	// Mappings are the running SQS event sources, by logical ID.
 	Mappings map[string]*lambdalocal.SQSMapping
 
-	cfg     Config
-	runCtx  context.Context
-	api     *http.Server
-	cancel  context.CancelFunc
-	wg      sync.WaitGroup
-	closers []func() error
+	cfg    Config
+	runCtx context.Context
+	api    *http.Server
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
 }
 
 // Start brings the system up. Close stops it.
-func Start(ctx context.Context, cfg Config) (s *System, err error) {
+func Start(ctx context.Context, cfg Config) (*System, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
@@ -76,32 +79,31 @@ func Start(ctx context.Context, cfg Config) (s *System, err error) {
 		return nil, fmt.Errorf("localrun: %w", err)
 	}
 	runCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-	s = &System{AWS: env, cfg: cfg, cancel: cancel}
-	defer func() {
-		if err != nil {
-			s.Close()
-		}
-	}()
-	if err = s.startSim(); err != nil {
+	s := &System{AWS: env, cfg: cfg, cancel: cancel}
+	if err := s.start(runCtx); err != nil {
+		s.Close()
 		return nil, err
-	}
-	if err = s.serveAPI(runCtx); err != nil {
-		return nil, err
-	}
-	if err = s.wireUsageWebhooks(); err != nil {
-		return nil, err
-	}
-	s.runCtx = runCtx
-	if !cfg.NoWorkers {
-		if err = s.StartWorkers(); err != nil {
-			return nil, err
-		}
 	}
 	if cfg.Out != nil {
 		env.Describe(cfg.Out)
 		fmt.Fprintf(cfg.Out, "http api  %s\nprovider  %s\n", s.URL, s.Sim.URL())
 	}
 	return s, nil
+}
+
+// start brings up the simulator, the HTTP API, the workers and schedules.
+func (s *System) start(runCtx context.Context) error {
+	s.runCtx = runCtx
+	steps := []func() error{s.startSim, func() error { return s.serveAPI(runCtx) }, s.wireUsageWebhooks}
+	if !s.cfg.NoWorkers {
+		steps = append(steps, s.StartWorkers, func() error { return s.startSchedules(runCtx) })
+	}
+	for _, step := range steps {
+		if err := step(); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // deps returns the dependencies of one template function, with its
@@ -195,9 +197,6 @@ func (s *System) Close() error {
 	s.wg.Wait()
 	if s.Sim != nil {
 		errs = append(errs, s.Sim.Close())
-	}
-	for i := len(s.closers) - 1; i >= 0; i-- {
-		errs = append(errs, s.closers[i]())
 	}
 	errs = append(errs, s.AWS.Close())
 	return errors.Join(errs...)

@@ -90,3 +90,40 @@ func (s *System) sqsHandler(function string) (lambdalocal.SQSHandler, error) {
 	}
 	return h.Handle, nil
 }
+
+// startSchedules fires every schedule the template declares at its rate,
+// or at Config.ScheduleEvery when set.
+func (s *System) startSchedules(ctx context.Context) error {
+	for _, sc := range s.AWS.Template.Schedules {
+		h, err := s.scheduleHandler(sc.Function)
+		if err != nil {
+			return err
+		}
+		fn, _ := s.AWS.Template.Function(sc.Function)
+		sched, err := lambdalocal.NewSchedule(lambdalocal.ScheduleConfig{
+			Name: sc.LogicalID, Expression: sc.Expression, Function: sc.Function, Handler: h,
+			Timeout: time.Duration(fn.Timeout) * time.Second, Every: s.cfg.ScheduleEvery, Logger: s.cfg.Logger,
+		})
+		if err != nil {
+			return err
+		}
+		s.wg.Go(func() { sched.Run(ctx) })
+	}
+	return nil
+}
+
+func (s *System) scheduleHandler(function string) (lambdalocal.ScheduleHandler, error) {
+	d, err := s.deps(function)
+	if err != nil {
+		return nil, err
+	}
+	switch function {
+	case "ReconcilerFunction":
+		r, err := app.NewReconciler(d)
+		if err != nil {
+			return nil, fmt.Errorf("localrun: %s: %w", function, err)
+		}
+		return r.Handle, nil
+	}
+	return nil, fmt.Errorf("localrun: no local handler for %s", function)
+}

@@ -102,6 +102,8 @@ func (o *Ops) receive(ctx context.Context, url string, n int, visibility time.Du
 		WaitTimeSeconds:             int32(o.cfg.Wait / time.Second),
 		MessageAttributeNames:       []string{"All"},
 		MessageSystemAttributeNames: []sqstypes.MessageSystemAttributeName{sqstypes.MessageSystemAttributeNameAll},
+		// Some emulators read only the older name of the same list.
+		AttributeNames: []sqstypes.QueueAttributeName{sqstypes.QueueAttributeNameAll}, //nolint:staticcheck
 	})
 	if err != nil {
 		return nil, fmt.Errorf("ops: receive from %s: %w", url, err)

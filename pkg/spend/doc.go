@@ -50,6 +50,7 @@
 //	disagreement  REC#<record>   DISAGREE#<workload>#<units> DISAGREE#<wl>    <observed>#<record>
 //	decision      WL#<id>        DECISION#<epoch>#<step>     EVENT#<event>    DECISION#<epoch>#<step>
 //	recon run     WL#<id>        RECON#<started>             -                -
+//	marker        REC#<record>   UNCONFIRMED                 UNCONFIRMED#<n>  <occurred>#<record>
 //	page          PAGE#<dedup>   PAGE                        OUTBOX#<status>  <time>#<dedup>   (package pager)
 //
 // A resolved deferred item moves to gsi1pk DEFERRED#resolved, so the
@@ -60,7 +61,9 @@
 //
 //   - Resolve a reference: GetItem ALIAS#<ref> (workloads table).
 //   - Apply a record: TransactWriteItems [Put REC#<record>/ENTRY if absent,
-//     Update WL#<id> ADD total if it exists and is not retired].
+//     Update WL#<id> ADD total if it exists and is not retired, and on the
+//     webhook path Put the record's marker, which reconciliation confirms
+//     against the export or flags (recon.go)].
 //   - Classify a conflict: GetItem REC#<record>/ENTRY, only when the
 //     transaction was cancelled on the entry.
 //   - Check the cap: GetItem WL#<id> (consistent) after the transaction.

@@ -34,6 +34,27 @@ type ReconRun struct {
 	Deferred      int64
 	Note          string
 	NextReconAt   time.Time
+
+	// RunID names the reconciler run. WindowStart and WindowEnd bound the
+	// export window it read (by publication time); CursorBefore and
+	// CursorAfter are the export cursor it read and committed.
+	RunID                     string
+	WindowStart, WindowEnd    time.Time
+	CursorBefore, CursorAfter time.Time
+	// Applied counts records the poll path applied (the webhook path had
+	// missed them); Matched counts those of Duplicates that the webhook
+	// path had applied first.
+	Matched int64
+	// Unseen counts webhook entries flagged because the export still lacked
+	// them past the consistency horizon.
+	Unseen int64
+	// Redriven counts deferred records attributed to the workload now.
+	Redriven int64
+	// Decisions are one line per cap action or hold decision taken.
+	Decisions []string
+	// Tier and Interval are the workload's reconciliation tier and interval.
+	Tier     string
+	Interval time.Duration
 }
 
 // Explanation is what an operator needs to understand a workload's state
@@ -264,7 +285,11 @@ func (s *Spend) PutReconRun(ctx context.Context, run ReconRun) error {
 	item, err := attributevalue.MarshalMap(reconRunItem{PK: "WL#" + run.WorkloadID, SK: "RECON#" + stamp(run.StartedAt),
 		WorkloadID: run.WorkloadID, StartedAt: stamp(run.StartedAt), FinishedAt: stamp(run.FinishedAt),
 		Records: run.Records, Applied: run.Applied, Duplicates: run.Duplicates, Disagreements: run.Disagreements,
-		Deferred: run.Deferred, Note: run.Note, NextReconAt: stamp(run.NextReconAt)})
+		Deferred: run.Deferred, Note: run.Note, NextReconAt: stamp(run.NextReconAt),
+		RunID: run.RunID, WindowStart: stamp(run.WindowStart), WindowEnd: stamp(run.WindowEnd),
+		CursorBefore: stamp(run.CursorBefore), CursorAfter: stamp(run.CursorAfter), Matched: run.Matched,
+		Unseen: run.Unseen, Redriven: run.Redriven,
+		Decisions: run.Decisions, Tier: run.Tier, Interval: durationText(run.Interval)})
 	if err != nil {
 		return fmt.Errorf("encode recon run: %w", err)
 	}
@@ -290,7 +315,11 @@ func (s *Spend) ReconRuns(ctx context.Context, workloadID string, limit int) ([]
 		runs = append(runs, ReconRun{WorkloadID: ri.WorkloadID, StartedAt: parseStamp(ri.StartedAt),
 			FinishedAt: parseStamp(ri.FinishedAt), Records: ri.Records, Applied: ri.Applied,
 			Duplicates: ri.Duplicates, Disagreements: ri.Disagreements, Deferred: ri.Deferred,
-			Note: ri.Note, NextReconAt: parseStamp(ri.NextReconAt)})
+			Note: ri.Note, NextReconAt: parseStamp(ri.NextReconAt),
+			RunID: ri.RunID, WindowStart: parseStamp(ri.WindowStart), WindowEnd: parseStamp(ri.WindowEnd),
+			CursorBefore: parseStamp(ri.CursorBefore), CursorAfter: parseStamp(ri.CursorAfter), Matched: ri.Matched,
+			Unseen: ri.Unseen, Redriven: ri.Redriven,
+			Decisions: ri.Decisions, Tier: ri.Tier, Interval: parseDurationText(ri.Interval)})
 		return nil
 	})
 	if err != nil {

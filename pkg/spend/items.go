@@ -226,6 +226,18 @@ type reconRunItem struct {
 	Deferred      int64  `dynamodbav:"deferred"`
 	Note          string `dynamodbav:"note,omitempty"`
 	NextReconAt   string `dynamodbav:"next_recon_at,omitempty"`
+
+	RunID        string   `dynamodbav:"run_id,omitempty"`
+	WindowStart  string   `dynamodbav:"window_start,omitempty"`
+	WindowEnd    string   `dynamodbav:"window_end,omitempty"`
+	CursorBefore string   `dynamodbav:"cursor_before,omitempty"`
+	CursorAfter  string   `dynamodbav:"cursor_after,omitempty"`
+	Matched      int64    `dynamodbav:"matched,omitempty"`
+	Unseen       int64    `dynamodbav:"unseen,omitempty"`
+	Redriven     int64    `dynamodbav:"redriven,omitempty"`
+	Decisions    []string `dynamodbav:"decisions,omitempty"`
+	Tier         string   `dynamodbav:"tier,omitempty"`
+	Interval     string   `dynamodbav:"interval,omitempty"`
 }
 
 // stampLayout is fixed width, so stored times sort as strings.

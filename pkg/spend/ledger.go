@@ -215,13 +215,21 @@ func (s *Spend) applyTx(u Usage, id string) ([]types.TransactWriteItem, error) {
 	if err != nil {
 		return nil, err
 	}
-	return []types.TransactWriteItem{
+	tx := []types.TransactWriteItem{
 		{Put: &types.Put{TableName: aws.String(s.ledger), Item: item,
 			ConditionExpression: aws.String("attribute_not_exists(pk)")}},
 		{Update: &types.Update{TableName: aws.String(s.workloads), Key: workloadKey(id),
 			UpdateExpression: expr.Update(), ConditionExpression: expr.Condition(),
 			ExpressionAttributeNames: expr.Names(), ExpressionAttributeValues: expr.Values()}},
-	}, nil
+	}
+	if u.Path == PathWebhook { // reconciliation confirms it against the export (recon.go)
+		m, err := s.markerPut(u, id, now)
+		if err != nil {
+			return nil, err
+		}
+		tx = append(tx, m)
+	}
+	return tx, nil
 }
 
 // transact runs a transaction, retrying cancellations caused by a

@@ -1,0 +1,266 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/hookline/hookline/pkg/app"
+	"github.com/hookline/hookline/pkg/awsconf"
+	"github.com/hookline/hookline/pkg/config"
+	"github.com/hookline/hookline/pkg/intake"
+	"github.com/hookline/hookline/pkg/ops"
+	"github.com/hookline/hookline/pkg/spend"
+	"github.com/hookline/hookline/pkg/template"
+)
+
+// stderr receives errors and progress; tests may replace it.
+var stderr io.Writer = os.Stderr
+
+// parseInterleaved parses flags that may come before or after positional
+// arguments (`dlq peek payments-dlq --max 5`) and returns the positionals.
+func parseInterleaved(fs *flag.FlagSet, args []string) ([]string, error) {
+	var pos []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			return nil, err
+		}
+		args = fs.Args()
+		if len(args) == 0 {
+			return pos, nil
+		}
+		if args[0] == "--" {
+			return append(pos, args[1:]...), nil
+		}
+		pos = append(pos, args[0])
+		args = args[1:]
+	}
+}
+
+// newFlags returns a flag set that reports errors on stderr, with the
+// --json and -v flags every ops command takes.
+func newFlags(name string) (*flag.FlagSet, *bool, *bool) {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	asJSON := fs.Bool("json", false, "print JSON for scripts instead of a table")
+	verbose := fs.Bool("v", false, "debug logging")
+	return fs, asJSON, verbose
+}
+
+func usageError(cmd, format string, args ...any) int {
+	fmt.Fprintf(stderr, "hookline %s: %s\n", cmd, fmt.Sprintf(format, args...))
+	return exitUsage
+}
+
+// fail prints err and maps it to an exit code: a bad name or option is a
+// usage error, anything else a failure.
+func fail(cmd string, err error) int {
+	fmt.Fprintf(stderr, "hookline %s: %v\n", cmd, err)
+	switch {
+	case errors.Is(err, ops.ErrUnknownQueue), errors.Is(err, ops.ErrNotDeadLetterQueue),
+		errors.Is(err, ops.ErrInvalidOptions), errors.Is(err, spend.ErrInvalidWorkload):
+		return exitUsage
+	}
+	return exitFailure
+}
+
+func writeJSON(out io.Writer, v any) error {
+	enc := json.NewEncoder(out)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}
+
+func newTable(out io.Writer) *tabwriter.Writer {
+	return tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+func age(d time.Duration) string {
+	switch {
+	case d < time.Minute:
+		return d.Round(time.Second).String()
+	case d < 48*time.Hour:
+		return d.Round(time.Minute).String()
+	default:
+		return fmt.Sprintf("%dd%s", int(d.Hours())/24, (d % (24 * time.Hour)).Round(time.Hour))
+	}
+}
+
+// stderrIsTTY reports whether stderr is a terminal, where progress lines
+// belong; piped or redirected, commands stay quiet.
+func stderrIsTTY() bool {
+	f, ok := stderr.(*os.File)
+	if !ok {
+		return false
+	}
+	fi, err := f.Stat()
+	return err == nil && fi.Mode()&os.ModeCharDevice != 0
+}
+
+// progressLine redraws one status line on a terminal, at most every
+// 200ms.
+type progressLine struct {
+	w     io.Writer
+	label string
+	last  time.Time
+	drawn bool
+}
+
+// newProgress returns a progress line on stderr, or nil when stderr is not
+// a terminal.
+func newProgress(label string) *progressLine {
+	if !stderrIsTTY() {
+		return nil
+	}
+	return &progressLine{w: stderr, label: label}
+}
+
+func (p *progressLine) update(pr ops.Progress) {
+	if p == nil || (time.Since(p.last) < 200*time.Millisecond && pr.Done != pr.Total) {
+		return
+	}
+	p.last = time.Now()
+	p.drawn = true
+	fmt.Fprintf(p.w, "\r\033[K%s", formatProgress(p.label, pr))
+}
+
+// callback returns update as a func, or nil for a nil line.
+func (p *progressLine) callback() func(ops.Progress) {
+	if p == nil {
+		return nil
+	}
+	return p.update
+}
+
+func (p *progressLine) text(s string) {
+	if p == nil {
+		return
+	}
+	p.drawn = true
+	fmt.Fprintf(p.w, "\r\033[K%s", s)
+}
+
+// done ends the line so the report starts on its own.
+func (p *progressLine) done() {
+	if p != nil && p.drawn {
+		fmt.Fprintln(p.w)
+	}
+}
+
+func formatProgress(label string, pr ops.Progress) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s %d", label, pr.Done)
+	if pr.Total > 0 {
+		fmt.Fprintf(&b, "/%d", pr.Total)
+	}
+	fmt.Fprintf(&b, "  %.1f/s", pr.Rate)
+	if pr.ETA > 0 {
+		fmt.Fprintf(&b, "  ETA %s", pr.ETA.Round(time.Second))
+	}
+	return b.String()
+}
+
+// opsConn is what the ops commands talk to: the AWS that the standard
+// chain and AWS_ENDPOINT_URL* point at, with names from the template.
+type opsConn struct {
+	ops      *ops.Ops
+	resolver *ops.Resolver
+	ledger   *spend.Spend
+	envFile  string
+}
+
+// connect loads the endpoints file of `hookline run` (unless the variables
+// are already set), builds the clients and resolves the template's names.
+func connect(ctx context.Context, verbose bool) (*opsConn, error) {
+	envFile, err := ops.LoadEnvFile(os.LookupEnv, os.Setenv)
+	if err != nil {
+		return nil, err
+	}
+	log := logger(verbose)
+	if envFile != "" {
+		log.Debug("endpoints loaded", "file", envFile)
+	}
+	cfg, err := awsconf.Load(ctx)
+	if err != nil {
+		return nil, err
+	}
+	db, sqsClient := awsconf.DynamoDB(cfg, ""), awsconf.SQS(cfg, "")
+	tmpl, err := template.LoadDefault()
+	if err != nil {
+		return nil, fmt.Errorf("%w (run from the repository, or set HOOKLINE_TEMPLATE)", err)
+	}
+	r, err := ops.NewResolver(ops.ResolverConfig{Template: tmpl, SQS: sqsClient})
+	if err != nil {
+		return nil, err
+	}
+	// The CLI never sends pages, so the reconciliation routing key, which
+	// the ledger requires for the pages it enqueues, may stay unset here.
+	lookup := func(name string) (string, bool) {
+		v, ok := r.Lookup(name)
+		if !ok && name == "RECON_ROUTING_KEY" {
+			return "unset-in-cli", true
+		}
+		return v, ok
+	}
+	spendCfg, err := config.SpendFromEnv(lookup)
+	if err != nil {
+		return nil, err
+	}
+	ledger, err := app.NewLedger(app.Deps{Clients: app.Clients{DynamoDB: db, SQS: sqsClient}, Lookup: lookup, Logger: log}, spendCfg)
+	if err != nil {
+		return nil, err
+	}
+	checkers, err := ops.NewCheckers(r, ops.CheckerDeps{DynamoDB: db, Ledger: ledger.Spend})
+	if err != nil {
+		return nil, err
+	}
+	intakeTable, err := r.Table("IntakeTable")
+	if err != nil {
+		return nil, err
+	}
+	store, err := intake.New(intake.Config{DynamoDB: db, SQS: sqsClient, Table: intakeTable, Logger: log})
+	if err != nil {
+		return nil, err
+	}
+	o, err := ops.New(ops.Config{SQS: sqsClient, Resolver: r, Checkers: checkers, Intake: store, Logger: log})
+	if err != nil {
+		return nil, err
+	}
+	return &opsConn{ops: o, resolver: r, ledger: ledger.Spend, envFile: envFile}, nil
+}
+
+// connectOrFail connects and prints a failure with a hint at the endpoints
+// in use.
+func connectOrFail(ctx context.Context, cmd string, verbose bool) (*opsConn, int) {
+	s, err := connect(ctx, verbose)
+	if err != nil {
+		fmt.Fprintf(stderr, "hookline %s: %v\n", cmd, err)
+		return nil, exitFailure
+	}
+	return s, exitOK
+}
+
+// hint explains where the command looked, after an AWS error.
+func (s *opsConn) hint(cmd string) {
+	where := "the AWS account of the standard credential chain"
+	if v := os.Getenv("AWS_ENDPOINT_URL_SQS"); v != "" {
+		where = "SQS at " + v
+	}
+	if s.envFile != "" {
+		where += " (from " + s.envFile + "; is `hookline run` still running?)"
+	}
+	fmt.Fprintf(stderr, "hookline %s: talking to %s\n", cmd, where)
+}

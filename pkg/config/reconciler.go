@@ -1,0 +1,66 @@
+package config
+
+import (
+	"fmt"
+	"strconv"
+	"time"
+)
+
+// Reconciler is the reconciler function's configuration.
+type Reconciler struct {
+	Spend
+	ProviderURL     string
+	ProviderAPIKey  string
+	ProviderTimeout time.Duration
+	// UsagePageLimit is the page size asked of the usage export.
+	UsagePageLimit int
+	// Overlap, ConsistencyLag and Horizon shape the export window and the
+	// consistency horizon; InitialLookback places the first cursor.
+	Overlap, ConsistencyLag, Horizon, InitialLookback time.Duration
+	// The base interval is Spend.PollInterval, the schedule's rate.
+	ActiveInterval, QuietInterval, QuietAfter time.Duration
+	NearCapRatio                              float64
+	FoldConcurrency                           int
+}
+
+// ReconcilerFromEnv reads [SpendFromEnv]'s variables with RECON_ROUTING_KEY
+// required, PROVIDER_URL, and the optional PROVIDER_API_KEY,
+// PROVIDER_TIMEOUT (5s), USAGE_PAGE_LIMIT (500), OVERLAP_WINDOW (10m),
+// CONSISTENCY_LAG (2m), CONSISTENCY_HORIZON (POLL_MAX_AGE),
+// INITIAL_LOOKBACK (1h), ACTIVE_INTERVAL (15m), QUIET_INTERVAL (1h),
+// QUIET_AFTER (6h), NEAR_CAP_RATIO (0.8) and FOLD_CONCURRENCY (8).
+func ReconcilerFromEnv(lookup Lookup) (Reconciler, error) {
+	e := newEnv(lookup)
+	cfg := Reconciler{Spend: spendFromEnv(e)}
+	if cfg.ReconRoutingKey == "" {
+		e.required("RECON_ROUTING_KEY")
+	}
+	cfg.ProviderURL = e.required("PROVIDER_URL")
+	cfg.ProviderAPIKey = e.optional("PROVIDER_API_KEY", "")
+	cfg.ProviderTimeout = e.duration("PROVIDER_TIMEOUT", 5*time.Second)
+	cfg.UsagePageLimit = e.integer("USAGE_PAGE_LIMIT", 500)
+	cfg.Overlap = e.duration("OVERLAP_WINDOW", 10*time.Minute)
+	cfg.ConsistencyLag = e.duration("CONSISTENCY_LAG", 2*time.Minute)
+	cfg.Horizon = e.duration("CONSISTENCY_HORIZON", cfg.PollMaxAge)
+	cfg.InitialLookback = e.duration("INITIAL_LOOKBACK", time.Hour)
+	cfg.ActiveInterval = e.duration("ACTIVE_INTERVAL", 15*time.Minute)
+	cfg.QuietInterval = e.duration("QUIET_INTERVAL", time.Hour)
+	cfg.QuietAfter = e.duration("QUIET_AFTER", 6*time.Hour)
+	cfg.NearCapRatio = ratio(e, "NEAR_CAP_RATIO", 0.8)
+	cfg.FoldConcurrency = e.integer("FOLD_CONCURRENCY", 8)
+	return cfg, e.err()
+}
+
+// ratio reads a number in (0, 1].
+func ratio(e *env, name string, def float64) float64 {
+	v, ok := e.lookup(name)
+	if !ok || v == "" {
+		return def
+	}
+	f, err := strconv.ParseFloat(v, 64)
+	if err != nil || f <= 0 || f > 1 {
+		e.errs = append(e.errs, fmt.Errorf("config: %s=%q is not a ratio in (0, 1]", name, v))
+		return def
+	}
+	return f
+}

@@ -1,0 +1,259 @@
+package ops
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/hookline/hookline/pkg/spend"
+)
+
+// WorkloadView is a workload as the CLI shows it. It has no routing key:
+// that is a credential and never printed.
+type WorkloadView struct {
+	ID              string          `json:"id"`
+	Owner           string          `json:"owner"`
+	Status          string          `json:"status"`
+	Total           int64           `json:"total"`
+	Cap             int64           `json:"cap"`
+	Step            int64           `json:"step"`
+	Hold            bool            `json:"hold"`
+	CapEpoch        int64           `json:"cap_epoch"`
+	EscalationLevel int64           `json:"escalation_level"`
+	LastAccepted    spend.LastEvent `json:"last_accepted"`
+	NextReconAt     time.Time       `json:"next_recon_at"`
+	CreatedAt       time.Time       `json:"created_at"`
+	UpdatedAt       time.Time       `json:"updated_at"`
+}
+
+// ViewWorkload drops the routing key from w.
+func ViewWorkload(w spend.Workload) WorkloadView {
+	return WorkloadView{ID: w.ID, Owner: w.Owner, Status: string(w.Status), Total: w.Total, Cap: w.Cap, Step: w.Step,
+		Hold: w.Hold, CapEpoch: w.CapEpoch, EscalationLevel: w.EscalationLevel, LastAccepted: w.LastAccepted,
+		NextReconAt: w.NextReconAt, CreatedAt: w.CreatedAt, UpdatedAt: w.UpdatedAt}
+}
+
+// ReconRunView is a reconciliation run with the interval it scheduled.
+type ReconRunView struct {
+	spend.ReconRun
+	// Interval is NextReconAt minus the run's end: the interval this run
+	// chose. IntervalChanged is true when it differs from the previous
+	// run's.
+	Interval        time.Duration `json:"interval_ns"`
+	IntervalChanged bool          `json:"interval_changed"`
+}
+
+// Runbook is the runbook on one screen for a workload: what caused its
+// last action, its total and cap, the last accepted event, what is pending
+// and when reconciliation will prove or disprove it.
+type Runbook struct {
+	AsOf     time.Time    `json:"as_of"`
+	Workload WorkloadView `json:"workload"`
+	// LastAction is the latest cap decision, if any; Cause the ledger entry
+	// of the usage record that took it.
+	LastAction      *spend.Decision            `json:"last_action,omitempty"`
+	Cause           *spend.Entry               `json:"cause,omitempty"`
+	LastAccepted    spend.LastEvent            `json:"last_accepted"`
+	PendingDeferred int64                      `json:"pending_deferred"`
+	UnknownDeferred int64                      `json:"unknown_deferred"`
+	Deferred        []spend.DeferredRecord     `json:"deferred"`
+	Decisions       []spend.Decision           `json:"decisions"`
+	Disagreements   []spend.DisagreementRecord `json:"disagreements"`
+	ReconRuns       []ReconRunView             `json:"recon_runs"`
+	NextReconAt     time.Time                  `json:"next_recon_at"`
+	// Proof says when reconciliation will prove or disprove the total.
+	Proof string `json:"proof"`
+}
+
+// NewRunbook builds the runbook of an explanation at now.
+func NewRunbook(x spend.Explanation, now time.Time) Runbook {
+	r := Runbook{AsOf: now.UTC(), Workload: ViewWorkload(x.Workload), Cause: x.Cause, LastAccepted: x.LastAccepted,
+		PendingDeferred: x.PendingDeferred, UnknownDeferred: x.UnknownDeferred, Deferred: x.Deferred,
+		Decisions: x.Decisions, Disagreements: x.Disagreements, NextReconAt: x.NextReconAt}
+	if len(x.Decisions) > 0 {
+		d := x.Decisions[0]
+		r.LastAction = &d
+	}
+	for i, run := range x.ReconRuns {
+		v := ReconRunView{ReconRun: run, Interval: interval(run)}
+		if i+1 < len(x.ReconRuns) {
+			prev := interval(x.ReconRuns[i+1])
+			v.IntervalChanged = v.Interval != 0 && prev != 0 && prev != v.Interval
+		}
+		r.ReconRuns = append(r.ReconRuns, v)
+	}
+	r.Proof = proof(x.NextReconAt, now)
+	return r
+}
+
+func interval(run spend.ReconRun) time.Duration {
+	end := run.FinishedAt
+	if end.IsZero() {
+		end = run.StartedAt
+	}
+	if run.NextReconAt.IsZero() || end.IsZero() {
+		return 0
+	}
+	return run.NextReconAt.Sub(end).Round(time.Second)
+}
+
+func proof(next, now time.Time) string {
+	switch {
+	case next.IsZero():
+		return "no reconciliation is scheduled: the total is unproven until the next poll covers it"
+	case next.After(now):
+		return fmt.Sprintf("reconciliation proves or disproves the total at %s (in %s)", stamp(next), since(now, next))
+	default:
+		return fmt.Sprintf("reconciliation is overdue: it was due at %s (%s ago)", stamp(next), since(next, now))
+	}
+}
+
+// EventRunbook explains one event or usage record.
+type EventRunbook struct {
+	ID        string                `json:"id"`
+	Entry     *spend.Entry          `json:"entry,omitempty"`
+	Deferred  *spend.DeferredRecord `json:"deferred,omitempty"`
+	Decisions []spend.Decision      `json:"decisions"`
+	Workload  *Runbook              `json:"workload,omitempty"`
+}
+
+// NewEventRunbook builds the runbook of an event explanation at now.
+func NewEventRunbook(id string, x spend.EventExplanation, now time.Time) EventRunbook {
+	r := EventRunbook{ID: id, Entry: x.Entry, Deferred: x.Deferred, Decisions: x.Decisions}
+	if x.Workload != nil {
+		wr := NewRunbook(*x.Workload, now)
+		r.Workload = &wr
+	}
+	return r
+}
+
+// WriteText writes the runbook for a terminal.
+func (r Runbook) WriteText(w io.Writer) error {
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	wl := r.Workload
+	fmt.Fprintf(tw, "workload\t%s  status=%s  owner=%s\n", wl.ID, wl.Status, wl.Owner)
+	fmt.Fprintf(tw, "attributed\t%d of cap %d%s  (step %d, cap epoch %d, hold %t)\n", wl.Total, wl.Cap, overBy(wl.Total, wl.Cap), wl.Step, wl.CapEpoch, wl.Hold)
+	if d := r.LastAction; d != nil {
+		fmt.Fprintf(tw, "last action\t%s at %s: %s\n", d.Action, stamp(d.DecidedAt), d.Line)
+		fmt.Fprintf(tw, "caused by\t%s\n", cause(d, r.Cause))
+	} else {
+		fmt.Fprintf(tw, "last action\tnone: no cap action in this workload's history\n")
+	}
+	fmt.Fprintf(tw, "last accepted\t%s\n", lastEvent(r.LastAccepted))
+	fmt.Fprintf(tw, "pending\t%d units deferred for this workload in %d records; %d units system-wide with no workload\n",
+		r.PendingDeferred, len(r.Deferred), r.UnknownDeferred)
+	fmt.Fprintf(tw, "proof\t%s\n", r.Proof)
+	tw.Flush()
+	if len(r.ReconRuns) > 0 {
+		fmt.Fprintln(w, "\nreconciliation runs (newest first)")
+		tw = tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+		fmt.Fprintln(tw, "  STARTED\tRECORDS\tAPPLIED\tDUPLICATES\tDISAGREE\tDEFERRED\tNEXT\tINTERVAL\tNOTE")
+		for _, run := range r.ReconRuns {
+			iv := "-"
+			if run.Interval > 0 {
+				iv = run.Interval.String()
+				if run.IntervalChanged {
+					iv += " (changed)"
+				}
+			}
+			fmt.Fprintf(tw, "  %s\t%d\t%d\t%d\t%d\t%d\t%s\t%s\t%s\n", stamp(run.StartedAt), run.Records, run.Applied,
+				run.Duplicates, run.Disagreements, run.Deferred, stamp(run.NextReconAt), iv, run.Note)
+		}
+		tw.Flush()
+	}
+	if len(r.Decisions) > 0 {
+		fmt.Fprintln(w, "\ndecisions (newest first)")
+		for _, d := range r.Decisions {
+			fmt.Fprintf(w, "  %s  %s\n", stamp(d.DecidedAt), d.Line)
+		}
+	}
+	if len(r.Disagreements) > 0 {
+		fmt.Fprintln(w, "\ndisagreements (newest first)")
+		for _, d := range r.Disagreements {
+			fmt.Fprintf(w, "  %s  record %s: kept %d units on %s via %s; other %d units on %s via %s\n", stamp(d.RecordedAt), d.RecordID,
+				d.Kept.Units, d.Kept.WorkloadID, d.Kept.Path, d.Other.Units, d.Other.WorkloadID, d.Other.Path)
+		}
+	}
+	if len(r.Deferred) > 0 {
+		fmt.Fprintln(w, "\ndeferred for this workload")
+		for _, d := range r.Deferred {
+			fmt.Fprintf(w, "  record %s: %d units, %s, owner %s, deadline %s\n", d.RecordID, d.Units, d.Reason, d.Owner, stamp(d.Deadline))
+		}
+	}
+	return nil
+}
+
+// WriteText writes the event's runbook for a terminal.
+func (r EventRunbook) WriteText(w io.Writer) error {
+	switch {
+	case r.Entry != nil:
+		e := r.Entry
+		fmt.Fprintf(w, "event %s: record %s, %d units attributed to %s (ref %s) via %s, observed %s, accepted %s\n",
+			orDash(e.EventID), e.RecordID, e.Units, e.WorkloadID, e.WorkloadRef, strings.Join(paths(e), "+"), stamp(e.ObservedAt), stamp(e.AcceptedAt))
+	case r.Deferred != nil:
+		d := r.Deferred
+		fmt.Fprintf(w, "event %s: record %s, %d units DEFERRED (%s, ref %s), owner %s, status %s, deadline %s\n",
+			orDash(d.EventID), d.RecordID, d.Units, d.Reason, d.WorkloadRef, d.Owner, d.Status, stamp(d.Deadline))
+	default:
+		fmt.Fprintf(w, "%s: nothing recorded\n", r.ID)
+	}
+	for _, d := range r.Decisions {
+		fmt.Fprintf(w, "this event took: %s\n", d.Line)
+	}
+	if r.Workload != nil {
+		fmt.Fprintln(w)
+		return r.Workload.WriteText(w)
+	}
+	return nil
+}
+
+func paths(e *spend.Entry) []string {
+	if len(e.Paths) > 0 {
+		return e.Paths
+	}
+	return []string{e.Path}
+}
+
+func cause(d *spend.Decision, e *spend.Entry) string {
+	if e == nil {
+		return fmt.Sprintf("record %s (event %s), %d units, observed %s; its ledger entry is not found",
+			d.RecordID, orDash(d.EventID), d.Units, stamp(d.ObservedAt))
+	}
+	return fmt.Sprintf("record %s (event %s), %d units via %s, observed %s, accepted %s",
+		e.RecordID, orDash(e.EventID), e.Units, strings.Join(paths(e), "+"), stamp(e.ObservedAt), stamp(e.AcceptedAt))
+}
+
+func lastEvent(l spend.LastEvent) string {
+	if l.RecordID == "" && l.EventID == "" {
+		return "none yet"
+	}
+	return fmt.Sprintf("event %s, record %s, %d units via %s, observed %s, accepted %s",
+		orDash(l.EventID), l.RecordID, l.Units, l.Path, stamp(l.ObservedAt), stamp(l.AcceptedAt))
+}
+
+func overBy(total, capUnits int64) string {
+	if total > capUnits {
+		return fmt.Sprintf(" (over by %d)", total-capUnits)
+	}
+	return ""
+}
+
+func stamp(t time.Time) string {
+	if t.IsZero() {
+		return "-"
+	}
+	return t.UTC().Format(time.RFC3339)
+}
+
+func since(from, to time.Time) string {
+	return to.Sub(from).Round(time.Second).String()
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}

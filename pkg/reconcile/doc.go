@@ -1,0 +1,57 @@
+// Package reconcile is hookline's polling path: an EventBridge-scheduled
+// run that reads the provider's authoritative usage export and folds it
+// into the same ledger as the webhook path, through [spend.Spend.Apply]
+// with Path "poll". Events are the fast path; polling proves or disproves
+// them and finds what the fast path missed.
+//
+// # One run
+//
+// [Reconciler.Handle] (or [Reconciler.Run]) does, in order:
+//
+//  1. Reads the cursor and pages through the export window
+//     [cursor - Overlap, now - Lag) by publication time
+//     ([provider.Client.ListUsage]), folding each record. Stable record IDs
+//     make the overlap harmless. Each record is classified: missed (applied
+//     now; the webhook never came; its discovery latency is measured),
+//     matched (the webhook path applied it with the same units and
+//     workload), repeat (an earlier poll applied it), disagreement (spend
+//     recorded and paged both values; nothing is overwritten) or deferred.
+//     A record the poll applies trips the cap exactly as a webhook does.
+//  2. Advances the cursor to the window's end with a conditional write:
+//     the cursor must still hold the value this run read. A run that loses
+//     this race records that and ends without error; its folding was
+//     idempotent. A failed export page (a 5xx after retries) or fold
+//     fails the run with an error, the cursor stays, and the next run
+//     catches up.
+//  3. Flags webhook entries the export still lacks although it has been
+//     read up to Horizon past their occurrence: a durable flag and one page
+//     each ([spend.Spend.FlagUnseen]).
+//  4. Classifies every workload into a risk tier ([Reconciler.Classify]):
+//     near its cap (every run), active (ActiveInterval) or quiet
+//     (QuietInterval). Every change of tier or interval is stored with its
+//     reason and time ([Store.IntervalChanges]).
+//  5. Attributes deferred records whose reference now maps to a workload
+//     ([spend.Spend.Redrive]). Past their deadline, the unresolved ones of
+//     a workload that holds get an explicit hold decision; the others get
+//     one page per owner and run window, summary
+//     "unresolved attribution amount=<units> oldest=<RFC3339> records=<n>".
+//  6. Writes a reconciliation record ([spend.ReconRun]) for every workload
+//     due in this run, with the window, cursor before and after, counts per
+//     class, decisions and the next deadline, which becomes the workload's
+//     next reconciliation deadline. Counts of workloads not due are carried
+//     to their next record.
+//
+// Every run also leaves a run record ([Store.Runs]), whatever its outcome,
+// and EMF metrics: discovery latency, counts per class, run duration,
+// failures, lost races, and the amount and age of unresolved attribution.
+//
+// # Items
+//
+// The reconciler's own items live in the ledger table:
+//
+//	item             pk              sk
+//	cursor           RECON#cursor    CURSOR
+//	run record       RECON#run       RUN#<started>#<run id>
+//	schedule         WL#<id>         SCHED
+//	interval change  WL#<id>         SCHED#<at>#<run id>
+package reconcile

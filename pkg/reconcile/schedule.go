@@ -1,0 +1,149 @@
+package reconcile
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/hookline/hookline/pkg/spend"
+)
+
+// Tier is a workload's reconciliation risk class.
+type Tier string
+
+// Tiers, from the most to the least often reconciled.
+const (
+	// TierNearCap workloads are at or over NearCapRatio of their cap, or
+	// paused: they are reconciled on every run.
+	TierNearCap Tier = "near_cap"
+	// TierActive workloads had usage within QuietAfter.
+	TierActive Tier = "active"
+	// TierQuiet workloads had none for QuietAfter.
+	TierQuiet Tier = "quiet"
+)
+
+// Classify returns the tier a workload belongs in at now, its interval and
+// the reason, in words an operator reads.
+func (r *Reconciler) Classify(w spend.Workload, now time.Time) (Tier, time.Duration, string) {
+	c := r.cfg
+	switch {
+	case w.Status == spend.StatusPaused:
+		return TierNearCap, c.BaseInterval, fmt.Sprintf("paused at total %d, cap %d", w.Total, w.Cap)
+	case float64(w.Total) >= c.NearCapRatio*float64(w.Cap):
+		return TierNearCap, c.BaseInterval, fmt.Sprintf("total %d >= %.2f x cap %d", w.Total, c.NearCapRatio, w.Cap)
+	}
+	last := w.LastAccepted.AcceptedAt
+	switch {
+	case !last.IsZero() && now.Sub(last) < c.QuietAfter:
+		return TierActive, c.ActiveInterval, fmt.Sprintf("total %d < %.2f x cap %d; usage accepted %s, within %s",
+			w.Total, c.NearCapRatio, w.Cap, last.UTC().Format(time.RFC3339), c.QuietAfter)
+	case last.IsZero() && now.Sub(w.CreatedAt) < c.QuietAfter:
+		return TierActive, c.ActiveInterval, fmt.Sprintf("created %s, no usage yet", w.CreatedAt.UTC().Format(time.RFC3339))
+	case last.IsZero():
+		return TierQuiet, c.QuietInterval, fmt.Sprintf("no usage since creation %s (quiet after %s)",
+			w.CreatedAt.UTC().Format(time.RFC3339), c.QuietAfter)
+	}
+	return TierQuiet, c.QuietInterval, fmt.Sprintf("no usage since %s (quiet after %s)",
+		last.UTC().Format(time.RFC3339), c.QuietAfter)
+}
+
+// planned is one workload's place in this run.
+type planned struct {
+	w        spend.Workload
+	sched    Schedule
+	tier     Tier
+	interval time.Duration
+	// due workloads get a reconciliation record, a new deadline and their
+	// deferred records resolved in this run.
+	due bool
+	// What the deferred step did for the workload.
+	redriven  int64
+	decisions []string
+}
+
+// plan classifies every workload that is not retired, records each change
+// of tier, and decides which are due in this run.
+func (r *Reconciler) plan(ctx context.Context, run *Run) (map[string]*planned, error) {
+	ws, err := r.cfg.Ledger.List(ctx)
+	if err != nil {
+		return nil, err
+	}
+	now := run.StartedAt
+	out := make(map[string]*planned, len(ws))
+	for _, w := range ws {
+		if w.Status == spend.StatusRetired {
+			continue
+		}
+		sc, found, err := r.store.Schedule(ctx, w.ID)
+		if err != nil {
+			return nil, err
+		}
+		tier, interval, reason := r.Classify(w, now)
+		p := &planned{w: w, sched: sc, tier: tier, interval: interval}
+		out[w.ID] = p
+		if !found || sc.Tier != tier || sc.Interval != interval {
+			ch := IntervalChange{WorkloadID: w.ID, From: sc.Tier, To: tier, FromInterval: sc.Interval,
+				ToInterval: interval, Reason: reason, At: now, RunID: run.RunID}
+			changed, err := r.store.ChangeTier(ctx, sc, found, ch)
+			if err != nil {
+				return nil, err
+			}
+			if changed {
+				r.log.InfoContext(ctx, "reconcile interval change", "workload", w.ID, "from", string(sc.Tier),
+					"to", string(tier), "interval", interval, "reason", reason)
+				r.emitChange(ch)
+				// A shorter interval takes effect now.
+				if !found || interval < sc.Interval {
+					p.due = true
+				}
+			}
+		}
+		if tier == TierNearCap || !sc.NextDue.After(now) {
+			p.due = true
+		}
+	}
+	return out, nil
+}
+
+// reconcileWorkloads writes a reconciliation record and the next deadline
+// for every due workload, and carries the counts of the others forward.
+func (r *Reconciler) reconcileWorkloads(ctx context.Context, run *Run, f *fold, plan map[string]*planned) error {
+	for id, p := range plan {
+		counts := f.of(id)
+		if !p.due {
+			if counts.zero() {
+				continue
+			}
+			if err := r.store.AddPending(ctx, id, counts, time.Time{}, time.Time{}); err != nil {
+				return err
+			}
+			continue
+		}
+		next := run.StartedAt.Add(p.interval)
+		total := p.sched.Pending
+		total.add(counts)
+		ds := f.decisionsOf(id)
+		ds = append(ds, p.decisions...)
+		rr := spend.ReconRun{WorkloadID: id, StartedAt: run.StartedAt, FinishedAt: r.now(),
+			Records: total.Records, Applied: total.Missed, Duplicates: total.Matched + total.Repeats,
+			Disagreements: total.Disagreements, Deferred: total.Deferred, NextReconAt: next,
+			Note:  fmt.Sprintf("tier %s every %s; %d repeats from the overlap", p.tier, p.interval, total.Repeats),
+			RunID: run.RunID, WindowStart: run.Since, WindowEnd: run.Until,
+			CursorBefore: run.CursorBefore, CursorAfter: run.CursorAfter, Matched: total.Matched,
+			Unseen: total.Unseen, Redriven: p.redriven,
+			Decisions: ds, Tier: string(p.tier), Interval: p.interval}
+		if !p.sched.LastReconciled.IsZero() {
+			rr.WindowStart = p.sched.LastReconciled.Add(-r.cfg.Lag - r.cfg.Overlap)
+		}
+		if err := r.cfg.Ledger.PutReconRun(ctx, rr); err != nil {
+			return err
+		}
+		// Add this run's counts and take away everything reported, so a
+		// concurrent run's addition survives.
+		if err := r.store.AddPending(ctx, id, negate(p.sched.Pending), run.StartedAt, next); err != nil {
+			return err
+		}
+		run.Reconciled++
+	}
+	return nil
+}
