@@ -41,6 +41,8 @@ type Env struct {
 	DynamoEndpoint string
 	SQSEndpoint    string
 	Template       *template.Template
+	// Calls counts every call made through DynamoDB and SQS above.
+	Calls *Calls
 
 	queueURLs map[string]string // by logical ID and by template name
 	queueARNs map[string]string
@@ -154,6 +156,8 @@ func (e *Env) connect(ctx context.Context) error {
 	if !External() {
 		cfg.Credentials = awsconf.Static()
 	}
+	e.Calls = &Calls{}
+	cfg.APIOptions = append(cfg.APIOptions, e.Calls.middleware)
 	e.Config = cfg
 	e.DynamoDB = awsconf.DynamoDB(cfg, e.DynamoEndpoint)
 	e.SQS = awsconf.SQS(cfg, e.SQSEndpoint)

@@ -1,0 +1,151 @@
+package localrun_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"regexp"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/hookline/hookline/pkg/localrun"
+	"github.com/hookline/hookline/pkg/provider"
+	"github.com/hookline/hookline/pkg/providersim"
+	"github.com/hookline/hookline/pkg/spend"
+	"github.com/hookline/hookline/pkg/webhook"
+)
+
+var tippingEvent = regexp.MustCompile(`event=(\S+)`)
+
+// BenchmarkE2EUsage sends signed usage webhooks from 32 concurrent
+// connections through the receiver, SQS and the spend worker into the
+// ledger: 20 workloads with a cap of 1000 units, 50 events of 25 units
+// each, so every workload crosses its cap once. It reports events/s and
+// the latency from the tipping event's webhook to its page at the pager
+// sink (enforcement plus the outbox). Run with -benchtime 1x.
+func BenchmarkE2EUsage(b *testing.B) {
+	for range b.N {
+		runUsageE2E(b, 20, 50, 25)
+	}
+}
+
+func runUsageE2E(b *testing.B, workloads, perWorkload int, units int64) {
+	var mu sync.Mutex
+	paged := map[string]time.Time{}
+	sys, err := localrun.Start(context.Background(), localrun.Config{
+		Addr: "127.0.0.1:0", Lookup: func(string) (string, bool) { return "", false },
+		Sim: providersim.Config{OnPage: func(ev provider.PagerEvent) {
+			if m := tippingEvent.FindStringSubmatch(ev.Payload.Summary); m != nil {
+				mu.Lock()
+				paged[m[1]] = time.Now()
+				mu.Unlock()
+			}
+		}},
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer sys.Close()
+	ledger, err := sys.Ledger()
+	if err != nil {
+		b.Fatal(err)
+	}
+	ctx := context.Background()
+	for w := range workloads {
+		if _, err := ledger.Spend.CreateWorkload(ctx, spend.NewWorkload{ID: fmt.Sprintf("wl-%02d", w), Owner: "bench", Route: "rk", Cap: 1000}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	n := workloads * perWorkload
+	b.ResetTimer()
+	start := time.Now()
+	sent := sendUsage(b, sys, workloads, n, units)
+	want := int64(perWorkload) * units
+	for !allAttributed(ctx, ledger.Spend, workloads, want) {
+		time.Sleep(20 * time.Millisecond)
+		if time.Since(start) > 5*time.Minute {
+			b.Fatal("usage not attributed within 5 minutes")
+		}
+	}
+	elapsed := time.Since(start)
+	b.StopTimer()
+	for deadline := time.Now().Add(30 * time.Second); ; {
+		mu.Lock()
+		got := len(paged)
+		mu.Unlock()
+		if got >= workloads || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	var lat []time.Duration
+	mu.Lock()
+	for ev, at := range paged {
+		lat = append(lat, at.Sub(sent[ev]))
+	}
+	mu.Unlock()
+	if len(lat) != workloads {
+		b.Fatalf("%d pages for %d workloads", len(lat), workloads)
+	}
+	slices.Sort(lat)
+	rate := float64(n) / elapsed.Seconds()
+	b.ReportMetric(rate, "events/s")
+	b.ReportMetric(float64(lat[len(lat)/2].Milliseconds()), "event_to_page_p50_ms")
+	b.ReportMetric(float64(lat[len(lat)-1].Milliseconds()), "event_to_page_max_ms")
+	fmt.Printf("usage e2e: %d events over %d workloads, %.0f events/s attributed, event→page p50 %s max %s (%d pages, one per workload)\n",
+		n, workloads, rate, lat[len(lat)/2].Round(time.Millisecond), lat[len(lat)-1].Round(time.Millisecond), len(lat))
+}
+
+func allAttributed(ctx context.Context, s *spend.Spend, workloads int, want int64) bool {
+	for w := range workloads {
+		wl, err := s.Get(ctx, fmt.Sprintf("wl-%02d", w))
+		if err != nil || wl.Total != want {
+			return false
+		}
+	}
+	return true
+}
+
+// sendUsage posts n usage webhooks round-robin over the workloads from 32
+// goroutines and returns when each event was sent.
+func sendUsage(b *testing.B, sys *localrun.System, workloads, n int, units int64) map[string]time.Time {
+	secret := localrun.DevSecrets[localrun.SecretVar("usage")]
+	ids := make(chan int)
+	var mu sync.Mutex
+	sent := make(map[string]time.Time, n)
+	var wg sync.WaitGroup
+	for range 32 {
+		wg.Go(func() {
+			for i := range ids {
+				rec := fmt.Sprintf("ur_bench_%06d", i)
+				ev := provider.UsageEvent{ID: "evt_" + rec, Type: provider.UsageEventType, Created: time.Now().UTC(),
+					Data: provider.UsageRecord{RecordID: rec, WorkloadRef: fmt.Sprintf("wl-%02d", i%workloads), Units: units, OccurredAt: time.Now().UTC()}}
+				body, _ := json.Marshal(ev)
+				h, _ := webhook.SignHeaders(webhook.SchemeStandard, []string{secret}, ev.ID, time.Now(), body)
+				req, _ := http.NewRequest(http.MethodPost, sys.URL+"/webhooks/usage", bytes.NewReader(body))
+				req.Header = h
+				req.Header.Set("Content-Type", "application/json")
+				at := time.Now()
+				resp, err := http.DefaultClient.Do(req)
+				if err != nil || resp.StatusCode != 200 {
+					b.Errorf("usage webhook %s: %v %v", ev.ID, err, resp)
+					continue
+				}
+				resp.Body.Close()
+				mu.Lock()
+				sent[ev.ID] = at
+				mu.Unlock()
+			}
+		})
+	}
+	for i := range n {
+		ids <- i
+	}
+	close(ids)
+	wg.Wait()
+	return sent
+}

@@ -1,0 +1,217 @@
+package payments_test
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"net/http"
+	"os"
+	"slices"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+
+	"github.com/hookline/hookline/pkg/idempotency"
+	"github.com/hookline/hookline/pkg/lambdalocal"
+	"github.com/hookline/hookline/pkg/localrun"
+	"github.com/hookline/hookline/pkg/payments"
+	"github.com/hookline/hookline/pkg/provider"
+	"github.com/hookline/hookline/pkg/queue"
+	"github.com/hookline/hookline/pkg/webhook"
+)
+
+// ceiling is the bare pipeline's measured end-to-end rate on these
+// machines (docs/local-aws.md): the figure the full path is compared with.
+const ceiling = 800.0
+
+// timedCharger records when each event's charge settled.
+type timedCharger struct {
+	payments.Charger
+	mu   sync.Mutex
+	done map[string]time.Time
+}
+
+func (c *timedCharger) note(req provider.ChargeRequest, res provider.Result) provider.Result {
+	if res.Outcome == provider.Succeeded {
+		c.mu.Lock()
+		if _, ok := c.done[req.EventID]; !ok {
+			c.done[req.EventID] = time.Now()
+		}
+		c.mu.Unlock()
+	}
+	return res
+}
+
+func (c *timedCharger) ChargeOnce(ctx context.Context, key string, req provider.ChargeRequest) provider.Result {
+	return c.note(req, c.Charger.ChargeOnce(ctx, key, req))
+}
+
+func (c *timedCharger) ResumeCharge(ctx context.Context, key string, req provider.ChargeRequest) provider.Result {
+	return c.note(req, c.Charger.ResumeCharge(ctx, key, req))
+}
+
+func benchEvents() int {
+	if n, err := strconv.Atoi(os.Getenv("HOOKLINE_BENCH_EVENTS")); err == nil && n > 0 {
+		return n
+	}
+	return 3000
+}
+
+// BenchmarkE2EPayments sends signed payment webhooks from 32 concurrent
+// provider connections through the HTTP adapter, the receiver, SQS and the
+// payment worker to the provider simulator (which ignores idempotency
+// keys), with 0.2% of acknowledgements lost, once with the registry and
+// once without it. Run it with -benchtime 1x: each iteration is a whole run.
+func BenchmarkE2EPayments(b *testing.B) {
+	for _, on := range []bool{true, false} {
+		b.Run(fmt.Sprintf("registry=%v", on), func(b *testing.B) {
+			for range b.N {
+				runPaymentsE2E(b, benchEvents(), on)
+			}
+		})
+	}
+}
+
+func runPaymentsE2E(b *testing.B, n int, registry bool) {
+	sys, err := localrun.Start(context.Background(), localrun.Config{Addr: "127.0.0.1:0", NoWorkers: true, Lookup: func(string) (string, bool) { return "", false }})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer sys.Close()
+	url := sys.AWS.QueueURL("payments")
+	// Lost acknowledgements come back after 5 s instead of the template's 180 s.
+	if _, err := sys.AWS.SQS.SetQueueAttributes(context.Background(), &sqs.SetQueueAttributesInput{QueueUrl: aws.String(url), Attributes: map[string]string{"VisibilityTimeout": "5"}}); err != nil {
+		b.Fatal(err)
+	}
+	client, _ := provider.New(provider.Config{BaseURL: sys.Sim.URL(), Timeout: 2 * time.Second})
+	charger := &timedCharger{Charger: client, done: map[string]time.Time{}}
+	var reg payments.Registry
+	if registry {
+		store, _ := idempotency.NewDynamoDB(idempotency.DynamoDBConfig{Client: sys.AWS.DynamoDB, Table: sys.AWS.TableName("IdempotencyTable")})
+		reg, _ = idempotency.New(idempotency.Config{Store: store, Namespace: "payments", CacheSize: 10000})
+	} else {
+		reg, charger.Charger = noRegistry{}, naiveCharger{client}
+	}
+	q, _ := queue.New(queue.Config{SQS: sys.AWS.SQS, URL: url, DeadLetterURL: sys.AWS.QueueURL("payments-dlq")})
+	w, err := payments.New(payments.Config{Registry: reg, Provider: charger, Queue: q})
+	if err != nil {
+		b.Fatal(err)
+	}
+	var acks atomic.Int64
+	m, _ := lambdalocal.NewSQSMapping(lambdalocal.SQSMappingConfig{
+		SQS: sys.AWS.SQS, QueueURL: url, Function: "PaymentWorkerFunction", Handler: w.Handle, ReportBatchItemFailures: true,
+		Concurrency: 8, Timeout: 30 * time.Second, DropAck: func(string) bool { return acks.Add(1)%500 == 0 },
+	})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go m.Run(ctx)
+
+	before := sys.AWS.Calls.Snapshot()
+	b.ResetTimer()
+	start := time.Now()
+	sent, intakeDone := sendPayments(b, sys.URL, n)
+	for charger.count() < n || m.Stats().Deleted.Load() < int64(n) {
+		time.Sleep(20 * time.Millisecond)
+		if time.Since(start) > 5*time.Minute {
+			b.Fatalf("only %d of %d charged", charger.count(), n)
+		}
+	}
+	elapsed := charger.last().Sub(start)
+	b.StopTimer()
+	report(b, n, start, elapsed, intakeDone, sent, charger, sys.Sim.Duplicates(), before, sys.AWS.Calls.Snapshot())
+}
+
+func (c *timedCharger) count() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.done)
+}
+
+func (c *timedCharger) last() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var t time.Time
+	for _, d := range c.done {
+		if d.After(t) {
+			t = d
+		}
+	}
+	return t
+}
+
+// sendPayments posts n signed webhooks from 32 goroutines and returns when
+// each was sent and when the last 200 arrived.
+func sendPayments(b *testing.B, base string, n int) (map[string]time.Time, time.Time) {
+	secret := localrun.DevSecrets[localrun.SecretVar("payments")]
+	ids := make(chan int)
+	var mu sync.Mutex
+	sent := make(map[string]time.Time, n)
+	var wg sync.WaitGroup
+	for range 32 {
+		wg.Go(func() {
+			for i := range ids {
+				id := fmt.Sprintf("evt_bench_%06d", i)
+				body := []byte(paymentBody(id, int64(1000+(i%50)*10)))
+				h, _ := webhook.SignHeaders(webhook.SchemeStandard, []string{secret}, id, time.Now(), body)
+				req, _ := http.NewRequest(http.MethodPost, base+"/webhooks/payments", bytes.NewReader(body))
+				req.Header = h
+				req.Header.Set("Content-Type", "application/json")
+				at := time.Now()
+				resp, err := http.DefaultClient.Do(req)
+				if err != nil || resp.StatusCode != 200 {
+					b.Errorf("webhook %s: %v %v", id, err, resp)
+					continue
+				}
+				resp.Body.Close()
+				mu.Lock()
+				sent[id] = at
+				mu.Unlock()
+			}
+		})
+	}
+	for i := range n {
+		ids <- i
+	}
+	close(ids)
+	wg.Wait()
+	return sent, time.Now()
+}
+
+func report(b *testing.B, n int, start time.Time, elapsed time.Duration, intakeDone time.Time, sent map[string]time.Time,
+	charger *timedCharger, dups int, before, after map[string]int64) {
+	var lat []time.Duration
+	charger.mu.Lock()
+	for id, at := range sent {
+		if d, ok := charger.done[id]; ok {
+			lat = append(lat, d.Sub(at))
+		}
+	}
+	charger.mu.Unlock()
+	slices.Sort(lat)
+	rate := float64(n) / elapsed.Seconds()
+	intake := float64(n) / intakeDone.Sub(start).Seconds()
+	calls := func(service string) float64 {
+		var d int64
+		for k, v := range after {
+			if len(k) > len(service) && k[:len(service)+1] == service+"." {
+				d += v - before[k]
+			}
+		}
+		return float64(d) / float64(n)
+	}
+	b.ReportMetric(rate, "webhooks/s")
+	b.ReportMetric(rate/ceiling, "x_ceiling")
+	b.ReportMetric(intake, "accepted/s")
+	b.ReportMetric(float64(lat[len(lat)/2].Milliseconds()), "p50_ms")
+	b.ReportMetric(float64(lat[len(lat)*99/100].Milliseconds()), "p99_ms")
+	b.ReportMetric(float64(dups), "duplicate_charges")
+	b.ReportMetric(calls("DynamoDB"), "ddb_calls/event")
+	b.ReportMetric(calls("SQS"), "sqs_calls/event")
+	fmt.Printf("payments e2e: %d webhooks, %.0f/s end to end (%.2fx the %.0f/s bare-pipeline ceiling), intake %.0f accepted/s at concurrency 32, p50 %s p99 %s, %d duplicate charges, %.2f DynamoDB + %.2f SQS calls/event\n",
+		n, rate, rate/ceiling, ceiling, intake, lat[len(lat)/2].Round(time.Millisecond), lat[len(lat)*99/100].Round(time.Millisecond), dups, calls("DynamoDB"), calls("SQS"))
+}
