@@ -32,6 +32,7 @@ func commands() []command {
 		{"replay", "re-enqueue intake records by --event or --since/--until (--source)", replayCmd},
 		{"explain", "the runbook on one screen: explain <workload> or --event <id>", explainCmd},
 		{"workload", "workloads: create, set-cap, add-alias, retire, resume, list", workloadCmd},
+		{"admission", "ask whether a workload may start new work (200 allowed, 423 paused)", admissionCmd},
 		{"send-usage", "record usage at the local provider, which sends its webhook (--workload, --units, --drop-webhook)", sendUsageCmd},
 	}
 }

@@ -19,6 +19,10 @@ import (
 // other hookline commands in the same directory reach the same local AWS.
 const endpointsFile = ".hookline/endpoints.env"
 
+// metricsFile receives the EMF metric lines of a local run (in Lambda they
+// go to stdout and CloudWatch Logs).
+const metricsFile = ".hookline/metrics.jsonl"
+
 func runCmd(ctx context.Context, args []string, out io.Writer) int {
 	fs := flag.NewFlagSet("run", flag.ContinueOnError)
 	verbose := fs.Bool("v", false, "debug logging")
@@ -28,8 +32,18 @@ func runCmd(ctx context.Context, args []string, out io.Writer) int {
 		return exitUsage
 	}
 	log := logger(*verbose)
+	if err := os.MkdirAll(filepath.Dir(metricsFile), 0o755); err != nil {
+		fmt.Fprintln(os.Stderr, "hookline run:", err)
+		return exitFailure
+	}
+	metrics, err := os.Create(metricsFile)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "hookline run:", err)
+		return exitFailure
+	}
+	defer metrics.Close()
 	sys, err := localrun.Start(ctx, localrun.Config{
-		Addr: *addr, Logger: log, Out: out, ScheduleEvery: *every,
+		Addr: *addr, Logger: log, Out: out, ScheduleEvery: *every, Metrics: metrics,
 		Sim: providersim.Config{HonourIdempotencyKeys: false, Logger: slog.New(slog.NewTextHandler(out, nil)).With("from", "provider"), OnPage: printPage(out)},
 	})
 	if err != nil {
@@ -65,9 +79,6 @@ func printPage(out io.Writer) func(provider.PagerEvent) {
 }
 
 func writeEndpoints(sys *localrun.System) error {
-	if err := os.MkdirAll(filepath.Dir(endpointsFile), 0o755); err != nil {
-		return err
-	}
 	text := fmt.Sprintf("AWS_ENDPOINT_URL_SQS=%s\nAWS_ENDPOINT_URL_DYNAMODB=%s\nHOOKLINE_API_URL=%s\nHOOKLINE_PROVIDER_URL=%s\n",
 		sys.AWS.SQSEndpoint, sys.AWS.DynamoEndpoint, sys.URL, sys.Sim.URL())
 	return os.WriteFile(endpointsFile, []byte(text), 0o644)
@@ -75,8 +86,9 @@ func writeEndpoints(sys *localrun.System) error {
 
 func printExamples(out io.Writer, url string) {
 	fmt.Fprintf(out, `
+metrics (EMF lines) go to %s.
 ready; Ctrl-C stops everything. In another terminal:
   go run ./cmd/hookline send-webhook --source payments --file testdata/payments/payment_requested.json --url %s
   go run ./cmd/hookline send-webhook --source payments --file testdata/payments/payment_requested.json --url %s --tamper --id evt_tampered
-`, url, url)
+`, metricsFile, url, url)
 }

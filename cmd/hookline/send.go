@@ -152,3 +152,32 @@ func loadEndpoints() {
 		fmt.Fprintln(os.Stderr, "hookline:", err)
 	}
 }
+
+// admissionCmd asks the HTTP API whether a workload may start new work, as
+// its producers do.
+func admissionCmd(ctx context.Context, args []string, out io.Writer) int {
+	loadEndpoints()
+	fs := flag.NewFlagSet("admission", flag.ContinueOnError)
+	base := fs.String("url", envOr("HOOKLINE_API_URL", "http://127.0.0.1:8080"), "base URL of the HTTP API")
+	if err := fs.Parse(args); err != nil || fs.NArg() != 1 {
+		fmt.Fprintln(os.Stderr, "usage: hookline admission <workload> [--url URL]")
+		return exitUsage
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, strings.TrimSuffix(*base, "/")+"/workloads/"+fs.Arg(0)+"/admission", nil)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "admission:", err)
+		return exitUsage
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "admission:", err)
+		return exitFailure
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
+	fmt.Fprintf(out, "%d %s\n", resp.StatusCode, strings.TrimSpace(string(body)))
+	if resp.StatusCode != http.StatusOK && resp.StatusCode != http.StatusLocked {
+		return exitFailure
+	}
+	return exitOK
+}

@@ -76,7 +76,7 @@ func TestBootstrapUnderRuntimeInterfaceEmulator(t *testing.T) {
 	req := events.APIGatewayV2HTTPRequest{
 		Version: "2.0", RouteKey: "ANY /webhooks/{source}", RawPath: "/webhooks/payments", Body: body,
 		PathParameters: map[string]string{"source": "payments"},
-		Headers: map[string]string{"webhook-id": "msg_rie_1", "webhook-timestamp": fmt.Sprint(time.Now().Unix()), "webhook-signature": sig},
+		Headers:        map[string]string{"webhook-id": "msg_rie_1", "webhook-timestamp": fmt.Sprint(time.Now().Unix()), "webhook-signature": sig},
 		RequestContext: events.APIGatewayV2HTTPRequestContext{RequestID: "rie-1", HTTP: events.APIGatewayV2HTTPRequestContextHTTPDescription{Method: "POST"}},
 	}
 	resp := invoke(t, addr, req)
