@@ -1,27 +1,11 @@
-// Command admission is the admission Lambda.
+// Command admission answers GET /workloads/{id}/admission for producers.
 package main
 
 import (
-	"context"
-	"log/slog"
-	"os"
-
-	"github.com/aws/aws-lambda-go/lambda"
-
+	"github.com/hookline/hookline/pkg/admission"
 	"github.com/hookline/hookline/pkg/app"
 )
 
 func main() {
-	ctx := context.Background()
-	deps, err := app.LambdaDeps(ctx)
-	if err != nil {
-		slog.Error("admission: aws config", "err", err)
-		os.Exit(1)
-	}
-	h, err := app.NewAdmission(deps)
-	if err != nil {
-		deps.Logger.Error("admission: config", "err", err)
-		os.Exit(1)
-	}
-	lambda.Start(h.Handle)
+	app.Main("admission", app.NewAdmission, func(h *admission.Handler) any { return h.Handle })
 }

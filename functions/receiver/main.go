@@ -2,26 +2,10 @@
 package main
 
 import (
-	"context"
-	"log/slog"
-	"os"
-
-	"github.com/aws/aws-lambda-go/lambda"
-
 	"github.com/hookline/hookline/pkg/app"
+	"github.com/hookline/hookline/pkg/receiver"
 )
 
 func main() {
-	ctx := context.Background()
-	deps, err := app.LambdaDeps(ctx)
-	if err != nil {
-		slog.Error("receiver: aws config", "err", err)
-		os.Exit(1)
-	}
-	h, err := app.NewReceiver(deps)
-	if err != nil {
-		deps.Logger.Error("receiver: config", "err", err)
-		os.Exit(1)
-	}
-	lambda.Start(h.Handle)
+	app.Main("receiver", app.NewReceiver, func(h *receiver.Handler) any { return h.Handle })
 }

@@ -3,26 +3,10 @@
 package main
 
 import (
-	"context"
-	"log/slog"
-	"os"
-
-	"github.com/aws/aws-lambda-go/lambda"
-
 	"github.com/hookline/hookline/pkg/app"
+	"github.com/hookline/hookline/pkg/reconcile"
 )
 
 func main() {
-	ctx := context.Background()
-	deps, err := app.LambdaDeps(ctx)
-	if err != nil {
-		slog.Error("reconciler: aws config", "err", err)
-		os.Exit(1)
-	}
-	r, err := app.NewReconciler(deps)
-	if err != nil {
-		deps.Logger.Error("reconciler: config", "err", err)
-		os.Exit(1)
-	}
-	lambda.Start(r.Handle)
+	app.Main("reconciler", app.NewReconciler, func(h *reconcile.Reconciler) any { return h.Handle })
 }

@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"os"
 
+	"github.com/aws/aws-lambda-go/lambda"
 	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
 
 	"github.com/hookline/hookline/pkg/awsconf"
@@ -28,4 +29,22 @@ func LambdaDeps(ctx context.Context) (Deps, error) {
 		Logger:  slog.New(slog.NewJSONHandler(os.Stderr, nil)),
 		Metrics: os.Stdout,
 	}, nil
+}
+
+// Main is the body of every Lambda main: it builds the clients once per
+// execution environment, builds the handler from the function's
+// environment, and starts the runtime. A configuration problem is logged in
+// full (every variable at once) and exits before the first invocation.
+func Main[T any](name string, build func(Deps) (T, error), handler func(T) any) {
+	deps, err := LambdaDeps(context.Background())
+	if err != nil {
+		slog.Error(name+": aws config", "err", err)
+		os.Exit(1)
+	}
+	h, err := build(deps)
+	if err != nil {
+		deps.Logger.Error(name+": config", "err", err)
+		os.Exit(1)
+	}
+	lambda.Start(handler(h))
 }

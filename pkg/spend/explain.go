@@ -210,17 +210,9 @@ func (s *Spend) byEvent(ctx context.Context, eventID string, x *EventExplanation
 }
 
 func (s *Spend) entry(ctx context.Context, recordID string) (Entry, error) {
-	out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(s.ledger),
-		Key: entryKey(recordID), ConsistentRead: aws.Bool(true)})
+	ei, err := getItem[entryItem](ctx, s.db, s.ledger, entryKey(recordID), "entry "+recordID, ErrNotFound)
 	if err != nil {
-		return Entry{}, fmt.Errorf("get entry %s: %w", recordID, err)
-	}
-	if len(out.Item) == 0 {
-		return Entry{}, fmt.Errorf("entry %s: %w", recordID, ErrNotFound)
-	}
-	var ei entryItem
-	if err := attributevalue.UnmarshalMap(out.Item, &ei); err != nil {
-		return Entry{}, fmt.Errorf("decode entry %s: %w", recordID, err)
+		return Entry{}, err
 	}
 	return ei.entry(), nil
 }

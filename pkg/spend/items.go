@@ -1,11 +1,14 @@
 package spend
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 )
 
@@ -283,4 +286,21 @@ func cancelled(err error) (failed []bool, conflict bool, ok bool) {
 func isConditionFailed(err error) bool {
 	var ccf *types.ConditionalCheckFailedException
 	return errors.As(err, &ccf)
+}
+
+// getItem reads one item with a consistent read and decodes it into T. An
+// absent item is reported as notFound, wrapped with what it was.
+func getItem[T any](ctx context.Context, db DB, table string, key map[string]types.AttributeValue, what string, notFound error) (T, error) {
+	var v T
+	out, err := db.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(table), Key: key, ConsistentRead: aws.Bool(true)})
+	if err != nil {
+		return v, fmt.Errorf("get %s: %w", what, err)
+	}
+	if len(out.Item) == 0 {
+		return v, fmt.Errorf("%s: %w", what, notFound)
+	}
+	if err := attributevalue.UnmarshalMap(out.Item, &v); err != nil {
+		return v, fmt.Errorf("decode %s: %w", what, err)
+	}
+	return v, nil
 }

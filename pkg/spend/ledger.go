@@ -413,17 +413,9 @@ func (s *Spend) disagreementPage(di disagreementItem, now time.Time) pager.Event
 
 // GetDeferred returns the deferred item of a record, or [ErrNotFound].
 func (s *Spend) GetDeferred(ctx context.Context, recordID string) (DeferredRecord, error) {
-	out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(s.ledger),
-		Key: deferredKey(recordID), ConsistentRead: aws.Bool(true)})
+	di, err := getItem[deferredItem](ctx, s.db, s.ledger, deferredKey(recordID), "deferred "+recordID, ErrNotFound)
 	if err != nil {
-		return DeferredRecord{}, fmt.Errorf("get deferred %s: %w", recordID, err)
-	}
-	if len(out.Item) == 0 {
-		return DeferredRecord{}, fmt.Errorf("deferred %s: %w", recordID, ErrNotFound)
-	}
-	var di deferredItem
-	if err := attributevalue.UnmarshalMap(out.Item, &di); err != nil {
-		return DeferredRecord{}, fmt.Errorf("decode deferred %s: %w", recordID, err)
+		return DeferredRecord{}, err
 	}
 	return di.deferred(), nil
 }

@@ -199,17 +199,9 @@ func (s *Spend) Resolve(ctx context.Context, ref string) (Workload, error) {
 
 // Get returns a workload by ID (a consistent read), or [ErrUnknownWorkload].
 func (s *Spend) Get(ctx context.Context, id string) (Workload, error) {
-	out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(s.workloads),
-		Key: workloadKey(id), ConsistentRead: aws.Bool(true)})
+	wi, err := getItem[workloadItem](ctx, s.db, s.workloads, workloadKey(id), "workload "+id, ErrUnknownWorkload)
 	if err != nil {
-		return Workload{}, fmt.Errorf("get workload %s: %w", id, err)
-	}
-	if len(out.Item) == 0 {
-		return Workload{}, fmt.Errorf("workload %s: %w", id, ErrUnknownWorkload)
-	}
-	var wi workloadItem
-	if err := attributevalue.UnmarshalMap(out.Item, &wi); err != nil {
-		return Workload{}, fmt.Errorf("decode workload %s: %w", id, err)
+		return Workload{}, err
 	}
 	return wi.workload(), nil
 }

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"sync"
 	"time"
 
 	"github.com/aws/aws-lambda-go/events"
@@ -14,6 +13,7 @@ import (
 	"github.com/hookline/hookline/pkg/emf"
 	"github.com/hookline/hookline/pkg/pager"
 	"github.com/hookline/hookline/pkg/provider"
+	"github.com/hookline/hookline/pkg/queue"
 	"github.com/hookline/hookline/pkg/spend"
 )
 
@@ -68,22 +68,7 @@ func New(cfg Config) (*Worker, error) {
 
 // Handle is the Lambda entry point.
 func (w *Worker) Handle(ctx context.Context, ev events.SQSEvent) (events.SQSEventResponse, error) {
-	var mu sync.Mutex
-	var resp events.SQSEventResponse
-	sem := make(chan struct{}, w.cfg.Concurrency)
-	var wg sync.WaitGroup
-	for _, rec := range ev.Records {
-		sem <- struct{}{}
-		wg.Go(func() {
-			defer func() { <-sem }()
-			if !w.process(ctx, rec) {
-				mu.Lock()
-				resp.BatchItemFailures = append(resp.BatchItemFailures, events.SQSBatchItemFailure{ItemIdentifier: rec.MessageId})
-				mu.Unlock()
-			}
-		})
-	}
-	wg.Wait()
+	resp := queue.HandleBatch(ctx, ev, w.cfg.Concurrency, w.process)
 	w.flush(ctx)
 	return resp, nil
 }
