@@ -272,7 +272,21 @@ func (s *Spend) conflict(ctx context.Context, u Usage, id string) (Result, error
 	if err := s.notePath(ctx, e, u); err != nil {
 		return Result{}, err
 	}
-	return Result{Outcome: Duplicate, WorkloadID: id, Entry: &e}, nil
+	res := Result{Outcome: Duplicate, WorkloadID: id, Entry: &e}
+	// An earlier Apply of this record may have committed its entry and then
+	// failed before its cap check (that failure is why the record came
+	// back). Checking again costs one read and keeps the trip from being
+	// lost; enforcement is conditional, so it never acts twice.
+	w, err := s.Get(ctx, id)
+	if err != nil {
+		return res, fmt.Errorf("duplicate %s, cap check: %w", u.RecordID, err)
+	}
+	res.Total = w.Total
+	res.Decisions, err = s.enforce(ctx, w, u, s.now())
+	if err != nil {
+		return res, fmt.Errorf("duplicate %s, enforce cap: %w", u.RecordID, err)
+	}
+	return res, nil
 }
 
 // notePath records that another path (or a webhook event) confirmed an
