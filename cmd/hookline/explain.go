@@ -56,6 +56,9 @@ func explainCmd(ctx context.Context, args []string, out io.Writer) int {
 		return fail("explain", err)
 	}
 	r := ops.NewRunbook(x, now)
+	if r.IntervalChanges, err = s.recon.IntervalChanges(ctx, pos[0], 10); err != nil {
+		return fail("explain", err)
+	}
 	if *asJSON {
 		writeJSON(out, r)
 	} else {

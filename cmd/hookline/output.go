@@ -17,6 +17,7 @@ import (
 	"github.com/hookline/hookline/pkg/config"
 	"github.com/hookline/hookline/pkg/intake"
 	"github.com/hookline/hookline/pkg/ops"
+	"github.com/hookline/hookline/pkg/reconcile"
 	"github.com/hookline/hookline/pkg/spend"
 	"github.com/hookline/hookline/pkg/template"
 )
@@ -179,6 +180,7 @@ type opsConn struct {
 	ops      *ops.Ops
 	resolver *ops.Resolver
 	ledger   *spend.Spend
+	recon    *reconcile.Store
 	envFile  string
 }
 
@@ -239,7 +241,11 @@ func connect(ctx context.Context, verbose bool) (*opsConn, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &opsConn{ops: o, resolver: r, ledger: ledger.Spend, envFile: envFile}, nil
+	recon, err := reconcile.NewStore(reconcile.StoreConfig{DB: db, Table: spendCfg.LedgerTable})
+	if err != nil {
+		return nil, err
+	}
+	return &opsConn{ops: o, resolver: r, ledger: ledger.Spend, recon: recon, envFile: envFile}, nil
 }
 
 // connectOrFail connects and prints a failure with a hint at the endpoints

@@ -7,6 +7,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/hookline/hookline/pkg/reconcile"
 	"github.com/hookline/hookline/pkg/spend"
 )
 
@@ -62,6 +63,9 @@ type Runbook struct {
 	Decisions       []spend.Decision           `json:"decisions"`
 	Disagreements   []spend.DisagreementRecord `json:"disagreements"`
 	ReconRuns       []ReconRunView             `json:"recon_runs"`
+	// IntervalChanges are the reconciler's recorded changes of this
+	// workload's tier and interval, newest first, each with its reason.
+	IntervalChanges []reconcile.IntervalChange `json:"interval_changes"`
 	NextReconAt     time.Time                  `json:"next_recon_at"`
 	// Proof says when reconciliation will prove or disprove the total.
 	Proof string `json:"proof"`
@@ -162,6 +166,12 @@ func (r Runbook) WriteText(w io.Writer) error {
 				run.Duplicates, run.Disagreements, run.Deferred, stamp(run.NextReconAt), iv, run.Note)
 		}
 		tw.Flush()
+	}
+	if len(r.IntervalChanges) > 0 {
+		fmt.Fprintln(w, "\nreconciliation interval changes (newest first)")
+		for _, c := range r.IntervalChanges {
+			fmt.Fprintf(w, "  %s  %s -> %s, every %s: %s\n", stamp(c.At), orDash(string(c.From)), c.To, c.ToInterval, c.Reason)
+		}
 	}
 	if len(r.Decisions) > 0 {
 		fmt.Fprintln(w, "\ndecisions (newest first)")

@@ -6,8 +6,10 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/hookline/hookline/pkg/ops"
+	"github.com/hookline/hookline/pkg/reconcile"
 	"github.com/hookline/hookline/pkg/template"
 )
 
@@ -116,5 +118,21 @@ func TestLoadEnvFileKeepsTheEnvironment(t *testing.T) {
 	t.Chdir(t.TempDir())
 	if got, err := ops.LoadEnvFile(lookup, func(string, string) error { return nil }); err != nil || got != "" {
 		t.Fatalf("no default file: %q, %v", got, err)
+	}
+}
+
+func TestRunbookShowsIntervalChanges(t *testing.T) {
+	at := time.Date(2026, 11, 30, 3, 20, 0, 0, time.UTC)
+	r := ops.Runbook{IntervalChanges: []reconcile.IntervalChange{{
+		WorkloadID: "workload-7", From: reconcile.TierActive, To: reconcile.TierNearCap,
+		ToInterval: 5 * time.Minute, Reason: "total 850 is 85% of cap 1000", At: at,
+	}}}
+	var b strings.Builder
+	if err := r.WriteText(&b); err != nil {
+		t.Fatal(err)
+	}
+	want := "2026-11-30T03:20:00Z  active -> near_cap, every 5m0s: total 850 is 85% of cap 1000"
+	if !strings.Contains(b.String(), want) {
+		t.Fatalf("runbook text lacks %q:\n%s", want, b.String())
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"log/slog"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/aws/aws-lambda-go/events"
@@ -117,7 +118,12 @@ func (w *Worker) process(ctx context.Context, m events.SQSMessage) bool {
 	} else if !out.ok && out.retry > 0 {
 		w.cfg.Queue.RetryAfter(ctx, m.ReceiptHandle, out.retry)
 	}
-	w.cfg.Metrics.Count(out.name, 1, emf.Dims{"source": p.Source})
+	dims := emf.Dims{"source": p.Source}
+	if out.name == "dead_lettered" {
+		reason, _, _ := strings.Cut(out.reason, ":")
+		dims["reason"] = reason // payload_mismatch, malformed_message, ... counted apart
+	}
+	w.cfg.Metrics.Count(out.name, 1, dims)
 	level := slog.LevelInfo
 	if !out.ok {
 		level = slog.LevelWarn
