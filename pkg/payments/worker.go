@@ -1,6 +1,7 @@
 package payments
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -105,6 +106,7 @@ func (w *Worker) process(ctx context.Context, m events.SQSMessage) bool {
 	p, err := ParseMessage(m)
 	var out outcome
 	if err != nil {
+		p.Source, p.EventID = cmp.Or(attr(m, "source"), "unknown"), attr(m, "event_id")
 		out = outcome{name: "dead_lettered", reason: "malformed_message"}
 	} else {
 		out = w.pay(ctx, p, receiveCount(m))
