@@ -1,8 +1,10 @@
 package receiver_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/base64"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"strings"
@@ -18,6 +20,7 @@ import (
 	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
 
 	"github.com/hookline/hookline/pkg/awsconf"
+	"github.com/hookline/hookline/pkg/emf"
 	"github.com/hookline/hookline/pkg/intake"
 	"github.com/hookline/hookline/pkg/localaws"
 	"github.com/hookline/hookline/pkg/receiver"
@@ -358,5 +361,43 @@ func TestDependencyDownAnswers503(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+func TestOutcomesAreCountedAsEMF(t *testing.T) {
+	f := newFixture(t, nil, nil)
+	var lines bytes.Buffer
+	h, err := receiver.New(receiver.Config{Intake: f.store, Metrics: emf.New(&lines, "hookline"), Sources: []receiver.Source{{
+		Spec:     webhook.SourceSpec{Name: "payments", Scheme: webhook.SchemeStandard, SecretEnv: "PAY"},
+		QueueURL: f.env.QueueURL("payments"), Secrets: secrets.Env{Lookup: func(string) (string, bool) { return standardSecret, true }},
+	}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	good := standardRequest(t, "msg_emf", `{"a":1}`, time.Now().Add(-2*time.Second))
+	bad := standardRequest(t, "msg_emf_bad", `{"a":1}`, time.Now())
+	bad.Body = `{"a":2}`
+	for _, req := range []events.APIGatewayV2HTTPRequest{good, good, bad} {
+		h.Handle(context.Background(), req)
+	}
+	seen := map[string]bool{}
+	for _, line := range strings.Split(strings.TrimSpace(lines.String()), "\n") {
+		var m map[string]any
+		if err := json.Unmarshal([]byte(line), &m); err != nil {
+			t.Fatalf("not JSON: %s", line)
+		}
+		for _, name := range []string{"accepted", "duplicate", "rejected", "event_to_intake"} {
+			if _, ok := m[name]; ok {
+				seen[name] = true
+				if name == "rejected" && m["reason"] != "bad_signature" {
+					t.Fatalf("rejection line without its reason: %s", line)
+				}
+			}
+		}
+	}
+	for _, name := range []string{"accepted", "duplicate", "rejected", "event_to_intake"} {
+		if !seen[name] {
+			t.Errorf("no %s metric in:\n%s", name, lines.String())
+		}
 	}
 }
