@@ -3,6 +3,7 @@ package localaws
 import (
 	"bytes"
 	"encoding/json"
+	"hash/fnv"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -15,9 +16,9 @@ import (
 // like a takeover. The fix reads the old item just before the put, with
 // puts of this kind serialised so the read and the put see the same item.
 type allOldFix struct {
-	next http.Handler
-	keys func(table string) []string
-	mu   sync.Mutex
+	next  http.Handler
+	keys  func(table string) []string
+	locks [64]sync.Mutex // striped by item key: puts on one item serialise, others do not
 }
 
 const putItemTarget = "DynamoDB_20120810.PutItem"
@@ -42,9 +43,11 @@ func (f *allOldFix) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		f.next.ServeHTTP(w, r)
 		return
 	}
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	old := f.get(r, in.TableName, in.Item)
+	key := f.key(in.TableName, in.Item)
+	lock := &f.locks[stripe(in.TableName, key)]
+	lock.Lock()
+	defer lock.Unlock()
+	old := f.get(r, in.TableName, key)
 	rec := httptest.NewRecorder()
 	r.Body = io.NopCloser(bytes.NewReader(body))
 	f.next.ServeHTTP(rec, r)
@@ -60,12 +63,25 @@ func (f *allOldFix) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	w.Write(out)
 }
 
-// get reads the current item under the put's key through minidyn itself.
-func (f *allOldFix) get(r *http.Request, table string, item map[string]json.RawMessage) map[string]json.RawMessage {
+// key picks the key attributes out of an item.
+func (f *allOldFix) key(table string, item map[string]json.RawMessage) map[string]json.RawMessage {
 	key := map[string]json.RawMessage{}
 	for _, k := range f.keys(table) {
 		key[k] = item[k]
 	}
+	return key
+}
+
+func stripe(table string, key map[string]json.RawMessage) int {
+	h := fnv.New32a()
+	h.Write([]byte(table))
+	b, _ := json.Marshal(key) // map keys marshal sorted: stable
+	h.Write(b)
+	return int(h.Sum32() % 64)
+}
+
+// get reads the current item under key through minidyn itself.
+func (f *allOldFix) get(r *http.Request, table string, key map[string]json.RawMessage) map[string]json.RawMessage {
 	body, _ := json.Marshal(map[string]any{"TableName": table, "Key": key, "ConsistentRead": true})
 	req := httptest.NewRequest(http.MethodPost, "/", bytes.NewReader(body))
 	req.Header = r.Header.Clone()
