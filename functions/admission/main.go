@@ -1,4 +1,3 @@
-// Command admission answers GET /workloads/{id}/admission for producers.
 package main
 
 import (

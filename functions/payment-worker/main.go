@@ -1,4 +1,3 @@
-// Command payment-worker is the payment worker Lambda on the payments queue.
 package main
 
 import (

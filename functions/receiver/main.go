@@ -1,4 +1,3 @@
-// Command receiver is the webhook receiver Lambda behind the HTTP API.
 package main
 
 import (

@@ -1,4 +1,3 @@
-// Command spend-worker is the spend worker Lambda on the usage queue.
 package main
 
 import (

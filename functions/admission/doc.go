@@ -1,0 +1,2 @@
+// Command admission answers GET /workloads/{id}/admission for producers.
+package main

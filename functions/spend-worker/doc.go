@@ -1,0 +1,2 @@
+// Command spend-worker is the spend worker Lambda on the usage queue.
+package main
