@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/truora/minidyn/server"
@@ -158,6 +159,11 @@ func (e *Env) connect(ctx context.Context) error {
 	}
 	e.Calls = &Calls{}
 	cfg.APIOptions = append(cfg.APIOptions, e.Calls.middleware)
+	// One process plays many Lambda instances here, so keep enough idle
+	// connections for all of them (the SDK's default keeps 10 per host).
+	cfg.HTTPClient = awshttp.NewBuildableClient().WithTransportOptions(func(tr *http.Transport) {
+		tr.MaxIdleConns, tr.MaxIdleConnsPerHost = 256, 128
+	})
 	e.Config = cfg
 	e.DynamoDB = awsconf.DynamoDB(cfg, e.DynamoEndpoint)
 	e.SQS = awsconf.SQS(cfg, e.SQSEndpoint)

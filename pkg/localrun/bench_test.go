@@ -114,6 +114,7 @@ func allAttributed(ctx context.Context, s *spend.Spend, workloads int, want int6
 // goroutines and returns when each event was sent.
 func sendUsage(b *testing.B, sys *localrun.System, workloads, n int, units int64) map[string]time.Time {
 	secret := localrun.DevSecrets[localrun.SecretVar("usage")]
+	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64}}
 	ids := make(chan int)
 	var mu sync.Mutex
 	sent := make(map[string]time.Time, n)
@@ -130,7 +131,7 @@ func sendUsage(b *testing.B, sys *localrun.System, workloads, n int, units int64
 				req.Header = h
 				req.Header.Set("Content-Type", "application/json")
 				at := time.Now()
-				resp, err := http.DefaultClient.Do(req)
+				resp, err := client.Do(req)
 				if err != nil || resp.StatusCode != 200 {
 					b.Errorf("usage webhook %s: %v %v", ev.ID, err, resp)
 					continue

@@ -148,6 +148,7 @@ func (c *timedCharger) last() time.Time {
 // each was sent and when the last 200 arrived.
 func sendPayments(b *testing.B, base string, n int) (map[string]time.Time, time.Time) {
 	secret := localrun.DevSecrets[localrun.SecretVar("payments")]
+	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64}}
 	ids := make(chan int)
 	var mu sync.Mutex
 	sent := make(map[string]time.Time, n)
@@ -162,7 +163,7 @@ func sendPayments(b *testing.B, base string, n int) (map[string]time.Time, time.
 				req.Header = h
 				req.Header.Set("Content-Type", "application/json")
 				at := time.Now()
-				resp, err := http.DefaultClient.Do(req)
+				resp, err := client.Do(req)
 				if err != nil || resp.StatusCode != 200 {
 					b.Errorf("webhook %s: %v %v", id, err, resp)
 					continue

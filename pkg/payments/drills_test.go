@@ -135,13 +135,13 @@ func TestDrillProviderStorms(t *testing.T) {
 	}
 	for _, f := range kinds {
 		t.Run(f.Kind.String(), func(t *testing.T) {
-			r := newRig(t, rigOptions{})
+			r := newRig(t, rigOptions{maxReceive: 20})
 			// Given a provider failing 30% of charge calls this way,
 			r.sim.SetFaultRate(0.3, f)
 			// when 100 events go through,
 			n := 100
 			r.enqueue(t, events_("evt_storm", n))
-			waitUntil(t, 2*time.Minute, "every event charged", func() bool {
+			waitUntil(t, 3*time.Minute, "every event charged", func() bool {
 				return r.sim.TotalCharges()-r.sim.Duplicates() == n && r.acked() == n
 			})
 			// then each is charged once, retried through the faults.

@@ -41,6 +41,12 @@ type rigOptions struct {
 	// lost acknowledgements come back in seconds, not the template's 180 s.
 	visibility int
 	timeout    time.Duration
+	// maxReceive overrides the queue's maxReceiveCount. local-aws-sqs counts
+	// every ChangeMessageVisibility as a receive, so a record the worker
+	// bounces while another claim is in progress (as under provider
+	// timeouts) reaches the DLQ after fewer real deliveries than on AWS;
+	// drills that bounce many records give it the headroom AWS would.
+	maxReceive int
 }
 
 func newRig(t *testing.T, o rigOptions) *rig {
@@ -53,9 +59,11 @@ func newRig(t *testing.T, o rigOptions) *rig {
 	if o.timeout == 0 {
 		o.timeout = 3 * time.Second
 	}
-	_, err := r.env.SQS.SetQueueAttributes(context.Background(), &sqs.SetQueueAttributesInput{
-		QueueUrl: aws.String(r.url), Attributes: map[string]string{"VisibilityTimeout": strconv.Itoa(o.visibility)},
-	})
+	attrs := map[string]string{"VisibilityTimeout": strconv.Itoa(o.visibility)}
+	if o.maxReceive > 0 {
+		attrs["RedrivePolicy"] = fmt.Sprintf(`{"deadLetterTargetArn":%q,"maxReceiveCount":%d}`, r.env.QueueARN("payments-dlq"), o.maxReceive)
+	}
+	_, err := r.env.SQS.SetQueueAttributes(context.Background(), &sqs.SetQueueAttributesInput{QueueUrl: aws.String(r.url), Attributes: attrs})
 	must(t, err)
 	r.sim, err = providersim.New(providersim.Config{HonourIdempotencyKeys: false})
 	must(t, err)
