@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/hookline/hookline/pkg/localrun"
-	"github.com/hookline/hookline/pkg/provider"
+	"github.com/hookline/hookline/pkg/pager"
 	"github.com/hookline/hookline/pkg/providersim"
 )
 
@@ -72,9 +72,13 @@ func envOr(name, def string) string {
 }
 
 // printPage shows every page the simulator's pager sink receives.
-func printPage(out io.Writer) func(provider.PagerEvent) {
-	return func(ev provider.PagerEvent) {
-		fmt.Fprintf(out, "PAGE %s (dedup %s)\n", ev.Payload.Summary, ev.DedupKey)
+func printPage(out io.Writer) func(pager.Event) {
+	return func(ev pager.Event) {
+		summary := ev.EventAction
+		if ev.Payload != nil {
+			summary = ev.Payload.Summary
+		}
+		fmt.Fprintf(out, "PAGE %s (dedup %s)\n", summary, ev.DedupKey)
 	}
 }
 

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/hookline/hookline/pkg/localrun"
+	"github.com/hookline/hookline/pkg/pager"
 	"github.com/hookline/hookline/pkg/provider"
 	"github.com/hookline/hookline/pkg/providersim"
 	"github.com/hookline/hookline/pkg/spend"
@@ -38,7 +39,10 @@ func runUsageE2E(b *testing.B, workloads, perWorkload int, units int64) {
 	paged := map[string]time.Time{}
 	sys, err := localrun.Start(context.Background(), localrun.Config{
 		Addr: "127.0.0.1:0", Lookup: func(string) (string, bool) { return "", false },
-		Sim: providersim.Config{OnPage: func(ev provider.PagerEvent) {
+		Sim: providersim.Config{OnPage: func(ev pager.Event) {
+			if ev.Payload == nil {
+				return
+			}
 			if m := tippingEvent.FindStringSubmatch(ev.Payload.Summary); m != nil {
 				mu.Lock()
 				paged[m[1]] = time.Now()

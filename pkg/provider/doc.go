@@ -1,5 +1,4 @@
-// Package provider is the HTTP client for the payment and usage provider and
-// for the pager (PagerDuty Events API v2).
+// Package provider is the HTTP client for the payment and usage provider.
 //
 // # Charges
 //
@@ -50,10 +49,7 @@
 // the provider's. Records are
 // ordered by (published_at, record_id) and the page token is opaque.
 //
-// # Pager
-//
-// [Pager.Page] sends a [PagerEvent] to POST /v2/enqueue in the PagerDuty
-// Events API v2 wire format. Its errors are typed: [IsRetriable] reports a
-// 5xx, 429 or network failure that an outbox should retry; anything else,
-// such as a 400 for an invalid event, is permanent.
+// Pages do not go through this package: package pager sends them
+// (PagerDuty Events API v2, with a durable outbox), and the simulator's
+// pager sink accepts the same wire format.
 package provider

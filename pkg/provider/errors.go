@@ -3,13 +3,12 @@ package provider
 import (
 	"errors"
 	"fmt"
-	"time"
 )
 
 // Errors returned by this package. Results and typed errors wrap them, so
 // test with [errors.Is].
 var (
-	// ErrInvalidConfig reports a [Config] or [PagerConfig] that cannot work.
+	// ErrInvalidConfig reports a [Config] that cannot work.
 	ErrInvalidConfig = errors.New("provider: invalid config")
 	// ErrInvalidRequest reports a request that was refused before sending.
 	ErrInvalidRequest = errors.New("provider: invalid request")
@@ -31,8 +30,6 @@ var (
 	ErrKeyConflict = errors.New("provider: idempotency key used for a different charge")
 	// ErrExportFailed reports a usage export that could not be read to the end.
 	ErrExportFailed = errors.New("provider: usage export failed")
-	// ErrInvalidEvent reports a pager event that breaks the Events API v2 rules.
-	ErrInvalidEvent = errors.New("provider: invalid pager event")
 )
 
 // IsRetriable reports whether err is a transient failure worth retrying
@@ -63,25 +60,3 @@ func (e *ExportError) Error() string {
 
 // Unwrap returns [ErrExportFailed] and the cause.
 func (e *ExportError) Unwrap() []error { return []error{ErrExportFailed, e.Err} }
-
-// PageError is returned by [Pager.Page] when an event was not accepted. It
-// wraps [ErrRetriable] for a 5xx, 429 or network failure, and [ErrRejected]
-// or [ErrInvalidEvent] for a permanent one.
-type PageError struct {
-	// StatusCode is the last HTTP status seen, 0 for a network failure or an
-	// event refused before sending.
-	StatusCode int
-	// RetryAfter is the wait the pager asked for, if any.
-	RetryAfter time.Duration
-	// Attempts is how many times the event was sent.
-	Attempts int
-	// Err is the cause.
-	Err error
-}
-
-func (e *PageError) Error() string {
-	return fmt.Sprintf("provider: page failed after %d attempts (status %d): %v", e.Attempts, e.StatusCode, e.Err)
-}
-
-// Unwrap returns the cause.
-func (e *PageError) Unwrap() error { return e.Err }

@@ -8,22 +8,22 @@ import (
 	"sync"
 	"sync/atomic"
 
-	"github.com/hookline/hookline/pkg/provider"
+	"github.com/hookline/hookline/pkg/pager"
 )
 
 // pagerSink records accepted pager events.
 type pagerSink struct {
 	mu       sync.Mutex
-	pages    []provider.PagerEvent
+	pages    []pager.Event
 	down     atomic.Bool
 	requests atomic.Int64
 }
 
 // Pages returns a copy of every accepted pager event, in arrival order.
-func (s *Sim) Pages() []provider.PagerEvent {
+func (s *Sim) Pages() []pager.Event {
 	s.pager.mu.Lock()
 	defer s.pager.mu.Unlock()
-	return append([]provider.PagerEvent(nil), s.pager.pages...)
+	return append([]pager.Event(nil), s.pager.pages...)
 }
 
 // PagerRequests returns how many requests reached the pager sink, refused
@@ -53,7 +53,7 @@ func (s *Sim) handleEnqueue(w http.ResponseWriter, r *http.Request) {
 			Errors: []string{"body unreadable or larger than 512 KiB"}})
 		return
 	}
-	var ev provider.PagerEvent
+	var ev pager.Event
 	if err := json.Unmarshal(data, &ev); err != nil {
 		writeJSON(w, http.StatusBadRequest, pagerReply{Status: "invalid event", Message: "Event object is invalid",
 			Errors: []string{"body is not a JSON event"}})
@@ -77,8 +77,8 @@ func (s *Sim) handleEnqueue(w http.ResponseWriter, r *http.Request) {
 }
 
 // checkPagerEvent applies the Events API v2 rules on its own, so that it
-// catches a client whose [provider.PagerEvent.Validate] is wrong.
-func checkPagerEvent(ev provider.PagerEvent) []string {
+// catches a client whose [pager.Event.Validate] is wrong.
+func checkPagerEvent(ev pager.Event) []string {
 	var out []string
 	if ev.RoutingKey == "" {
 		out = append(out, "'routing_key' is missing or blank")
@@ -89,6 +89,10 @@ func checkPagerEvent(ev provider.PagerEvent) []string {
 	switch ev.EventAction {
 	case "trigger":
 		p := ev.Payload
+		if p == nil {
+			out = append(out, "'payload' is missing")
+			break
+		}
 		if p.Summary == "" {
 			out = append(out, "'payload.summary' is missing or blank")
 		} else if len(p.Summary) > 1024 {

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/hookline/hookline/pkg/provider"
+	"github.com/hookline/hookline/pkg/pager"
 	"github.com/hookline/hookline/pkg/providersim"
 )
 
@@ -36,8 +36,8 @@ func TestPagerSinkValidatesFixtures(t *testing.T) {
 		name := strings.TrimSuffix(filepath.Base(file), ".json")
 		t.Run(name, func(t *testing.T) {
 			// Given a pager sink and a fixture event
-			seen := make(chan provider.PagerEvent, 1)
-			sim := start(t, providersim.Config{OnPage: func(ev provider.PagerEvent) { seen <- ev }})
+			seen := make(chan pager.Event, 1)
+			sim := start(t, providersim.Config{OnPage: func(ev pager.Event) { seen <- ev }})
 			body, err := os.ReadFile(file)
 			if err != nil {
 				t.Fatal(err)

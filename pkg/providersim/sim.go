@@ -13,7 +13,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/hookline/hookline/pkg/provider"
+	"github.com/hookline/hookline/pkg/pager"
 )
 
 // Errors returned by this package.
@@ -59,7 +59,7 @@ type Config struct {
 	// [WebhookDefault] has its webhook dropped.
 	UsageDropRate float64
 	// OnPage, if set, is called with each accepted pager event.
-	OnPage func(provider.PagerEvent)
+	OnPage func(pager.Event)
 	// Logger, if set, receives one line per charge. Default: discard.
 	Logger *slog.Logger
 }
@@ -87,7 +87,7 @@ type Sim struct {
 	apiKey   string
 	now      func() time.Time
 	log      *slog.Logger
-	onPage   func(provider.PagerEvent)
+	onPage   func(pager.Event)
 	pageSize int
 	dropRate float64
 	honour   atomic.Bool

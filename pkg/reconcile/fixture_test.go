@@ -184,8 +184,8 @@ func (f *fixture) pages(t testing.TB, prefix string) []pager.Page {
 }
 
 // delivered returns the pages the pager sink received with the class.
-func (f *fixture) delivered(class string) []provider.PagerEvent {
-	var out []provider.PagerEvent
+func (f *fixture) delivered(class string) []pager.Event {
+	var out []pager.Event
 	for _, ev := range f.sim.Pages() {
 		if ev.Payload.Class == class {
 			out = append(out, ev)
