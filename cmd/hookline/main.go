@@ -31,7 +31,7 @@ func commands() []command {
 		{"dlq", "dead-letter queues: list, peek <queue>, redrive <queue>, status <queue>", dlqCmd},
 		{"replay", "re-enqueue intake records by --event or --since/--until (--source)", replayCmd},
 		{"explain", "the runbook on one screen: explain <workload> or --event <id>", explainCmd},
-		{"workload", "workloads: create, set-cap, add-alias, retire, resume, list", workloadCmd},
+		{"workload", "workloads: create, set-cap, set-step, set-hold, add-alias, retire, resume, list", workloadCmd},
 		{"admission", "ask whether a workload may start new work (200 allowed, 423 paused)", admissionCmd},
 		{"send-usage", "record usage at the local provider, which sends its webhook (--workload, --units, --drop-webhook)", sendUsageCmd},
 	}

@@ -199,6 +199,8 @@ func TestWorkloadAndExplainCommands(t *testing.T) {
 			want: "created: workload workload-7 status=active"},
 		{name: "create again", args: []string{"workload", "create", "--id", "workload-7", "--owner", "o", "--route", "r", "--cap", "1"}, wantCode: exitFailure},
 		{name: "set cap", args: []string{"workload", "set-cap", "workload-7", "--cap", "1500"}, want: "cap=1500"},
+		{name: "set step", args: []string{"workload", "set-step", "workload-7", "--step", "250"}, want: "step=250"},
+		{name: "set hold", args: []string{"workload", "set-hold", "workload-7", "--hold"}, want: "hold=true"},
 		{name: "alias", args: []string{"workload", "add-alias", "workload-7", "--ref", "img-prod"}, want: "add-alias done"},
 		{name: "resume an active one", args: []string{"workload", "resume", "workload-7"}, wantCode: exitFailure},
 		{name: "list", args: []string{"workload", "list"}, want: "workload-7"},

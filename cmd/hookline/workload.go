@@ -13,6 +13,8 @@ import (
 const workloadUsage = `usage:
   hookline workload create --id ID --owner OWNER --route ROUTING_KEY --cap N [--step N] [--hold]
   hookline workload set-cap <id> --cap N
+  hookline workload set-step <id> --step N
+  hookline workload set-hold <id> --hold=true|false
   hookline workload add-alias <id> --ref PROVIDER_REF
   hookline workload retire <id>
   hookline workload resume <id>
@@ -30,8 +32,8 @@ func workloadCmd(ctx context.Context, args []string, out io.Writer) int {
 	owner := fs.String("owner", "", "owner paged on a cap trip (create)")
 	route := fs.String("route", "", "the owner's PagerDuty routing key; never printed (create)")
 	capUnits := fs.Int64("cap", 0, "cap in spend units (create, set-cap)")
-	step := fs.Int64("step", 0, "escalation step: one more page per step over the cap; 0 turns it off (create)")
-	hold := fs.Bool("hold", false, "hold, rather than page, unresolved amounts past their deadline (create)")
+	step := fs.Int64("step", 0, "escalation step: one more page per step over the cap; 0 turns it off (create, set-step)")
+	hold := fs.Bool("hold", false, "hold, rather than page, unresolved amounts past their deadline (create, set-hold)")
 	ref := fs.String("ref", "", "provider workload reference (add-alias)")
 	pos, err := parseInterleaved(fs, args)
 	if err != nil || len(pos) > 1 {
@@ -45,7 +47,7 @@ func workloadCmd(ctx context.Context, args []string, out io.Writer) int {
 	}
 	switch sub {
 	case "list":
-	case "create", "set-cap", "add-alias", "retire", "resume":
+	case "create", "set-cap", "set-step", "set-hold", "add-alias", "retire", "resume":
 		if *id == "" {
 			return usageError("workload "+sub, "a workload ID is required\n%s", workloadUsage)
 		}
@@ -94,6 +96,10 @@ func workloadCmd(ctx context.Context, args []string, out io.Writer) int {
 			return usageError("workload set-cap", "--cap must be positive")
 		}
 		err = l.SetCap(ctx, *id, *capUnits)
+	case "set-step":
+		err = l.SetStep(ctx, *id, *step)
+	case "set-hold":
+		err = l.SetHold(ctx, *id, *hold)
 	case "add-alias":
 		if *ref == "" {
 			return usageError("workload add-alias", "--ref is required")
