@@ -3,6 +3,7 @@ package app
 import (
 	"github.com/hookline/hookline/pkg/admission"
 	"github.com/hookline/hookline/pkg/config"
+	"github.com/hookline/hookline/pkg/spend"
 	"github.com/hookline/hookline/pkg/spendworker"
 )
 
@@ -26,15 +27,17 @@ func NewSpendWorker(d Deps) (*spendworker.Worker, error) {
 	})
 }
 
-// NewAdmission builds the admission endpoint from its environment.
+// NewAdmission builds the admission endpoint from its environment: it
+// reads the workloads table only (WORKLOADS_TABLE), matching its read-only
+// IAM policy.
 func NewAdmission(d Deps) (*admission.Handler, error) {
-	cfg, err := config.SpendFromEnv(d.Lookup)
+	table, err := config.AdmissionFromEnv(d.Lookup)
 	if err != nil {
 		return nil, err
 	}
-	ledger, err := NewLedger(d, cfg)
+	r, err := spend.NewReader(d.Clients.DynamoDB, table)
 	if err != nil {
 		return nil, err
 	}
-	return admission.New(ledger.Spend, d.logger())
+	return admission.New(r, d.logger())
 }

@@ -219,3 +219,10 @@ func SpendWorkerFromEnv(lookup Lookup) (SpendWorker, error) {
 	cfg := SpendWorker{Worker: workerFromEnv(e), Spend: spendFromEnv(e)}
 	return cfg, e.err()
 }
+
+// AdmissionFromEnv reads WORKLOADS_TABLE, all the admission endpoint needs.
+func AdmissionFromEnv(lookup Lookup) (string, error) {
+	e := newEnv(lookup)
+	table := e.required("WORKLOADS_TABLE")
+	return table, e.err()
+}

@@ -1,0 +1,94 @@
+package app_test
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+
+	"github.com/hookline/hookline/pkg/app"
+	"github.com/hookline/hookline/pkg/awsconf"
+	"github.com/hookline/hookline/pkg/template"
+)
+
+// deployedEnv is a function's environment as CloudFormation would set it:
+// references to queues and tables become URLs and names, parameters take
+// their defaults, and parameters without one take the values a deployer
+// must pass.
+func deployedEnv(t *testing.T, tpl *template.Template, fn template.Function) func(string) (string, bool) {
+	t.Helper()
+	given := map[string]string{"ReconRoutingKey": "deployer-routing-key"}
+	resolve := func(v string) string {
+		id := template.LogicalID(v)
+		if id == v {
+			return v
+		}
+		if p, ok := tpl.Raw().Parameters[id]; ok {
+			if g, ok := given[id]; ok {
+				return g
+			}
+			if p.Default == nil {
+				t.Fatalf("%s: parameter %s has no default and no test value", fn.LogicalID, id)
+			}
+			return fmt.Sprint(p.Default)
+		}
+		if q, ok := tpl.Queue(id); ok {
+			return "https://sqs.us-east-1.amazonaws.com/000000000000/" + q.Name
+		}
+		if tb, ok := tpl.Table(id); ok {
+			return tb.Name
+		}
+		t.Fatalf("%s: %s refers to %s, which is neither a parameter, a queue nor a table", fn.LogicalID, v, id)
+		return ""
+	}
+	vars := map[string]string{}
+	for k, v := range fn.Environment {
+		vars[k] = resolve(v)
+	}
+	return func(name string) (string, bool) {
+		v, ok := vars[name]
+		return v, ok
+	}
+}
+
+// TestEveryFunctionStartsFromItsTemplateEnvironment builds each function's
+// handler from exactly the variables infra/template.yaml gives it, so a
+// variable that only local runs set cannot hide a cold-start failure in
+// AWS. Nothing here calls AWS.
+func TestEveryFunctionStartsFromItsTemplateEnvironment(t *testing.T) {
+	tpl, err := template.LoadDefault()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := aws.Config{Region: "us-east-1", Credentials: awsconf.Static()}
+	clients := app.Clients{
+		DynamoDB:       dynamodb.NewFromConfig(cfg),
+		SQS:            sqs.NewFromConfig(cfg),
+		SecretsManager: secretsmanager.NewFromConfig(cfg),
+	}
+	build := map[string]func(app.Deps) error{
+		"receiver":       func(d app.Deps) error { _, err := app.NewReceiver(d); return err },
+		"payment-worker": func(d app.Deps) error { _, err := app.NewPaymentWorker(d); return err },
+		"spend-worker":   func(d app.Deps) error { _, err := app.NewSpendWorker(d); return err },
+		"admission":      func(d app.Deps) error { _, err := app.NewAdmission(d); return err },
+		"reconciler":     func(d app.Deps) error { _, err := app.NewReconciler(d); return err },
+	}
+	if len(tpl.Functions) != len(build) {
+		t.Fatalf("template has %d functions, this test knows %d", len(tpl.Functions), len(build))
+	}
+	for _, fn := range tpl.Functions {
+		t.Run(fn.Name, func(t *testing.T) {
+			b, ok := build[fn.Name]
+			if !ok {
+				t.Fatalf("no constructor for %s", fn.Name)
+			}
+			if err := b(app.Deps{Clients: clients, Lookup: deployedEnv(t, tpl, fn)}); err != nil {
+				t.Fatalf("%s does not start from its template environment:\n%s", fn.LogicalID, strings.ReplaceAll(err.Error(), "\n", "\n  "))
+			}
+		})
+	}
+}
