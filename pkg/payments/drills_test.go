@@ -34,8 +34,13 @@ func lostAckRun(t *testing.T, n int, noRegistry bool) (duplicates, dropped int) 
 	r := newRig(t, rigOptions{noRegistry: noRegistry, dropAck: func(string) bool { return acks.Add(1)%500 == 0 }})
 	r.enqueue(t, events_("evt_lost", n))
 	waitUntil(t, 3*time.Minute, "every event charged and every message acknowledged", func() bool {
-		return r.sim.TotalCharges()-r.sim.Duplicates() == n && r.acked() == n
+		return r.sim.TotalCharges()-r.sim.Duplicates() == n && r.acked() >= n
 	})
+	// Each lost acknowledgement's message was deleted when it came back,
+	// so the deletes reach n only after every redelivery. A message deleted
+	// twice (its visibility lapsed mid-processing) can make that early, so
+	// give any straggler one more visibility timeout before counting.
+	time.Sleep(3 * time.Second)
 	return r.sim.Duplicates(), int(r.mapping.Stats().DroppedAcks.Load())
 }
 
@@ -69,7 +74,7 @@ func TestDrillSameEventFiveTimesConcurrently(t *testing.T) {
 		copies[fmt.Sprintf("evt_five#%d", i)] = body
 	}
 	r.enqueue(t, copies)
-	waitUntil(t, time.Minute, "all five copies acknowledged", func() bool { return r.acked() == 5 })
+	waitUntil(t, time.Minute, "all five copies acknowledged", func() bool { return r.acked() >= 5 })
 	if got := r.sim.ChargeCount("evt_five"); got != 1 {
 		t.Fatalf("charged %d times, want 1", got)
 	}
@@ -89,7 +94,7 @@ func TestDrillCrashBetweenClaimAndCharge(t *testing.T) {
 	// when the message is delivered,
 	r.enqueue(t, map[string]string{"evt_crash1": paymentBody("evt_crash1", 1500)})
 	// then after the dead claim expires exactly one charge is made.
-	waitUntil(t, time.Minute, "message acknowledged", func() bool { return r.acked() == 1 })
+	waitUntil(t, time.Minute, "message acknowledged", func() bool { return r.acked() >= 1 })
 	if got := r.sim.ChargeCount("evt_crash1"); got != 1 {
 		t.Fatalf("charged %d times, want 1", got)
 	}
@@ -113,7 +118,7 @@ func TestDrillCrashBetweenChargeAndComplete(t *testing.T) {
 	}
 	// when the message is delivered (to a provider that ignores keys),
 	r.enqueue(t, map[string]string{"evt_crash2": paymentBody("evt_crash2", 2500)})
-	waitUntil(t, time.Minute, "message acknowledged", func() bool { return r.acked() == 1 })
+	waitUntil(t, time.Minute, "message acknowledged", func() bool { return r.acked() >= 1 })
 	// then the takeover finds the charge instead of making a second one.
 	if got := r.sim.ChargeCount("evt_crash2"); got != 1 {
 		t.Fatalf("charged %d times, want 1", got)
@@ -135,14 +140,16 @@ func TestDrillProviderStorms(t *testing.T) {
 	}
 	for _, f := range kinds {
 		t.Run(f.Kind.String(), func(t *testing.T) {
-			r := newRig(t, rigOptions{maxReceive: 20})
+			// The function gets 10 s (the template gives 30) so a batch whose
+			// calls all hang until the client's timeout still finishes in time.
+			r := newRig(t, rigOptions{maxReceive: 20, timeout: 10 * time.Second})
 			// Given a provider failing 30% of charge calls this way,
 			r.sim.SetFaultRate(0.3, f)
 			// when 100 events go through,
 			n := 100
 			r.enqueue(t, events_("evt_storm", n))
 			waitUntil(t, 3*time.Minute, "every event charged", func() bool {
-				return r.sim.TotalCharges()-r.sim.Duplicates() == n && r.acked() == n
+				return r.sim.TotalCharges()-r.sim.Duplicates() == n && r.acked() >= n
 			})
 			// then each is charged once, retried through the faults.
 			if r.sim.Duplicates() != 0 || r.sim.FaultsInjected()[f.Kind] == 0 {
@@ -195,7 +202,7 @@ func TestDrillPoisonMessagesReachTheDLQWithTheirReason(t *testing.T) {
 			var got []map[string]string
 			waitUntil(t, time.Minute, "dead-lettered", func() bool {
 				got = append(got, dlqMessages(t, r)...)
-				return len(got) > 0 && r.acked() == 1
+				return len(got) > 0 && r.acked() >= 1
 			})
 			if len(got) != 1 || got[0]["failure_reason"] != tc.reason || got[0]["first_failure_reason"] != tc.reason || got[0]["event_id"] != id || got[0]["body"] != tc.body {
 				t.Fatalf("dead letters = %+v, want one for %s with reason %q", got, id, tc.reason)
@@ -210,7 +217,7 @@ func TestDrillPoisonMessagesReachTheDLQWithTheirReason(t *testing.T) {
 func TestDrillPayloadMismatchNeverCharges(t *testing.T) {
 	r := newRig(t, rigOptions{})
 	r.enqueue(t, map[string]string{"evt_mm": paymentBody("evt_mm", 1000)})
-	waitUntil(t, time.Minute, "first charged", func() bool { return r.sim.ChargeCount("evt_mm") == 1 && r.acked() == 1 })
+	waitUntil(t, time.Minute, "first charged", func() bool { return r.sim.ChargeCount("evt_mm") == 1 && r.acked() >= 1 })
 	// The same event ID with another amount is not a duplicate: it is an
 	// error, dead-lettered with its reason and never charged.
 	r.enqueue(t, map[string]string{"evt_mm": paymentBody("evt_mm", 9000)})

@@ -162,7 +162,9 @@ func (r *rig) enqueue(t *testing.T, bodies map[string]string) {
 }
 
 // acked counts messages the event source deleted: acknowledged records,
-// including those the worker dead-lettered itself.
+// including those the worker dead-lettered itself. A message whose
+// visibility lapsed while it was still being processed is received and
+// deleted twice (both deletes succeed), so waits compare with >=.
 func (r *rig) acked() int { return int(r.mapping.Stats().Deleted.Load()) }
 
 func waitUntil(t *testing.T, limit time.Duration, what string, cond func() bool) {
