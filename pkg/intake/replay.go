@@ -42,8 +42,8 @@ func (s *Store) ReceivedBetween(ctx context.Context, source string, since, until
 		ScanIndexForward: aws.Bool(true),
 	}
 	prefix := Key(source, "")
-	for {
-		out, err := s.cfg.DynamoDB.Query(ctx, in)
+	for pages := dynamodb.NewQueryPaginator(s.cfg.DynamoDB, in); pages.HasMorePages(); {
+		out, err := pages.NextPage(ctx)
 		if err != nil {
 			return unavailable("query intake by time", err)
 		}
@@ -61,9 +61,6 @@ func (s *Store) ReceivedBetween(ctx context.Context, source string, since, until
 				return fmt.Errorf("intake: received between: %w", err)
 			}
 		}
-		if len(out.LastEvaluatedKey) == 0 {
-			return nil
-		}
-		in.ExclusiveStartKey = out.LastEvaluatedKey
 	}
+	return nil
 }

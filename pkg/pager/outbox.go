@@ -422,8 +422,8 @@ func (o *Outbox) list(ctx context.Context, status string, limit int, oldestFirst
 		ScanIndexForward:          aws.Bool(oldestFirst),
 	}
 	var pages []Page
-	for {
-		out, err := o.db.Query(ctx, in)
+	for results := dynamodb.NewQueryPaginator(o.db, in); results.HasMorePages(); {
+		out, err := results.NextPage(ctx)
 		if err != nil {
 			return nil, fmt.Errorf("list %s pages: %w", status, err)
 		}
@@ -437,11 +437,8 @@ func (o *Outbox) list(ctx context.Context, status string, limit int, oldestFirst
 				return pages, nil
 			}
 		}
-		if len(out.LastEvaluatedKey) == 0 {
-			return pages, nil
-		}
-		in.ExclusiveStartKey = out.LastEvaluatedKey
 	}
+	return pages, nil
 }
 
 func decodePage(item map[string]types.AttributeValue) (Page, error) {

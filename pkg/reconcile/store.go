@@ -483,8 +483,8 @@ func (s *Store) query(ctx context.Context, kc expression.KeyConditionBuilder, fo
 		ExpressionAttributeNames: expr.Names(), ExpressionAttributeValues: expr.Values(),
 		ScanIndexForward: aws.Bool(forward)}
 	n := 0
-	for {
-		out, err := s.db.Query(ctx, in)
+	for pages := dynamodb.NewQueryPaginator(s.db, in); pages.HasMorePages(); {
+		out, err := pages.NextPage(ctx)
 		if err != nil {
 			return err
 		}
@@ -497,9 +497,6 @@ func (s *Store) query(ctx context.Context, kc expression.KeyConditionBuilder, fo
 				return nil
 			}
 		}
-		if len(out.LastEvaluatedKey) == 0 {
-			return nil
-		}
-		in.ExclusiveStartKey = out.LastEvaluatedKey
 	}
+	return nil
 }

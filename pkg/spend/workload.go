@@ -349,8 +349,8 @@ func (s *Spend) queryOn(ctx context.Context, table, index string, keyCond expres
 		in.IndexName = aws.String(index)
 	}
 	n := 0
-	for {
-		out, err := s.db.Query(ctx, in)
+	for pages := dynamodb.NewQueryPaginator(s.db, in); pages.HasMorePages(); {
+		out, err := pages.NextPage(ctx)
 		if err != nil {
 			return err
 		}
@@ -363,11 +363,8 @@ func (s *Spend) queryOn(ctx context.Context, table, index string, keyCond expres
 				return nil
 			}
 		}
-		if len(out.LastEvaluatedKey) == 0 {
-			return nil
-		}
-		in.ExclusiveStartKey = out.LastEvaluatedKey
 	}
+	return nil
 }
 
 func statusSet(s Status) expression.UpdateBuilder {
