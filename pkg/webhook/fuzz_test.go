@@ -9,6 +9,7 @@ import (
 	"errors"
 	"slices"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 )
@@ -150,6 +151,101 @@ func FuzzParseEnvelope(f *testing.F) {
 		}
 		if env.Data != nil && !json.Valid(env.Data) {
 			t.Fatalf("data is not JSON: %q", env.Data)
+		}
+	})
+}
+
+// FuzzVerify fuzzes [Verifier.Verify] as a whole: scheme, clock, every header
+// and the body. When sign is set, the request carries a correct signature of
+// the fuzzed id, timestamp text and body (before extra, a fuzzed header
+// fragment), so the window and the parser are reached, not only the MAC
+// check. Properties:
+//   - every failure has a request-side kind (401, 400 or 413), never a panic;
+//   - a verified request holds the key's signature, lies inside the window
+//     (compared as instants) and has a parsed envelope with a usable ID;
+//   - a correctly signed, well-formed request inside the window verifies.
+func FuzzVerify(f *testing.F) {
+	const nowUnix = 1_800_000_000
+	f.Add(false, true, fuzzID, fuzzTS, "", []byte(fuzzBody), int64(0))
+	f.Add(true, true, fuzzID, fuzzTS, "", []byte(fuzzBody), int64(0))
+	f.Add(false, true, fuzzID, "99999999999", "", []byte(fuzzBody), int64(0))
+	f.Add(true, true, fuzzID, "99999999999", "", []byte(fuzzBody), int64(0))
+	f.Add(false, true, fuzzID, "999999999999", "", []byte(fuzzBody), int64(0))
+	f.Add(true, true, fuzzID, "0", "", []byte(fuzzBody), int64(0))
+	f.Add(false, true, fuzzID, fuzzTS, "", []byte(fuzzBody), int64(301))
+	f.Add(true, true, fuzzID, fuzzTS, ",v1=00", []byte(`{"id":"evt_x"}`), int64(-300))
+	f.Add(false, false, "a.b", fuzzTS, "v1,AAAA", []byte(`[]`), int64(0))
+	f.Add(true, false, "", "", "t=1,v1=zz", []byte(``), int64(0))
+	f.Add(false, true, "msg 1", "+1800000000", " v2,x", []byte(`{"type":1}`), int64(0))
+	standardSecret := "whsec_" + base64.StdEncoding.EncodeToString(fuzzKey)
+	stripeSecret := string(fuzzKey)
+	f.Fuzz(func(t *testing.T, stripe, sign bool, id, tsText, extra string, body []byte, offset int64) {
+		now := time.Unix(nowUnix, 0).Add(time.Duration(offset%(1<<20)) * time.Second)
+		scheme, secret := SchemeStandard, standardSecret
+		if stripe {
+			scheme, secret = SchemeStripe, stripeSecret
+		}
+		v, err := NewVerifier(VerifierConfig{Scheme: scheme, MaxBody: 4 << 10, Now: clockAt(now)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		h := HeaderMap{HeaderWebhookID: id, HeaderWebhookTimestamp: tsText}
+		var want []byte
+		if stripe {
+			want = stripeMAC(fuzzKey, tsText, body)
+			if sign {
+				h[HeaderStripeSignature] = "t=" + tsText + ",v1=" + hex.EncodeToString(want) + extra
+			} else {
+				h[HeaderStripeSignature] = extra
+			}
+		} else {
+			want = standardMAC(fuzzKey, id, tsText, body)
+			if sign {
+				h[HeaderWebhookSignature] = "v1," + base64.StdEncoding.EncodeToString(want) + extra
+			} else {
+				h[HeaderWebhookSignature] = extra
+			}
+		}
+
+		got, err := v.Verify(h, body, []string{secret})
+		if err != nil {
+			switch KindOf(err) {
+			case KindUnauthenticated, KindInvalid, KindTooLarge:
+			default:
+				t.Fatalf("failure of kind %v: %v", KindOf(err), err)
+			}
+		} else {
+			if got.Timestamp.Before(now.Add(-DefaultTolerance)) || got.Timestamp.After(now.Add(DefaultTolerance)) {
+				t.Fatalf("verified a request signed at %v, now %v", got.Timestamp, now)
+			}
+			if checkEventID(got.EventID) != nil {
+				t.Fatalf("verified event id %q", got.EventID)
+			}
+			if stripe && got.EventID != got.Envelope.ID || !stripe && got.EventID != id {
+				t.Fatalf("event id %q from the wrong place", got.EventID)
+			}
+			sigText := h.Get(HeaderWebhookSignature) + " " + h.Get(HeaderStripeSignature)
+			if !strings.Contains(sigText, base64.StdEncoding.EncodeToString(want)) && !strings.Contains(sigText, hex.EncodeToString(want)) {
+				t.Fatalf("verified without the key's signature: %q", sigText)
+			}
+		}
+
+		// Completeness: a well-formed request signed inside the window passes.
+		if !sign || extra != "" || len(body) > 4<<10 {
+			return
+		}
+		ts, perr := parseUnix(tsText)
+		if perr != nil || checkWindow(ts, now, DefaultTolerance) != nil {
+			return
+		}
+		if _, perr := parseEnvelope(body, stripe); perr != nil {
+			return
+		}
+		if !stripe && checkHeaderEventID(id) != nil {
+			return
+		}
+		if err != nil {
+			t.Fatalf("a correctly signed request at %s (now %v) failed: %v", tsText, now, err)
 		}
 	})
 }

@@ -162,9 +162,14 @@ func anyMatch(keys, candidates [][]byte, mac func(key []byte) []byte) bool {
 	return false
 }
 
-// parseUnix parses a decimal count of Unix seconds: digits only, no sign.
+// maxUnixDigits bounds a timestamp's length: ten digits reach the year 2286,
+// and nothing longer can lie inside any replay window.
+const maxUnixDigits = 10
+
+// parseUnix parses a decimal count of Unix seconds: 1 to [maxUnixDigits]
+// digits, no sign.
 func parseUnix(text string) (time.Time, error) {
-	if text == "" || len(text) > 12 {
+	if text == "" || len(text) > maxUnixDigits {
 		return time.Time{}, fmt.Errorf("want unix seconds: %w", ErrMalformedHeader)
 	}
 	for i := 0; i < len(text); i++ {
@@ -180,14 +185,15 @@ func parseUnix(text string) (time.Time, error) {
 }
 
 // checkWindow reports ErrStaleTimestamp when ts is more than tolerance away
-// from now, either way.
+// from now, either way. It compares instants, not their difference: a
+// Duration saturates about 292 years out, and negating the saturated minimum
+// overflows back to a negative value that would pass.
 func checkWindow(ts, now time.Time, tolerance time.Duration) error {
-	d := now.Sub(ts)
-	if d > tolerance {
-		return fmt.Errorf("signed %s ago, tolerance %s: %w", d.Truncate(time.Second), tolerance, ErrStaleTimestamp)
+	if ts.Before(now.Add(-tolerance)) {
+		return fmt.Errorf("signed %s ago, tolerance %s: %w", now.Sub(ts).Truncate(time.Second), tolerance, ErrStaleTimestamp)
 	}
-	if -d > tolerance {
-		return fmt.Errorf("signed %s ahead, tolerance %s: %w", (-d).Truncate(time.Second), tolerance, ErrStaleTimestamp)
+	if ts.After(now.Add(tolerance)) {
+		return fmt.Errorf("signed %s ahead, tolerance %s: %w", ts.Sub(now).Truncate(time.Second), tolerance, ErrStaleTimestamp)
 	}
 	return nil
 }
