@@ -65,7 +65,7 @@ func (h *Handler) reject(ctx context.Context, source string, err error) events.A
 	case a.status >= 500:
 		level = "failed"
 	}
-	h.metrics.Count(level, 1, emf.Dims{"source": cmp.Or(source, "none"), "reason": a.code})
+	h.metrics.Count(level, 1, emf.Dims{"source": cmp.Or(source, UnknownSource), "reason": a.code})
 	attrs := []any{"source", source, "status", a.status, "reason", a.code, "request_id", lambdaRequestID(ctx)}
 	if a.status >= 500 {
 		h.log.ErrorContext(ctx, "webhook "+level, append(attrs, "err", err)...)

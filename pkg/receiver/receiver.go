@@ -106,7 +106,11 @@ func (h *Handler) Handle(ctx context.Context, req events.APIGatewayV2HTTPRequest
 	name := req.PathParameters["source"]
 	src, ok := h.sources[name]
 	if !ok {
-		return h.reject(ctx, name, errUnknownSource), nil
+		// The path segment is the caller's text: it never becomes a metric
+		// dimension (each new value is a new CloudWatch metric, a cost the
+		// caller would control), and only a bounded, quoted prefix is logged.
+		h.log.WarnContext(ctx, "webhook for an unknown source", "path_source", boundedQuote(name, 64))
+		return h.reject(ctx, UnknownSource, errUnknownSource), nil
 	}
 	if req.RequestContext.HTTP.Method != http.MethodPost {
 		return h.reject(ctx, name, errMethod), nil
@@ -125,6 +129,19 @@ func (h *Handler) Handle(ctx context.Context, req events.APIGatewayV2HTTPRequest
 		return h.reject(ctx, name, err), nil
 	}
 	return h.accept(ctx, src, verified, body, req.RequestContext.RequestID), nil
+}
+
+// UnknownSource is the one source dimension of every metric about a request
+// whose source is not configured or missing. A configured source name starts
+// with a letter or digit, so it can never be this.
+const UnknownSource = "_unknown"
+
+// boundedQuote quotes at most n bytes of s.
+func boundedQuote(s string, n int) string {
+	if len(s) > n {
+		return strconv.Quote(s[:n]) + "..."
+	}
+	return strconv.Quote(s)
 }
 
 func secretRef(s webhook.SourceSpec) string {

@@ -401,3 +401,37 @@ func TestOutcomesAreCountedAsEMF(t *testing.T) {
 		}
 	}
 }
+
+// TestUnknownSourcesShareOneMetricDimension: a caller who sends to
+// /webhooks/<anything> must not create a CloudWatch metric per path segment.
+func TestUnknownSourcesShareOneMetricDimension(t *testing.T) {
+	f := newFixture(t, nil, nil)
+	var lines bytes.Buffer
+	h, err := receiver.New(receiver.Config{Intake: f.store, Metrics: emf.New(&lines, "hookline"), Sources: []receiver.Source{{
+		Spec:     webhook.SourceSpec{Name: "payments", Scheme: webhook.SchemeStandard, SecretEnv: "PAY"},
+		QueueURL: f.env.QueueURL("payments"), Secrets: secrets.Env{Lookup: func(string) (string, bool) { return standardSecret, true }},
+	}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// given requests to many made-up sources, and one with no source at all
+	for _, name := range []string{"random-1", "random-2", "x%00y", strings.Repeat("z", 300), ""} {
+		// when each is handled
+		res, _ := h.Handle(context.Background(), request(name, `{}`, nil))
+		if res.StatusCode != 404 {
+			t.Fatalf("source %q answered %d, want 404", name, res.StatusCode)
+		}
+	}
+	// then every metric line carries the one fixed source dimension
+	sources := map[string]bool{}
+	for _, line := range strings.Split(strings.TrimSpace(lines.String()), "\n") {
+		var m map[string]any
+		if err := json.Unmarshal([]byte(line), &m); err != nil {
+			t.Fatalf("not JSON: %s", line)
+		}
+		sources[fmt.Sprint(m["source"])] = true
+	}
+	if len(sources) != 1 || !sources[receiver.UnknownSource] {
+		t.Fatalf("source dimensions %v, want only %q", sources, receiver.UnknownSource)
+	}
+}
