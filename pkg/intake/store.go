@@ -28,6 +28,20 @@ var (
 	ErrBusy = errors.New("intake: event is being enqueued by another delivery")
 )
 
+// MaxItemSize is DynamoDB's limit on one item: 400 KB, counting attribute
+// names and values.
+const MaxItemSize = 400 << 10
+
+// itemOverhead bounds everything in an intake record except the payload:
+// attribute names, the key (a 64-byte source and a 255-byte event ID, twice),
+// timestamps, hash, lease, queue URL and message and request IDs.
+const itemOverhead = 8 << 10
+
+// MaxPayload is the largest payload an intake record can hold. A source's
+// body limit above it would make every large webhook fail with 503 until
+// the provider gives up, so the receiver refuses such a limit at start-up.
+const MaxPayload = MaxItemSize - itemOverhead
+
 // Statuses of an intake record.
 const (
 	StatusReceived = "received"

@@ -1,6 +1,7 @@
 package receiver
 
 import (
+	"cmp"
 	"context"
 	"encoding/base64"
 	"errors"
@@ -58,6 +59,9 @@ func (c Config) Validate() error {
 		}
 		if s.Secrets == nil {
 			errs = append(errs, fmt.Errorf("receiver: source %q has no secrets provider", s.Spec.Name))
+		}
+		if limit := cmp.Or(s.Spec.MaxBody, webhook.DefaultMaxBody); limit > intake.MaxPayload {
+			errs = append(errs, fmt.Errorf("receiver: source %q: max_body %d exceeds %d, the largest payload one DynamoDB intake item (400 KB) holds", s.Spec.Name, limit, intake.MaxPayload))
 		}
 	}
 	return errors.Join(errs...)

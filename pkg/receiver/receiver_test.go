@@ -435,3 +435,35 @@ func TestUnknownSourcesShareOneMetricDimension(t *testing.T) {
 		t.Fatalf("source dimensions %v, want only %q", sources, receiver.UnknownSource)
 	}
 }
+
+// TestMaxBodyMustFitOneIntakeItem: a body limit above what one DynamoDB item
+// holds is refused at start-up, not discovered as a 503 per large webhook.
+func TestMaxBodyMustFitOneIntakeItem(t *testing.T) {
+	f := newFixture(t, nil, nil)
+	for _, tc := range []struct {
+		name    string
+		maxBody int64
+		ok      bool
+	}{
+		{name: "default", maxBody: 0, ok: true},
+		{name: "exactly the intake limit", maxBody: intake.MaxPayload, ok: true},
+		{name: "one byte over", maxBody: intake.MaxPayload + 1},
+		{name: "the DynamoDB item limit itself", maxBody: intake.MaxItemSize},
+		{name: "1 MiB", maxBody: 1 << 20},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			// given a source whose max_body is tc.maxBody
+			_, err := receiver.New(receiver.Config{Intake: f.store, Sources: []receiver.Source{{
+				Spec:     webhook.SourceSpec{Name: "payments", Scheme: webhook.SchemeStandard, SecretEnv: "PAY", MaxBody: tc.maxBody},
+				QueueURL: f.env.QueueURL("payments"), Secrets: secrets.Env{},
+			}}})
+			// then start-up fails exactly when it cannot fit one item
+			if (err == nil) != tc.ok {
+				t.Fatalf("New with max_body %d: err = %v, want ok=%v", tc.maxBody, err, tc.ok)
+			}
+			if err != nil && !strings.Contains(err.Error(), "DynamoDB") {
+				t.Fatalf("error does not say why: %v", err)
+			}
+		})
+	}
+}
