@@ -32,7 +32,7 @@ func NewReceiver(d Deps) (*receiver.Handler, error) {
 				return nil, fmt.Errorf("app: source %q reads Secrets Manager but no client was built", s.Spec.Name)
 			}
 			if smSecrets == nil {
-				smSecrets = &secrets.SecretsManager{Client: d.Clients.SecretsManager, TTL: cfg.SecretTTL}
+				smSecrets = &secrets.SecretsManager{Client: d.Clients.SecretsManager, TTL: cfg.SecretTTL, PreviousGrace: cfg.SecretPreviousGrace}
 			}
 			src.Secrets = smSecrets
 		}

@@ -88,17 +88,23 @@ type Receiver struct {
 	IntakeTable string
 	Retention   time.Duration
 	SecretTTL   time.Duration
+	// SecretPreviousGrace is how long AWSPREVIOUS stays valid after a
+	// rotation.
+	SecretPreviousGrace time.Duration
 }
 
 // ReceiverFromEnv reads HOOKLINE_SOURCES (JSON, see
 // [webhook.ParseSources]), INTAKE_TABLE, QUEUE_URL_<QUEUE> for every
-// source's queue, and the optional INTAKE_RETENTION and SECRET_CACHE_TTL.
+// source's queue, and the optional INTAKE_RETENTION, SECRET_CACHE_TTL and
+// SECRET_PREVIOUS_GRACE (24h).
 func ReceiverFromEnv(lookup Lookup) (Receiver, error) {
 	e := newEnv(lookup)
 	cfg := Receiver{
 		IntakeTable: e.required("INTAKE_TABLE"),
 		Retention:   e.duration("INTAKE_RETENTION", 35*24*time.Hour),
 		SecretTTL:   e.duration("SECRET_CACHE_TTL", 5*time.Minute),
+
+		SecretPreviousGrace: e.duration("SECRET_PREVIOUS_GRACE", 24*time.Hour),
 	}
 	text := e.required("HOOKLINE_SOURCES")
 	if text != "" {
