@@ -5,7 +5,7 @@
 //
 // Start one on a free loopback port:
 //
-//	sim, err := providersim.New(providersim.Config{HonourIdempotencyKeys: false})
+//	sim, err := providersim.New(providersim.Config{Profile: providersim.ProfileIgnoresKeys})
 //	if err != nil { ... }
 //	if err := sim.Start(); err != nil { ... }
 //	defer sim.Close()
@@ -17,15 +17,32 @@
 // # Charges
 //
 // POST /v1/charges creates a charge and GET /v1/charges?idempotency_key=k
-// looks one up. With [Config.HonourIdempotencyKeys] off the simulator
-// ignores keys, as a careless provider would: every POST makes a new charge.
-// A test can then prove that the caller's own registry prevents duplicates,
-// reading [Sim.ChargeCount], [Sim.TotalCharges] and [Sim.Duplicates]. Lookup
-// by key works either way and returns the first charge made with that key.
+// looks one up. [Config.Profile] says how keys are treated, one of the three
+// idempotency profiles of the provider contract (docs/provider-contract.md):
+//
+//   - [ProfileHonoursKeys] saves the first result for a key, errors
+//     included, and replays it (Stripe API v1);
+//   - [ProfileReplaysSuccesses] saves successful charges only, so a retry
+//     after a decline or an error executes again (Checkout.com style);
+//   - [ProfileIgnoresKeys] executes every request, as a careless provider
+//     would.
+//
+// Under the two keyed profiles a request whose key is still in flight gets
+// 409 idempotency_key_in_use. Lookup by key works under every profile,
+// returns the first charge made with that key, and finds it only
+// [Config.LookupLag] after it was committed. A test proves that the caller
+// prevents duplicates by reading [Sim.DuplicateCharges] and
+// [Sim.SucceededCount].
 //
 // The customer [DeclineCustomer] and any amount ending in 02 are declined
-// with a 402. [Sim.InjectFaults] and [Sim.SetFaultRate] program failures of
-// the kinds listed under [FaultKind]; a fault never fires on a lookup.
+// with a 402 (with the charge as its body, or a Stripe-style error object
+// with [Config.DeclineErrorBody]). [Config.NormaliseCurrency] lower-cases
+// the currency of every charge. [Sim.InjectFaults], [Sim.SetFaultRate] and
+// [Sim.SetFaultFunc] program failures of the kinds listed under
+// [FaultKind]: some never execute the charge, others execute it and then
+// answer 5xx, drop the connection, answer too late, commit after the client
+// gave up, or answer 409 while a first request is still in flight. A fault
+// never fires on a lookup.
 //
 // # Usage
 //

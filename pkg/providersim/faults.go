@@ -10,12 +10,14 @@ import (
 // FaultKind names a failure of POST /v1/charges.
 type FaultKind int
 
-// Fault kinds. The first four never make a charge; the last two make the
-// charge and then lose the answer.
+// Fault kinds. Some never execute the charge; others execute it and then
+// lose or hide the answer, which is what makes an outcome unknown.
 const (
 	// FaultNone injects nothing.
 	FaultNone FaultKind = iota
-	// FaultServerError answers [Fault.Status] (default 503) without charging.
+	// FaultServerError answers [Fault.Status] (default 503) without
+	// charging. Under [ProfileHonoursKeys] the answer is the key's saved
+	// result and is replayed.
 	FaultServerError
 	// FaultRateLimit answers 429 with [Fault.RetryAfter] without charging.
 	FaultRateLimit
@@ -30,6 +32,23 @@ const (
 	// FaultDropAfterCharge makes the charge, then closes the connection
 	// without answering: the client sees EOF.
 	FaultDropAfterCharge
+	// FaultCommitThenError makes the charge, then answers [Fault.Status]
+	// (default 502), as a load balancer in front of the provider does when
+	// the backend answered too late.
+	FaultCommitThenError
+	// FaultSlowCommit holds the request for [Fault.Delay] whether or not the
+	// client is still there, then makes the charge: a commit that lands
+	// after the client gave up. The delay must stay within the provider's
+	// settle horizon for the contract to hold.
+	FaultSlowCommit
+	// FaultDeclineErrorBody declines the charge with a 402 whose body is a
+	// Stripe-style error object ({"error":{"type":"card_error",...}}), not
+	// a charge. The declined charge is recorded, as Stripe records it.
+	FaultDeclineErrorBody
+	// FaultKeyInUse answers 409 (idempotency_key_in_use) at once, while a
+	// request with the same key is still in flight and commits the charge
+	// after [Fault.Delay].
+	FaultKeyInUse
 )
 
 func (k FaultKind) String() string {
@@ -46,9 +65,26 @@ func (k FaultKind) String() string {
 		return "timeout_after_charge"
 	case FaultDropAfterCharge:
 		return "drop_after_charge"
+	case FaultCommitThenError:
+		return "commit_then_error"
+	case FaultSlowCommit:
+		return "slow_commit"
+	case FaultDeclineErrorBody:
+		return "decline_error_body"
+	case FaultKeyInUse:
+		return "key_in_use"
 	default:
 		return "none"
 	}
+}
+
+// commits reports whether the fault lets the charge be made.
+func (k FaultKind) commits() bool {
+	switch k {
+	case FaultServerError, FaultRateLimit, FaultTimeoutBeforeCharge, FaultReset:
+		return false
+	}
+	return true
 }
 
 // DefaultFaultDelay is how long a timeout fault holds a request whose
@@ -58,13 +94,15 @@ const DefaultFaultDelay = 30 * time.Second
 // Fault is one programmed failure.
 type Fault struct {
 	Kind FaultKind
-	// Status is the answer of [FaultServerError]. Default 503.
+	// Status is the answer of [FaultServerError] (default 503) and of
+	// [FaultCommitThenError] (default 502).
 	Status int
 	// RetryAfter is the exact Retry-After header of [FaultRateLimit]:
 	// seconds ("2") or an HTTP date. Default "1"; "-" sends none.
 	RetryAfter string
-	// Delay is how long a timeout fault holds the request. Default
-	// [DefaultFaultDelay]; the hold ends early when the client hangs up.
+	// Delay is how long a timeout fault holds the request, or how late a
+	// slow or in-flight commit lands. Default [DefaultFaultDelay]; a
+	// timeout's hold ends early when the client hangs up, a commit's never.
 	Delay time.Duration
 }
 
@@ -75,12 +113,20 @@ func (f Fault) delay() time.Duration {
 	return DefaultFaultDelay
 }
 
+// FaultFunc picks the fault for one charge request: the idempotency key
+// and the 1-based number of requests seen with that key so far. Tests use
+// it to make fault schedules that depend only on a seed and the request,
+// never on the order in which concurrent requests arrive.
+type FaultFunc func(key string, n int) Fault
+
 // faultPlan holds the programmed faults.
 type faultPlan struct {
 	mu       sync.Mutex
 	queue    []Fault
 	rate     float64
 	rateF    Fault
+	fn       FaultFunc
+	seen     map[string]int
 	injected map[FaultKind]int
 }
 
@@ -103,12 +149,22 @@ func (s *Sim) SetFaultRate(p float64, f Fault) {
 	s.faults.rateF = f
 }
 
-// ClearFaults drops every queued fault and the fault rate.
+// SetFaultFunc makes fn pick the fault of every charge request that has no
+// queued fault; nil removes it. It takes precedence over a fault rate.
+func (s *Sim) SetFaultFunc(fn FaultFunc) {
+	s.faults.mu.Lock()
+	defer s.faults.mu.Unlock()
+	s.faults.fn = fn
+}
+
+// ClearFaults drops every queued fault, the fault rate and the fault
+// function.
 func (s *Sim) ClearFaults() {
 	s.faults.mu.Lock()
 	defer s.faults.mu.Unlock()
 	s.faults.queue = nil
 	s.faults.rate = 0
+	s.faults.fn = nil
 }
 
 // FaultsInjected returns how many faults of each kind fired.
@@ -122,14 +178,21 @@ func (s *Sim) FaultsInjected() map[FaultKind]int {
 	return out
 }
 
-// nextFault picks the fault for one charge request.
-func (s *Sim) nextFault() Fault {
+// nextFault picks the fault for one charge request made with key.
+func (s *Sim) nextFault(key string) Fault {
 	p := &s.faults
 	p.mu.Lock()
+	if p.seen == nil {
+		p.seen = make(map[string]int)
+	}
+	p.seen[key]++
+	n := p.seen[key]
 	var f Fault
 	switch {
 	case len(p.queue) > 0:
 		f, p.queue = p.queue[0], p.queue[1:]
+	case p.fn != nil:
+		f = p.fn(key, n)
 	case p.rate > 0:
 		rate, rf := p.rate, p.rateF
 		p.mu.Unlock()

@@ -37,9 +37,19 @@ const maxRequestBytes = 64 << 10
 
 // Config configures a [Sim].
 type Config struct {
-	// HonourIdempotencyKeys makes a repeated POST with a known key return
-	// the first charge instead of making a new one. Off, keys are ignored.
+	// Profile is how keys are treated. The zero value ignores them.
+	Profile Profile
+	// HonourIdempotencyKeys is a shorthand for Profile: ProfileHonoursKeys.
 	HonourIdempotencyKeys bool
+	// LookupLag is how long after a commit the lookup by key starts to find
+	// the charge: the provider's read lag.
+	LookupLag time.Duration
+	// NormaliseCurrency makes charges carry the currency in lower case,
+	// whatever case the request used (Stripe does).
+	NormaliseCurrency bool
+	// DeclineErrorBody answers every decline with a Stripe-style error
+	// object instead of the charge.
+	DeclineErrorBody bool
 	// APIKey, when set, must arrive as "Authorization: Bearer <APIKey>" on
 	// the charge and usage APIs; otherwise the answer is 401.
 	APIKey string
@@ -67,8 +77,8 @@ type Config struct {
 // Validate reports every problem with c at once.
 func (c Config) Validate() error {
 	var errs []error
-	if c.Latency < 0 || c.LatencyJitter < 0 {
-		errs = append(errs, errors.New("latency is negative"))
+	if c.Latency < 0 || c.LatencyJitter < 0 || c.LookupLag < 0 {
+		errs = append(errs, errors.New("latency or lookup lag is negative"))
 	}
 	if c.UsagePageSize < 0 || c.UsagePageSize > MaxUsagePageSize {
 		errs = append(errs, fmt.Errorf("UsagePageSize must lie in [0, %d]", MaxUsagePageSize))
@@ -89,9 +99,14 @@ type Sim struct {
 	log      *slog.Logger
 	onPage   func(pager.Event)
 	pageSize int
+	// declineErrorBody answers declines with an error object.
+	declineErrorBody bool
 	dropRate float64
-	honour   atomic.Bool
-	latency  atomic.Int64 // nanoseconds
+	profile   atomic.Int32
+	lookupLag atomic.Int64 // nanoseconds
+	normalise atomic.Bool
+	pending   sync.WaitGroup // commits that land after their request ended
+	latency   atomic.Int64   // nanoseconds
 	jitter   atomic.Int64 // nanoseconds
 	inFlight atomic.Int64
 	done     chan struct{}
@@ -137,7 +152,13 @@ func New(cfg Config) (*Sim, error) {
 	if s.pageSize == 0 {
 		s.pageSize = DefaultUsagePageSize
 	}
-	s.honour.Store(cfg.HonourIdempotencyKeys)
+	if cfg.HonourIdempotencyKeys && cfg.Profile == ProfileIgnoresKeys {
+		cfg.Profile = ProfileHonoursKeys
+	}
+	s.SetProfile(cfg.Profile)
+	s.SetLookupLag(cfg.LookupLag)
+	s.normalise.Store(cfg.NormaliseCurrency)
+	s.declineErrorBody = cfg.DeclineErrorBody
 	s.SetLatency(cfg.Latency, cfg.LatencyJitter)
 	s.charges.init()
 	s.usage.init()
@@ -234,8 +255,31 @@ func (s *Sim) Close() error {
 
 func (s *Sim) stop() { s.doneOnce.Do(func() { close(s.done) }) }
 
-// SetHonourIdempotencyKeys switches key handling at run time.
-func (s *Sim) SetHonourIdempotencyKeys(on bool) { s.honour.Store(on) }
+// SetHonourIdempotencyKeys switches between [ProfileHonoursKeys] and
+// [ProfileIgnoresKeys] at run time.
+func (s *Sim) SetHonourIdempotencyKeys(on bool) {
+	if on {
+		s.SetProfile(ProfileHonoursKeys)
+	} else {
+		s.SetProfile(ProfileIgnoresKeys)
+	}
+}
+
+// SetProfile sets how keys are treated from now on.
+func (s *Sim) SetProfile(p Profile) { s.profile.Store(int32(p)) }
+
+// Profile returns how keys are treated.
+func (s *Sim) Profile() Profile { return Profile(s.profile.Load()) }
+
+// SetLookupLag sets how long after a commit the lookup starts to find it.
+func (s *Sim) SetLookupLag(d time.Duration) { s.lookupLag.Store(int64(max(d, 0))) }
+
+// SetNormaliseCurrency switches lower-casing of the currency in charges.
+func (s *Sim) SetNormaliseCurrency(on bool) { s.normalise.Store(on) }
+
+// WaitCommits waits until every commit that lands after its request ended
+// (slow commits, in-flight keys) has landed.
+func (s *Sim) WaitCommits() { s.pending.Wait() }
 
 // SetLatency sets the delay of every charge request from now on.
 func (s *Sim) SetLatency(latency, jitter time.Duration) {
@@ -268,6 +312,17 @@ func (s *Sim) hold(ctx context.Context, d time.Duration) bool {
 	}
 }
 
+// sleep pauses for d or until the simulator stops, whatever the client
+// does.
+func (s *Sim) sleep(d time.Duration) {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+	case <-s.done:
+	}
+}
+
 // delay applies the configured latency.
 func (s *Sim) delay(ctx context.Context) bool {
 	d := time.Duration(s.latency.Load())
@@ -295,9 +350,13 @@ type apiError struct {
 }
 
 func writeError(w http.ResponseWriter, status int, typ, code, msg string) {
-	writeJSON(w, status, struct {
+	writeJSON(w, status, apiErrorBody(typ, code, msg))
+}
+
+func apiErrorBody(typ, code, msg string) any {
+	return struct {
 		Error apiError `json:"error"`
-	}{apiError{Type: typ, Code: code, Message: msg}})
+	}{apiError{Type: typ, Code: code, Message: msg}}
 }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {

@@ -37,8 +37,8 @@ type Config struct {
 type Queue struct {
 	cfg Config
 
-	once       sync.Once
-	maxReceive int
+	mu         sync.Mutex
+	maxReceive int // 0 until a read of the redrive policy succeeded
 }
 
 // New validates cfg and builds a Queue.
@@ -107,22 +107,26 @@ func (q *Queue) DeadLetter(ctx context.Context, m events.SQSMessage, reason stri
 	return nil
 }
 
-// MaxReceiveCount reads the queue's redrive maxReceiveCount once, so the
-// template stays the one place that sets it. It returns 0 (never
-// dead-letter early) if the attribute cannot be read.
+// MaxReceiveCount returns the queue's redrive maxReceiveCount, so the
+// template stays the one place that sets it. A successful read is kept for
+// the life of the Queue; a failed one is not, and the next call reads
+// again. While it cannot be read, or the queue has no redrive policy, it
+// returns 1<<30: never dead-letter early.
 func (q *Queue) MaxReceiveCount(ctx context.Context) int {
-	q.once.Do(func() {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if q.maxReceive == 0 {
 		out, err := q.cfg.SQS.GetQueueAttributes(ctx, &sqs.GetQueueAttributesInput{
 			QueueUrl: aws.String(q.cfg.URL), AttributeNames: []sqstypes.QueueAttributeName{sqstypes.QueueAttributeNameRedrivePolicy},
 		})
 		if err != nil {
 			q.cfg.Logger.WarnContext(ctx, "read redrive policy", "err", err)
-			return
+			return 1 << 30
 		}
 		q.maxReceive = parseMaxReceive(out.Attributes[string(sqstypes.QueueAttributeNameRedrivePolicy)])
-	})
-	if q.maxReceive == 0 {
-		return 1 << 30
+		if q.maxReceive <= 0 {
+			q.maxReceive = 1 << 30
+		}
 	}
 	return q.maxReceive
 }
