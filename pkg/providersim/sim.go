@@ -101,16 +101,16 @@ type Sim struct {
 	pageSize int
 	// declineErrorBody answers declines with an error object.
 	declineErrorBody bool
-	dropRate float64
-	profile   atomic.Int32
-	lookupLag atomic.Int64 // nanoseconds
-	normalise atomic.Bool
-	pending   sync.WaitGroup // commits that land after their request ended
-	latency   atomic.Int64   // nanoseconds
-	jitter   atomic.Int64 // nanoseconds
-	inFlight atomic.Int64
-	done     chan struct{}
-	doneOnce sync.Once
+	dropRate         float64
+	profile          atomic.Int32
+	lookupLag        atomic.Int64 // nanoseconds
+	normalise        atomic.Bool
+	pending          sync.WaitGroup // commits that land after their request ended
+	latency          atomic.Int64   // nanoseconds
+	jitter           atomic.Int64   // nanoseconds
+	inFlight         atomic.Int64
+	done             chan struct{}
+	doneOnce         sync.Once
 
 	rngMu sync.Mutex
 	rng   *rand.Rand
