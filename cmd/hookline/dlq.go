@@ -7,117 +7,214 @@ import (
 	"io"
 	"time"
 
+	"github.com/spf13/cobra"
+
 	"github.com/hookline/hookline/pkg/ops"
 )
 
-const dlqUsage = `usage:
-  hookline dlq list [--json]
-  hookline dlq peek <queue> [--max N] [--json]
-  hookline dlq redrive <queue> [--dry-run] [--skip-completed] [--rate N] [--max N] [--json]
-  hookline dlq redrive <queue> --native [--rate N] [--no-wait] [--dry-run] [--json]
-  hookline dlq status <queue> [--json]`
-
-// dlqCmd dispatches the dead-letter queue subcommands.
-func dlqCmd(ctx context.Context, args []string, out io.Writer) int {
-	if len(args) == 0 {
-		return usageError("dlq", "a subcommand is required\n%s", dlqUsage)
-	}
-	switch args[0] {
-	case "list":
-		return dlqListCmd(ctx, args[1:], out)
-	case "peek":
-		return dlqPeekCmd(ctx, args[1:], out)
-	case "redrive":
-		return dlqRedriveCmd(ctx, args[1:], out)
-	case "status":
-		return dlqStatusCmd(ctx, args[1:], out)
-	}
-	return usageError("dlq", "unknown subcommand %q\n%s", args[0], dlqUsage)
+// newDLQCmd holds the dead-letter queue commands.
+func newDLQCmd() *cobra.Command {
+	cmd := group("dlq", "Dead-letter queues: list, peek, redrive, status")
+	cmd.AddCommand(newDLQListCmd(), newDLQPeekCmd(), newDLQRedriveCmd(), newDLQStatusCmd())
+	return cmd
 }
 
-func dlqListCmd(ctx context.Context, args []string, out io.Writer) int {
-	fs, asJSON, verbose := newFlags("dlq list")
-	pos, err := parseInterleaved(fs, args)
-	if err != nil || len(pos) != 0 {
-		return usageError("dlq list", "takes no arguments\n%s", dlqUsage)
+func newDLQListCmd() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "list",
+		Short: "Every dead-letter queue with its depth and oldest message",
+		Args:  cobra.NoArgs,
 	}
-	s, code := connectOrFail(ctx, "dlq list", *verbose)
-	if s == nil {
-		return code
-	}
-	list, err := s.ops.ListDLQs(ctx)
-	if err != nil {
-		return fail("dlq list", err)
-	}
-	if *asJSON {
-		writeJSON(out, list)
-	} else {
-		tw := newTable(out)
-		fmt.Fprintln(tw, "DLQ\tSOURCE\tDEPTH\tVISIBLE\tIN FLIGHT\tOLDEST")
+	asJSON := jsonFlag(cmd)
+	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
+		s, err := connectCmd(cmd)
+		if err != nil {
+			return err
+		}
+		list, err := s.ops.ListDLQs(cmd.Context())
+		if err != nil {
+			return exit(fail("dlq list", err))
+		}
+		out := cmd.OutOrStdout()
+		if *asJSON {
+			writeJSON(out, list)
+		} else {
+			tw := newTable(out)
+			fmt.Fprintln(tw, "DLQ\tSOURCE\tDEPTH\tVISIBLE\tIN FLIGHT\tOLDEST")
+			for _, d := range list {
+				if d.Error != "" {
+					fmt.Fprintf(tw, "%s\t%s\t?\t?\t?\terror: %s\n", d.Name, d.Source, d.Error)
+					continue
+				}
+				oldest := "-"
+				switch {
+				case d.AgeKnown:
+					oldest = "~" + age(d.OldestAge)
+				case d.Depth > 0:
+					oldest = "n/a"
+				}
+				fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%s\n", d.Name, d.Source, d.Depth, d.Visible, d.InFlight, oldest)
+			}
+			tw.Flush()
+		}
 		for _, d := range list {
 			if d.Error != "" {
-				fmt.Fprintf(tw, "%s\t%s\t?\t?\t?\terror: %s\n", d.Name, d.Source, d.Error)
-				continue
+				s.hint("dlq list")
+				return exit(exitPartial)
 			}
-			oldest := "-"
-			switch {
-			case d.AgeKnown:
-				oldest = "~" + age(d.OldestAge)
-			case d.Depth > 0:
-				oldest = "n/a"
-			}
-			fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%s\n", d.Name, d.Source, d.Depth, d.Visible, d.InFlight, oldest)
 		}
-		tw.Flush()
+		return nil
 	}
-	for _, d := range list {
-		if d.Error != "" {
-			s.hint("dlq list")
-			return exitPartial
-		}
-	}
-	return exitOK
+	return cmd
 }
 
-func dlqPeekCmd(ctx context.Context, args []string, out io.Writer) int {
-	fs, asJSON, verbose := newFlags("dlq peek")
-	limit := fs.Int("max", 10, "show at most N messages")
-	pos, err := parseInterleaved(fs, args)
-	if err != nil || len(pos) != 1 || *limit <= 0 {
-		return usageError("dlq peek", "one queue and a positive --max are required\n%s", dlqUsage)
+func newDLQPeekCmd() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:               "peek <dlq> [--max N]",
+		Short:             "Show messages without consuming them: event, receives, failure reasons, effect status",
+		Example:           "  hookline dlq peek payments-dlq --max 20",
+		Args:              cobra.ExactArgs(1),
+		ValidArgsFunction: completeDLQs,
 	}
-	s, code := connectOrFail(ctx, "dlq peek", *verbose)
-	if s == nil {
-		return code
-	}
-	msgs, err := s.ops.Peek(ctx, pos[0], *limit)
-	if err != nil {
-		code := fail("dlq peek", err)
-		if code == exitFailure {
-			s.hint("dlq peek")
+	limit := cmd.Flags().Int("max", 10, "show at most N messages")
+	asJSON := jsonFlag(cmd)
+	cmd.RunE = func(cmd *cobra.Command, args []string) error {
+		if *limit <= 0 {
+			return usageErrorf("--max must be positive")
 		}
-		return code
-	}
-	if *asJSON {
-		if msgs == nil {
-			msgs = []ops.Message{}
+		s, err := connectCmd(cmd)
+		if err != nil {
+			return err
 		}
-		writeJSON(out, msgs)
-		return exitOK
+		queue, out := args[0], cmd.OutOrStdout()
+		msgs, err := s.ops.Peek(cmd.Context(), queue, *limit)
+		if err != nil {
+			code := fail("dlq peek", err)
+			if code == exitFailure {
+				s.hint("dlq peek")
+			}
+			return exit(code)
+		}
+		if *asJSON {
+			if msgs == nil {
+				msgs = []ops.Message{}
+			}
+			return jsonResult(out, msgs)
+		}
+		if len(msgs) == 0 {
+			fmt.Fprintf(out, "%s is empty\n", queue)
+			return nil
+		}
+		tw := newTable(out)
+		fmt.Fprintln(tw, "EVENT\tSOURCE\tRECEIVES\tFIRST FAILURE\tLAST FAILURE\tFAILED AT\tKEY\tSTATUS")
+		for _, m := range msgs {
+			fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\t%s\t%s\n", orDash(m.EventID), orDash(m.Source), m.ReceiveCount,
+				orDash(m.FirstFailureReason), orDash(m.FailureReason), orDash(m.FailedAt), orDash(m.Status.Key), statusText(m.Status))
+		}
+		tw.Flush()
+		fmt.Fprintf(out, "%d message(s) shown; all are visible again in %s\n", len(msgs), queue)
+		return nil
 	}
-	if len(msgs) == 0 {
-		fmt.Fprintf(out, "%s is empty\n", pos[0])
-		return exitOK
+	return cmd
+}
+
+func newDLQRedriveCmd() *cobra.Command {
+	var dryRun, skip, native, noWait bool
+	var rate float64
+	var limit int
+	cmd := &cobra.Command{
+		Use:   "redrive <dlq> [--dry-run] [--skip-completed] [--rate N] [--max N] | redrive <dlq> --native [--rate N] [--no-wait]",
+		Short: "Send messages back to their source queue, one by one (or as an SQS move task with --native)",
+		Long: `Send each message to its source queue before deleting it from the DLQ, so
+an interruption never loses one (at worst a copy stays behind, and the
+workers' idempotency absorbs it). --skip-completed deletes messages whose
+effect is already recorded. --native starts SQS's own bulk move task instead,
+with no per-message checks. Preview with --dry-run first.`,
+		Example:           "  hookline dlq redrive payments-dlq --dry-run --skip-completed\n  hookline dlq redrive payments-dlq --skip-completed --rate 50",
+		Args:              cobra.ExactArgs(1),
+		ValidArgsFunction: completeDLQs,
 	}
-	tw := newTable(out)
-	fmt.Fprintln(tw, "EVENT\tSOURCE\tRECEIVES\tFIRST FAILURE\tLAST FAILURE\tFAILED AT\tKEY\tSTATUS")
-	for _, m := range msgs {
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\t%s\t%s\n", orDash(m.EventID), orDash(m.Source), m.ReceiveCount,
-			orDash(m.FirstFailureReason), orDash(m.FailureReason), orDash(m.FailedAt), orDash(m.Status.Key), statusText(m.Status))
+	f := cmd.Flags()
+	f.BoolVar(&dryRun, "dry-run", false, "print what would happen to each message and change nothing")
+	f.BoolVar(&skip, "skip-completed", false, "delete, without resending, messages whose effect is already recorded")
+	f.Float64Var(&rate, "rate", 0, "at most N messages per second (0: no limit)")
+	f.IntVar(&limit, "max", 0, "handle at most N messages (0: all)")
+	f.BoolVar(&native, "native", false, "use an SQS message move task: a bulk move with no per-message checks")
+	f.BoolVar(&noWait, "no-wait", false, "with --native, start the task and return")
+	asJSON := jsonFlag(cmd)
+	cmd.MarkFlagsMutuallyExclusive("native", "skip-completed")
+	cmd.MarkFlagsMutuallyExclusive("native", "max")
+	cmd.RunE = func(cmd *cobra.Command, args []string) error {
+		switch {
+		case rate < 0 || limit < 0:
+			return usageErrorf("--rate and --max must not be negative")
+		case noWait && !native:
+			return usageErrorf("--no-wait applies to --native only")
+		}
+		s, err := connectCmd(cmd)
+		if err != nil {
+			return err
+		}
+		queue, out := args[0], cmd.OutOrStdout()
+		if native {
+			return exit(nativeRedrive(cmd.Context(), s, out, queue, int(rate), dryRun, !noWait, *asJSON))
+		}
+		p := newProgress("redrive " + queue)
+		rep, err := s.ops.Redrive(cmd.Context(), ops.RedriveOptions{Queue: queue, DryRun: dryRun, SkipCompleted: skip,
+			Rate: rate, Max: limit, Progress: p.callback()})
+		p.done()
+		if err != nil {
+			code := fail("dlq redrive", err)
+			if code == exitFailure {
+				s.hint("dlq redrive")
+			}
+			if len(rep.Items) == 0 {
+				return exit(code)
+			}
+			// A receive failed midway: report what was done before it.
+			writeRedrive(out, rep, *asJSON)
+			return exit(exitPartial)
+		}
+		writeRedrive(out, rep, *asJSON)
+		if rep.Partial() {
+			return exit(exitPartial)
+		}
+		return nil
 	}
-	tw.Flush()
-	fmt.Fprintf(out, "%d message(s) shown; all are visible again in %s\n", len(msgs), pos[0])
-	return exitOK
+	return cmd
+}
+
+func newDLQStatusCmd() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:               "status <dlq>",
+		Short:             "The SQS move tasks of a dead-letter queue",
+		Example:           "  hookline dlq status usage-dlq",
+		Args:              cobra.ExactArgs(1),
+		ValidArgsFunction: completeDLQs,
+	}
+	asJSON := jsonFlag(cmd)
+	cmd.RunE = func(cmd *cobra.Command, args []string) error {
+		s, err := connectCmd(cmd)
+		if err != nil {
+			return err
+		}
+		queue, out := args[0], cmd.OutOrStdout()
+		tasks, err := s.ops.MoveTasks(cmd.Context(), queue)
+		if err != nil {
+			code := fail("dlq status", err)
+			if code == exitFailure {
+				s.hint("dlq status")
+			}
+			return exit(code)
+		}
+		if len(tasks) == 0 && !*asJSON {
+			fmt.Fprintf(out, "no move tasks on %s\n", queue)
+			return nil
+		}
+		writeTasks(out, tasks, *asJSON)
+		return nil
+	}
+	return cmd
 }
 
 func statusText(st ops.Status) string {
@@ -125,55 +222,6 @@ func statusText(st ops.Status) string {
 		return st.State + " (" + st.Error + ")"
 	}
 	return st.State
-}
-
-func dlqRedriveCmd(ctx context.Context, args []string, out io.Writer) int {
-	fs, asJSON, verbose := newFlags("dlq redrive")
-	dryRun := fs.Bool("dry-run", false, "print what would happen to each message and change nothing")
-	skip := fs.Bool("skip-completed", false, "delete, without resending, messages whose effect is already recorded")
-	rate := fs.Float64("rate", 0, "at most N messages per second (0: no limit)")
-	limit := fs.Int("max", 0, "handle at most N messages (0: all)")
-	native := fs.Bool("native", false, "use an SQS message move task: a bulk move with no per-message checks")
-	noWait := fs.Bool("no-wait", false, "with --native, start the task and return")
-	pos, err := parseInterleaved(fs, args)
-	switch {
-	case err != nil || len(pos) != 1:
-		return usageError("dlq redrive", "one queue is required\n%s", dlqUsage)
-	case *rate < 0 || *limit < 0:
-		return usageError("dlq redrive", "--rate and --max must not be negative")
-	case *native && (*skip || *limit > 0):
-		return usageError("dlq redrive", "--native moves everything: --skip-completed and --max need the safe path")
-	case *noWait && !*native:
-		return usageError("dlq redrive", "--no-wait applies to --native")
-	}
-	s, code := connectOrFail(ctx, "dlq redrive", *verbose)
-	if s == nil {
-		return code
-	}
-	if *native {
-		return nativeRedrive(ctx, s, out, pos[0], int(*rate), *dryRun, !*noWait, *asJSON)
-	}
-	p := newProgress("redrive " + pos[0])
-	rep, err := s.ops.Redrive(ctx, ops.RedriveOptions{Queue: pos[0], DryRun: *dryRun, SkipCompleted: *skip,
-		Rate: *rate, Max: *limit, Progress: p.callback()})
-	p.done()
-	if err != nil {
-		code := fail("dlq redrive", err)
-		if code == exitFailure {
-			s.hint("dlq redrive")
-		}
-		if len(rep.Items) == 0 {
-			return code
-		}
-		// A receive failed midway: report what was done before it.
-		writeRedrive(out, rep, *asJSON)
-		return exitPartial
-	}
-	writeRedrive(out, rep, *asJSON)
-	if rep.Partial() {
-		return exitPartial
-	}
-	return exitOK
 }
 
 func writeRedrive(out io.Writer, rep ops.RedriveReport, asJSON bool) {
@@ -258,32 +306,6 @@ func nativeRedrive(ctx context.Context, s *opsConn, out io.Writer, queue string,
 	if final.Status != ops.MoveCompleted {
 		return exitFailure
 	}
-	return exitOK
-}
-
-func dlqStatusCmd(ctx context.Context, args []string, out io.Writer) int {
-	fs, asJSON, verbose := newFlags("dlq status")
-	pos, err := parseInterleaved(fs, args)
-	if err != nil || len(pos) != 1 {
-		return usageError("dlq status", "one queue is required\n%s", dlqUsage)
-	}
-	s, code := connectOrFail(ctx, "dlq status", *verbose)
-	if s == nil {
-		return code
-	}
-	tasks, err := s.ops.MoveTasks(ctx, pos[0])
-	if err != nil {
-		code := fail("dlq status", err)
-		if code == exitFailure {
-			s.hint("dlq status")
-		}
-		return code
-	}
-	if len(tasks) == 0 && !*asJSON {
-		fmt.Fprintf(out, "no move tasks on %s\n", pos[0])
-		return exitOK
-	}
-	writeTasks(out, tasks, *asJSON)
 	return exitOK
 }
 

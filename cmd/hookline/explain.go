@@ -1,68 +1,91 @@
 package main
 
 import (
-	"context"
 	"errors"
 	"fmt"
-	"io"
 	"time"
+
+	"github.com/spf13/cobra"
 
 	"github.com/hookline/hookline/pkg/ops"
 	"github.com/hookline/hookline/pkg/spend"
 )
 
-const explainUsage = `usage:
-  hookline explain <workload> [--json]
-  hookline explain --event <event or usage record ID> [--json]`
-
-// explainCmd prints the runbook on one screen for a workload or an event.
-func explainCmd(ctx context.Context, args []string, out io.Writer) int {
-	fs, asJSON, verbose := newFlags("explain")
-	event := fs.String("event", "", "explain a webhook event ID or usage record ID")
-	pos, err := parseInterleaved(fs, args)
-	if err != nil || (*event == "") == (len(pos) != 1) || len(pos) > 1 {
-		return usageError("explain", "give one workload or --event\n%s", explainUsage)
+// newWorkloadExplainCmd prints the runbook on one screen for a workload.
+func newWorkloadExplainCmd() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:     "explain <workload>",
+		Short:   "The runbook on one screen: cause, total and cap, last event, reconciliation",
+		Example: "  hookline workload explain workload-7",
+		Args:    cobra.ExactArgs(1),
 	}
-	s, code := connectOrFail(ctx, "explain", *verbose)
-	if s == nil {
-		return code
-	}
-	now := time.Now()
-	if *event != "" {
-		x, err := s.ledger.ExplainEvent(ctx, *event)
-		if errors.Is(err, spend.ErrNotFound) {
-			fmt.Fprintf(stderr, "hookline explain: nothing in the ledger under %s (not an applied or deferred usage record or event)\n", *event)
-			return exitFailure
+	asJSON := jsonFlag(cmd)
+	cmd.RunE = func(cmd *cobra.Command, args []string) error {
+		s, err := connectCmd(cmd)
+		if err != nil {
+			return err
+		}
+		ctx, id, out := cmd.Context(), args[0], cmd.OutOrStdout()
+		x, err := s.ledger.Explain(ctx, id)
+		if errors.Is(err, spend.ErrUnknownWorkload) {
+			fmt.Fprintf(stderr, "hookline workload explain: no workload %q (hookline workload list)\n", id)
+			return exit(exitFailure)
 		}
 		if err != nil {
-			s.hint("explain")
-			return fail("explain", err)
+			s.hint("workload explain")
+			return exit(fail("workload explain", err))
 		}
-		r := ops.NewEventRunbook(*event, x, now)
+		r := ops.NewRunbook(x, time.Now())
+		if r.IntervalChanges, err = s.recon.IntervalChanges(ctx, id, 10); err != nil {
+			return exit(fail("workload explain", err))
+		}
 		if *asJSON {
-			writeJSON(out, r)
-		} else {
-			r.WriteText(out)
+			return jsonResult(out, r)
 		}
-		return exitOK
-	}
-	x, err := s.ledger.Explain(ctx, pos[0])
-	if errors.Is(err, spend.ErrUnknownWorkload) {
-		fmt.Fprintf(stderr, "hookline explain: no workload %q (hookline workload list)\n", pos[0])
-		return exitFailure
-	}
-	if err != nil {
-		s.hint("explain")
-		return fail("explain", err)
-	}
-	r := ops.NewRunbook(x, now)
-	if r.IntervalChanges, err = s.recon.IntervalChanges(ctx, pos[0], 10); err != nil {
-		return fail("explain", err)
-	}
-	if *asJSON {
-		writeJSON(out, r)
-	} else {
 		r.WriteText(out)
+		return nil
 	}
-	return exitOK
+	return cmd
+}
+
+// newEventCmd holds the commands about one event.
+func newEventCmd() *cobra.Command {
+	cmd := group("event", "Events: explain a webhook event or usage record")
+	cmd.AddCommand(newEventExplainCmd())
+	return cmd
+}
+
+// newEventExplainCmd prints the runbook for a webhook event ID or usage
+// record ID, such as the one a page names.
+func newEventExplainCmd() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:     "explain <event or usage record ID>",
+		Short:   "What an event did: its workload, the ledger entry and the reconciliation",
+		Example: "  hookline event explain evt_usage_ur_3",
+		Args:    cobra.ExactArgs(1),
+	}
+	asJSON := jsonFlag(cmd)
+	cmd.RunE = func(cmd *cobra.Command, args []string) error {
+		s, err := connectCmd(cmd)
+		if err != nil {
+			return err
+		}
+		id, out := args[0], cmd.OutOrStdout()
+		x, err := s.ledger.ExplainEvent(cmd.Context(), id)
+		if errors.Is(err, spend.ErrNotFound) {
+			fmt.Fprintf(stderr, "hookline event explain: nothing in the ledger under %s (not an applied or deferred usage record or event)\n", id)
+			return exit(exitFailure)
+		}
+		if err != nil {
+			s.hint("event explain")
+			return exit(fail("event explain", err))
+		}
+		r := ops.NewEventRunbook(id, x, time.Now())
+		if *asJSON {
+			return jsonResult(out, r)
+		}
+		r.WriteText(out)
+		return nil
+	}
+	return cmd
 }

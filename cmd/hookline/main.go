@@ -2,12 +2,16 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
+
+	"github.com/spf13/cobra"
 )
 
 // Exit codes shared by every subcommand.
@@ -18,23 +22,26 @@ const (
 	exitPartial = 3
 )
 
-type command struct {
-	name  string
-	usage string
-	run   func(ctx context.Context, args []string, out io.Writer) int
+// exitError carries a command's exit code through cobra. The command has
+// already printed what went wrong.
+type exitError struct{ code int }
+
+func (e *exitError) Error() string { return fmt.Sprintf("hookline: exit %d", e.code) }
+
+// exit turns an exit code into the error a cobra RunE returns.
+func exit(code int) error {
+	if code == exitOK {
+		return nil
+	}
+	return &exitError{code: code}
 }
 
-func commands() []command {
-	return []command{
-		{"run", "run the whole system locally on embedded AWS until Ctrl-C", runCmd},
-		{"send-webhook", "sign a JSON file and post it like a provider (--source, --file, --url, --tamper)", sendWebhookCmd},
-		{"dlq", "dead-letter queues: list, peek <queue>, redrive <queue>, status <queue>", dlqCmd},
-		{"replay", "re-enqueue intake records by --event or --since/--until (--source)", replayCmd},
-		{"explain", "the runbook on one screen: explain <workload> or --event <id>", explainCmd},
-		{"workload", "workloads: create, set-cap, set-step, set-hold, add-alias, retire, resume, list", workloadCmd},
-		{"admission", "ask whether a workload may start new work (200 allowed, 423 paused)", admissionCmd},
-		{"send-usage", "record usage at the local provider, which sends its webhook (--workload, --units, --drop-webhook)", sendUsageCmd},
-	}
+// usageErrorf is a usage error found after flag parsing (a bad value, or
+// flags that contradict each other). Cobra's own errors (unknown command
+// or flag, missing required flag, wrong number of arguments) are usage
+// errors too.
+func usageErrorf(format string, args ...any) error {
+	return fmt.Errorf(format, args...)
 }
 
 func main() {
@@ -44,26 +51,107 @@ func main() {
 	os.Exit(code)
 }
 
+// dispatch runs the command line args, writing results to out and errors
+// to stderr, and returns the exit code.
 func dispatch(ctx context.Context, args []string, out io.Writer) int {
-	if len(args) == 0 || args[0] == "help" || args[0] == "-h" || args[0] == "--help" {
-		usage(out)
+	root := newRoot()
+	root.SetArgs(args)
+	root.SetOut(out)
+	root.SetErr(stderr)
+	cmd, err := root.ExecuteContextC(ctx)
+	if err == nil {
 		return exitOK
 	}
-	for _, c := range commands() {
-		if c.name == args[0] {
-			return c.run(ctx, args[1:], out)
-		}
+	var ee *exitError
+	if errors.As(err, &ee) {
+		return ee.code
 	}
-	fmt.Fprintf(os.Stderr, "hookline: unknown command %q\n", args[0])
-	usage(os.Stderr)
+	// Anything else was refused before the command ran: nothing changed.
+	path := "hookline"
+	if cmd != nil {
+		path = cmd.CommandPath()
+	}
+	fmt.Fprintf(stderr, "%s: %v\nRun '%s --help' for usage.\n", path, err, path)
 	return exitUsage
 }
 
-func usage(w io.Writer) {
-	fmt.Fprintln(w, "usage: hookline <command> [flags]\n\ncommands:")
-	for _, c := range commands() {
-		fmt.Fprintf(w, "  %-14s %s\n", c.name, c.usage)
+// verbose is the root's persistent -v flag.
+var verbose bool
+
+// newRoot builds the whole command tree. Every command has its own flag
+// set; only -v is shared.
+func newRoot() *cobra.Command {
+	verbose = false
+	root := group("hookline", "Operate hookline: explain pages, administer workloads, inspect and redrive DLQs, replay intake")
+	root.Long = `hookline operates a hookline deployment, or the local system of 'hookline run'.
+
+Commands are noun-verb: hookline <noun> <verb> [args] [flags]. Commands that
+print a result take --json. Commands that change state print what they
+changed. Exit codes: 0 ok, 1 failure, 2 usage (nothing was changed), 3 partial.
+
+Against AWS the standard credential chain and AWS_ENDPOINT_URL* decide where
+commands go; queue and table names come from the template built into this
+binary (HOOKLINE_TEMPLATE names another file). While 'hookline run' is up,
+commands in the same directory reach its local AWS through
+.hookline/endpoints.env.`
+	root.SilenceErrors = true
+	root.SilenceUsage = true
+	root.PersistentFlags().BoolVarP(&verbose, "verbose", "v", false, "debug logging on stderr")
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return err })
+	root.AddGroup(
+		&cobra.Group{ID: "oncall", Title: "On-call commands:"},
+		&cobra.Group{ID: "dev", Title: "Local system and developer commands:"},
+	)
+	for _, c := range []*cobra.Command{newWorkloadCmd(), newEventCmd(), newDLQCmd(), newIntakeCmd()} {
+		c.GroupID = "oncall"
+		root.AddCommand(c)
 	}
+	for _, c := range []*cobra.Command{newRunCmd(), newDevCmd()} {
+		c.GroupID = "dev"
+		root.AddCommand(c)
+	}
+	root.SetHelpCommandGroupID("oncall")
+	root.SetCompletionCommandGroupID("dev")
+	return root
+}
+
+// group returns a command that only holds subcommands: alone it prints its
+// help; with an argument it is an unknown subcommand.
+func group(use, short string) *cobra.Command {
+	return &cobra.Command{
+		Use:   use,
+		Short: short,
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) > 0 {
+				return fmt.Errorf("unknown command %q for %q (subcommands: %s)", args[0], cmd.CommandPath(), subcommandNames(cmd))
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
+	}
+}
+
+func subcommandNames(cmd *cobra.Command) string {
+	var names []string
+	for _, c := range cmd.Commands() {
+		if c.IsAvailableCommand() {
+			names = append(names, c.Name())
+		}
+	}
+	return strings.Join(names, ", ")
+}
+
+// require marks flags required. It fails only for a flag the command does
+// not define, which the grammar test would catch as a missing refusal.
+func require(cmd *cobra.Command, names ...string) {
+	for _, n := range names {
+		_ = cmd.MarkFlagRequired(n)
+	}
+}
+
+// jsonFlag adds --json to cmd.
+func jsonFlag(cmd *cobra.Command) *bool {
+	return cmd.Flags().Bool("json", false, "print JSON for scripts instead of text")
 }
 
 func logger(verbose bool) *slog.Logger {
@@ -71,5 +159,5 @@ func logger(verbose bool) *slog.Logger {
 	if verbose {
 		level = slog.LevelDebug
 	}
-	return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
+	return slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
 }

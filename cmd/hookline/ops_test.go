@@ -169,11 +169,11 @@ func TestReplayCommand(t *testing.T) {
 		wantCode int
 		want     string
 	}{
-		{name: "by event", args: []string{"replay", "--source", "payments", "--event", "evt_r"}, want: "payments: sent 1, missing 0"},
-		{name: "by time", args: []string{"replay", "--source", "payments", "--since", "10m"}, want: "payments: sent 1, missing 0"},
-		{name: "missing is partial", args: []string{"replay", "--source", "payments", "--event", "evt_r,evt_gone"}, wantCode: exitPartial, want: "missing 1"},
-		{name: "no mode", args: []string{"replay", "--source", "payments"}, wantCode: exitUsage},
-		{name: "bad time", args: []string{"replay", "--source", "payments", "--since", "yesterday"}, wantCode: exitUsage},
+		{name: "by event", args: []string{"intake", "replay", "--source", "payments", "--event", "evt_r"}, want: "payments: sent 1, missing 0"},
+		{name: "by time", args: []string{"intake", "replay", "--source", "payments", "--since", "10m"}, want: "payments: sent 1, missing 0"},
+		{name: "missing is partial", args: []string{"intake", "replay", "--source", "payments", "--event", "evt_r,evt_gone"}, wantCode: exitPartial, want: "missing 1"},
+		{name: "no mode", args: []string{"intake", "replay", "--source", "payments"}, wantCode: exitUsage},
+		{name: "bad time", args: []string{"intake", "replay", "--source", "payments", "--since", "yesterday"}, wantCode: exitUsage},
 	}
 	for _, s := range steps {
 		t.Run(s.name, func(t *testing.T) {
@@ -195,20 +195,26 @@ func TestWorkloadAndExplainCommands(t *testing.T) {
 		wantCode int
 		want     string
 	}{
-		{name: "create", args: []string{"workload", "create", "--id", "workload-7", "--owner", "team-images", "--route", "R0UTE-SECRET", "--cap", "1000", "--step", "100"},
-			want: "created: workload workload-7 status=active"},
-		{name: "create again", args: []string{"workload", "create", "--id", "workload-7", "--owner", "o", "--route", "r", "--cap", "1"}, wantCode: exitFailure},
-		{name: "set cap", args: []string{"workload", "set-cap", "workload-7", "--cap", "1500"}, want: "cap=1500"},
-		{name: "set step", args: []string{"workload", "set-step", "workload-7", "--step", "250"}, want: "step=250"},
-		{name: "set hold", args: []string{"workload", "set-hold", "workload-7", "--hold"}, want: "hold=true"},
-		{name: "alias", args: []string{"workload", "add-alias", "workload-7", "--ref", "img-prod"}, want: "add-alias done"},
+		{name: "create", args: []string{"workload", "create", "workload-7", "--owner", "team-images", "--route", "R0UTE-SECRET", "--cap", "1000", "--step", "100"},
+			want: "created: workload workload-7: status=active"},
+		{name: "create again", args: []string{"workload", "create", "workload-7", "--owner", "o", "--route", "r", "--cap", "1"}, wantCode: exitFailure},
+		{name: "set cap", args: []string{"workload", "set-cap", "workload-7", "--cap", "1500"}, want: "set-cap: workload workload-7: cap 1000 -> 1500"},
+		{name: "set cap json", args: []string{"workload", "set-cap", "workload-7", "--cap", "1600", "--json"}, want: `"cap": [
+      1500,
+      1600
+    ]`},
+		{name: "set step", args: []string{"workload", "set-step", "workload-7", "--step", "250"}, want: "step 100 -> 250"},
+		{name: "set step to 0 is explicit", args: []string{"workload", "set-step", "workload-7", "--step", "0"}, want: "step 250 -> 0"},
+		{name: "set hold", args: []string{"workload", "set-hold", "workload-7", "--hold", "true"}, want: "hold false -> true"},
+		{name: "set hold again", args: []string{"workload", "set-hold", "workload-7", "--hold=true"}, want: "nothing changed"},
+		{name: "unknown workload", args: []string{"workload", "set-cap", "workload-99", "--cap", "5"}, wantCode: exitFailure},
+		{name: "alias", args: []string{"workload", "add-alias", "workload-7", "--ref", "img-prod"}, want: "img-prod is now attributed to workload workload-7"},
 		{name: "resume an active one", args: []string{"workload", "resume", "workload-7"}, wantCode: exitFailure},
 		{name: "list", args: []string{"workload", "list"}, want: "workload-7"},
-		{name: "explain", args: []string{"explain", "workload-7"}, want: "1500"},
-		{name: "explain json", args: []string{"explain", "workload-7", "--json"}, want: `"cap": 1500`},
-		{name: "explain unknown event", args: []string{"explain", "--event", "evt_none"}, wantCode: exitFailure},
-		{name: "explain both", args: []string{"explain", "workload-7", "--event", "evt_1"}, wantCode: exitUsage},
-		{name: "retire", args: []string{"workload", "retire", "workload-7"}, want: "status=retired"},
+		{name: "explain", args: []string{"workload", "explain", "workload-7"}, want: "1600"},
+		{name: "explain json", args: []string{"workload", "explain", "workload-7", "--json"}, want: `"cap": 1600`},
+		{name: "explain unknown event", args: []string{"event", "explain", "evt_none"}, wantCode: exitFailure},
+		{name: "retire", args: []string{"workload", "retire", "workload-7"}, want: "status active -> retired"},
 	}
 	for _, s := range steps {
 		t.Run(s.name, func(t *testing.T) {
@@ -218,29 +224,6 @@ func TestWorkloadAndExplainCommands(t *testing.T) {
 			}
 			if strings.Contains(out, "R0UTE-SECRET") {
 				t.Fatalf("the routing key was printed:\n%s", out)
-			}
-		})
-	}
-}
-
-func TestParseInterleaved(t *testing.T) {
-	tests := []struct {
-		name    string
-		args    []string
-		wantPos string
-		wantMax int
-	}{
-		{name: "flags after", args: []string{"q", "--max", "3"}, wantPos: "q", wantMax: 3},
-		{name: "flags before", args: []string{"--max", "4", "q"}, wantPos: "q", wantMax: 4},
-		{name: "double dash", args: []string{"--", "--max"}, wantPos: "--max", wantMax: 0},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			fs, _, _ := newFlags("t")
-			limit := fs.Int("max", 0, "")
-			pos, err := parseInterleaved(fs, tt.args)
-			if err != nil || len(pos) != 1 || pos[0] != tt.wantPos || *limit != tt.wantMax {
-				t.Fatalf("pos %v max %d err %v", pos, *limit, err)
 			}
 		})
 	}

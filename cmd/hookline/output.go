@@ -4,13 +4,14 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
 	"strings"
 	"text/tabwriter"
 	"time"
+
+	"github.com/spf13/cobra"
 
 	"github.com/hookline/hookline/pkg/app"
 	"github.com/hookline/hookline/pkg/awsconf"
@@ -24,41 +25,6 @@ import (
 
 // stderr receives errors and progress; tests may replace it.
 var stderr io.Writer = os.Stderr
-
-// parseInterleaved parses flags that may come before or after positional
-// arguments (`dlq peek payments-dlq --max 5`) and returns the positionals.
-func parseInterleaved(fs *flag.FlagSet, args []string) ([]string, error) {
-	var pos []string
-	for {
-		if err := fs.Parse(args); err != nil {
-			return nil, err
-		}
-		args = fs.Args()
-		if len(args) == 0 {
-			return pos, nil
-		}
-		if args[0] == "--" {
-			return append(pos, args[1:]...), nil
-		}
-		pos = append(pos, args[0])
-		args = args[1:]
-	}
-}
-
-// newFlags returns a flag set that reports errors on stderr, with the
-// --json and -v flags every ops command takes.
-func newFlags(name string) (*flag.FlagSet, *bool, *bool) {
-	fs := flag.NewFlagSet(name, flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	asJSON := fs.Bool("json", false, "print JSON for scripts instead of a table")
-	verbose := fs.Bool("v", false, "debug logging")
-	return fs, asJSON, verbose
-}
-
-func usageError(cmd, format string, args ...any) int {
-	fmt.Fprintf(stderr, "hookline %s: %s\n", cmd, fmt.Sprintf(format, args...))
-	return exitUsage
-}
 
 // fail prints err and maps it to an exit code: a bad name or option is a
 // usage error, anything else a failure.
@@ -76,6 +42,15 @@ func writeJSON(out io.Writer, v any) error {
 	enc := json.NewEncoder(out)
 	enc.SetIndent("", "  ")
 	return enc.Encode(v)
+}
+
+// jsonResult prints v as JSON and returns the command's result.
+func jsonResult(out io.Writer, v any) error {
+	if err := writeJSON(out, v); err != nil {
+		fmt.Fprintf(stderr, "hookline: write JSON: %v\n", err)
+		return exit(exitFailure)
+	}
+	return nil
 }
 
 func newTable(out io.Writer) *tabwriter.Writer {
@@ -200,9 +175,9 @@ func connect(ctx context.Context, verbose bool) (*opsConn, error) {
 		return nil, err
 	}
 	db, sqsClient := awsconf.DynamoDB(cfg, ""), awsconf.SQS(cfg, "")
-	tmpl, err := template.LoadDefault()
+	tmpl, err := template.Embedded()
 	if err != nil {
-		return nil, fmt.Errorf("%w (run from the repository, or set HOOKLINE_TEMPLATE)", err)
+		return nil, err
 	}
 	r, err := ops.NewResolver(ops.ResolverConfig{Template: tmpl, SQS: sqsClient})
 	if err != nil {
@@ -248,15 +223,14 @@ func connect(ctx context.Context, verbose bool) (*opsConn, error) {
 	return &opsConn{ops: o, resolver: r, ledger: ledger.Spend, recon: recon, envFile: envFile}, nil
 }
 
-// connectOrFail connects and prints a failure with a hint at the endpoints
-// in use.
-func connectOrFail(ctx context.Context, cmd string, verbose bool) (*opsConn, int) {
-	s, err := connect(ctx, verbose)
+// connectCmd connects for cmd, printing a failure.
+func connectCmd(cmd *cobra.Command) (*opsConn, error) {
+	s, err := connect(cmd.Context(), verbose)
 	if err != nil {
-		fmt.Fprintf(stderr, "hookline %s: %v\n", cmd, err)
-		return nil, exitFailure
+		fmt.Fprintf(stderr, "%s: %v\n", cmd.CommandPath(), err)
+		return nil, exit(exitFailure)
 	}
-	return s, exitOK
+	return s, nil
 }
 
 // hint explains where the command looked, after an AWS error.

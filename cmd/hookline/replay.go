@@ -1,76 +1,106 @@
 package main
 
 import (
-	"context"
 	"fmt"
 	"io"
 	"strings"
 	"time"
 
+	"github.com/spf13/cobra"
+
 	"github.com/hookline/hookline/pkg/ops"
 )
 
-const replayUsage = `usage:
-  hookline replay --source payments --event evt_1 [--event evt_2 ...] [--dry-run] [--json]
-  hookline replay --source payments --since T [--until T] [--dry-run] [--rate N] [--max N] [--json]
-T is RFC 3339 (2026-11-30T03:00:00Z) or a duration ago (90m, 2h); --until defaults to now.`
+// newIntakeCmd holds the commands on the intake record.
+func newIntakeCmd() *cobra.Command {
+	cmd := group("intake", "Intake: replay recorded webhooks onto their queues")
+	cmd.AddCommand(newIntakeReplayCmd())
+	return cmd
+}
 
-// replayCmd re-enqueues intake records: the provider's "resend", through
-// the same idempotent path.
-func replayCmd(ctx context.Context, args []string, out io.Writer) int {
-	fs, asJSON, verbose := newFlags("replay")
-	source := fs.String("source", "", "webhook source (payments, usage)")
+// newIntakeReplayCmd re-enqueues intake records: the provider's "resend",
+// through the same idempotent path.
+func newIntakeReplayCmd() *cobra.Command {
+	var source, sinceText, untilText string
 	var events []string
-	fs.Func("event", "event ID to replay (repeatable, or comma-separated)", func(v string) error {
-		for _, id := range strings.Split(v, ",") {
+	var dryRun bool
+	var rate float64
+	var limit int
+	cmd := &cobra.Command{
+		Use:   "replay --source NAME (--event ID... | --since T [--until T])",
+		Short: "Re-enqueue intake records by event ID or by time received",
+		Long: `Re-enqueue intake records by event ID or by time received, as the
+provider's "resend" would; the workers' idempotency makes replaying applied
+events harmless. T is RFC 3339 (2026-11-30T03:00:00Z) or a duration ago (90m,
+2h); --until defaults to now.`,
+		Example: "  hookline intake replay --source payments --since 2h --dry-run\n  hookline intake replay --source payments --event evt_pay_1001",
+		Args:    cobra.NoArgs,
+	}
+	f := cmd.Flags()
+	f.StringVar(&source, "source", "", "webhook source, such as payments or usage (required)")
+	f.StringSliceVar(&events, "event", nil, "event ID to replay (repeatable, or comma-separated)")
+	f.StringVar(&sinceText, "since", "", "replay events received at or after T")
+	f.StringVar(&untilText, "until", "", "with --since: replay events received at or before T (default now)")
+	f.BoolVar(&dryRun, "dry-run", false, "print what would be sent and send nothing")
+	f.Float64Var(&rate, "rate", 0, "at most N events per second (0: no limit)")
+	f.IntVar(&limit, "max", 0, "replay at most N events (0: all)")
+	asJSON := jsonFlag(cmd)
+	require(cmd, "source")
+	cmd.MarkFlagsOneRequired("event", "since")
+	cmd.MarkFlagsMutuallyExclusive("event", "since")
+	cmd.MarkFlagsMutuallyExclusive("event", "until")
+	_ = cmd.RegisterFlagCompletionFunc("source", completeSources)
+	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
+		now := time.Now()
+		var ids []string
+		for _, id := range events {
 			if id = strings.TrimSpace(id); id != "" {
-				events = append(events, id)
+				ids = append(ids, id)
 			}
+		}
+		if rate < 0 || limit < 0 {
+			return usageErrorf("--rate and --max must not be negative")
+		}
+		opts := ops.ReplayOptions{Source: source, EventIDs: ids, DryRun: dryRun, Rate: rate, Max: limit}
+		if sinceText != "" {
+			var err error
+			if opts.Since, err = parseWhen(sinceText, now); err != nil {
+				return usageErrorf("bad --since: %v", err)
+			}
+			opts.Until = now
+			if untilText != "" {
+				if opts.Until, err = parseWhen(untilText, now); err != nil {
+					return usageErrorf("bad --until: %v", err)
+				}
+			}
+			if opts.Until.Before(opts.Since) {
+				return usageErrorf("--until %s is before --since %s", opts.Until.Format(time.RFC3339), opts.Since.Format(time.RFC3339))
+			}
+		} else if len(ids) == 0 {
+			return usageErrorf("--event names no event")
+		}
+		s, err := connectCmd(cmd)
+		if err != nil {
+			return err
+		}
+		p := newProgress("replay " + source)
+		opts.Progress = p.callback()
+		rep, err := s.ops.Replay(cmd.Context(), opts)
+		p.done()
+		if err != nil {
+			code := fail("intake replay", err)
+			if code == exitFailure {
+				s.hint("intake replay")
+			}
+			return exit(code)
+		}
+		writeReplay(cmd.OutOrStdout(), rep, *asJSON)
+		if rep.Partial() {
+			return exit(exitPartial)
 		}
 		return nil
-	})
-	sinceText := fs.String("since", "", "replay events received at or after T")
-	untilText := fs.String("until", "", "replay events received at or before T (default now)")
-	dryRun := fs.Bool("dry-run", false, "print what would be sent and send nothing")
-	rate := fs.Float64("rate", 0, "at most N events per second (0: no limit)")
-	limit := fs.Int("max", 0, "replay at most N events (0: all)")
-	pos, err := parseInterleaved(fs, args)
-	if err != nil || len(pos) != 0 || *source == "" {
-		return usageError("replay", "--source and either --event or --since are required\n%s", replayUsage)
 	}
-	now := time.Now()
-	opts := ops.ReplayOptions{Source: *source, EventIDs: events, DryRun: *dryRun, Rate: *rate, Max: *limit}
-	if *sinceText != "" || *untilText != "" {
-		if opts.Since, err = parseWhen(*sinceText, now); err != nil || *sinceText == "" {
-			return usageError("replay", "bad --since %q\n%s", *sinceText, replayUsage)
-		}
-		opts.Until = now
-		if *untilText != "" {
-			if opts.Until, err = parseWhen(*untilText, now); err != nil {
-				return usageError("replay", "bad --until %q\n%s", *untilText, replayUsage)
-			}
-		}
-	}
-	s, code := connectOrFail(ctx, "replay", *verbose)
-	if s == nil {
-		return code
-	}
-	p := newProgress("replay " + *source)
-	opts.Progress = p.callback()
-	rep, err := s.ops.Replay(ctx, opts)
-	p.done()
-	if err != nil {
-		code := fail("replay", err)
-		if code == exitFailure {
-			s.hint("replay")
-		}
-		return code
-	}
-	writeReplay(out, rep, *asJSON)
-	if rep.Partial() {
-		return exitPartial
-	}
-	return exitOK
+	return cmd
 }
 
 // parseWhen reads RFC 3339 or a duration before now.

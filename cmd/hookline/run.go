@@ -2,13 +2,14 @@ package main
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"io"
 	"log/slog"
 	"os"
 	"path/filepath"
 	"time"
+
+	"github.com/spf13/cobra"
 
 	"github.com/hookline/hookline/pkg/localrun"
 	"github.com/hookline/hookline/pkg/pager"
@@ -23,42 +24,57 @@ const endpointsFile = ".hookline/endpoints.env"
 // go to stdout and CloudWatch Logs).
 const metricsFile = ".hookline/metrics.jsonl"
 
-func runCmd(ctx context.Context, args []string, out io.Writer) int {
-	fs := flag.NewFlagSet("run", flag.ContinueOnError)
-	verbose := fs.Bool("v", false, "debug logging")
-	addr := fs.String("addr", "127.0.0.1:"+envOr("PORT", "8080"), "HTTP API listen address (PORT overrides the port)")
-	every := fs.Duration("reconcile-every", 20*time.Second, "run the reconciler at this interval (the template's rate is for AWS; 0 keeps it)")
-	if err := fs.Parse(args); err != nil {
-		return exitUsage
+// newRunCmd runs the whole system locally; `make run` calls it.
+func newRunCmd() *cobra.Command {
+	var addr string
+	var every time.Duration
+	cmd := &cobra.Command{
+		Use:   "run",
+		Short: "Run the whole system locally on embedded AWS until Ctrl-C",
+		Long: `Run the whole system locally on embedded AWS until Ctrl-C: DynamoDB and SQS
+on free loopback ports, every queue and table of the template, every function
+behind its local Lambda adapter, and the provider simulator. It writes
+.hookline/endpoints.env so that hookline commands in another terminal, in the
+same directory, reach the same local AWS.`,
+		Args: cobra.NoArgs,
 	}
-	log := logger(*verbose)
+	cmd.Flags().StringVar(&addr, "addr", "127.0.0.1:"+envOr("PORT", "8080"), "HTTP API listen address (PORT overrides the port)")
+	cmd.Flags().DurationVar(&every, "reconcile-every", 20*time.Second, "run the reconciler at this interval (the template's rate is for AWS; 0 keeps it)")
+	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
+		return exit(runLocal(cmd.Context(), cmd.OutOrStdout(), addr, every))
+	}
+	return cmd
+}
+
+func runLocal(ctx context.Context, out io.Writer, addr string, every time.Duration) int {
+	log := logger(verbose)
 	if err := os.MkdirAll(filepath.Dir(metricsFile), 0o755); err != nil {
-		fmt.Fprintln(os.Stderr, "hookline run:", err)
+		fmt.Fprintln(stderr, "hookline run:", err)
 		return exitFailure
 	}
 	metrics, err := os.Create(metricsFile)
 	if err != nil {
-		fmt.Fprintln(os.Stderr, "hookline run:", err)
+		fmt.Fprintln(stderr, "hookline run:", err)
 		return exitFailure
 	}
 	defer metrics.Close()
 	sys, err := localrun.Start(ctx, localrun.Config{
-		Addr: *addr, Logger: log, Out: out, ScheduleEvery: *every, Metrics: metrics,
+		Addr: addr, Logger: log, Out: out, ScheduleEvery: every, Metrics: metrics,
 		Sim: providersim.Config{HonourIdempotencyKeys: false, Logger: slog.New(slog.NewTextHandler(out, nil)).With("from", "provider"), OnPage: printPage(out)},
 	})
 	if err != nil {
-		fmt.Fprintln(os.Stderr, "hookline run:", err)
+		fmt.Fprintln(stderr, "hookline run:", err)
 		return exitFailure
 	}
 	if err := writeEndpoints(sys); err != nil {
-		fmt.Fprintln(os.Stderr, "hookline run:", err)
+		fmt.Fprintln(stderr, "hookline run:", err)
 	}
 	printExamples(out, sys.URL)
 	<-ctx.Done()
 	fmt.Fprintln(out, "stopping")
 	os.Remove(endpointsFile)
 	if err := sys.Close(); err != nil {
-		fmt.Fprintln(os.Stderr, "hookline run: stop:", err)
+		fmt.Fprintln(stderr, "hookline run: stop:", err)
 		return exitFailure
 	}
 	return exitOK
@@ -92,7 +108,8 @@ func printExamples(out io.Writer, url string) {
 	fmt.Fprintf(out, `
 metrics (EMF lines) go to %s.
 ready; Ctrl-C stops everything. In another terminal:
-  go run ./cmd/hookline send-webhook --source payments --file testdata/payments/payment_requested.json --url %s
-  go run ./cmd/hookline send-webhook --source payments --file testdata/payments/payment_requested.json --url %s --tamper --id evt_tampered
-`, metricsFile, url, url)
+  go run ./cmd/hookline dev send-webhook --source payments --file testdata/payments/payment_requested.json
+  go run ./cmd/hookline dev send-webhook --source payments --file testdata/payments/payment_requested.json --tamper --id evt_tampered
+(HTTP API at %s)
+`, metricsFile, url)
 }

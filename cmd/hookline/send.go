@@ -3,13 +3,15 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"flag"
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"os"
 	"strings"
 	"time"
+
+	"github.com/spf13/cobra"
 
 	"github.com/hookline/hookline/pkg/localrun"
 	"github.com/hookline/hookline/pkg/ops"
@@ -17,52 +19,109 @@ import (
 	"github.com/hookline/hookline/pkg/webhook"
 )
 
-// sendWebhookCmd signs a JSON file and posts it like a provider's CLI
-// trigger, retrying on non-2xx answers as providers do.
-func sendWebhookCmd(ctx context.Context, args []string, out io.Writer) int {
-	loadEndpoints()
-	fs := flag.NewFlagSet("send-webhook", flag.ContinueOnError)
-	source := fs.String("source", "payments", "source name (the {source} of /webhooks/{source})")
-	file := fs.String("file", "", "JSON body to send (required)")
-	base := fs.String("url", envOr("HOOKLINE_API_URL", "http://127.0.0.1:8080"), "base URL of the HTTP API (default: the one `make run` wrote)")
-	id := fs.String("id", "", "event ID (default: the body's \"id\")")
-	scheme := fs.String("scheme", string(webhook.SchemeStandard), "signature scheme: standard-webhooks or stripe")
-	secret := fs.String("secret", "", "signing secret (default: $HOOKLINE_<SOURCE>_SECRETS, else the local development secret)")
-	tamper := fs.Bool("tamper", false, "sign one body and send another, to see a 401")
-	attempts := fs.Int("attempts", 3, "attempts before giving up, like a provider's retries")
-	if err := fs.Parse(args); err != nil || *file == "" {
-		fmt.Fprintln(os.Stderr, "usage: hookline send-webhook --source payments --file testdata/payments/payment_requested.json [--url URL] [--id ID] [--tamper]")
-		return exitUsage
-	}
-	body, err := os.ReadFile(*file)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "send-webhook:", err)
-		return exitFailure
-	}
-	eventID := *id
-	if eventID == "" {
-		eventID = bodyID(body)
-	}
-	key := signingSecret(*source, *secret)
-	sign := func(id string, ts time.Time, b []byte) (http.Header, error) {
-		if *tamper {
-			b = append([]byte(nil), append(b, ' ')...)
-		}
-		return webhook.SignHeaders(webhook.Scheme(*scheme), []string{key}, id, ts, b)
-	}
-	sender, err := providersim.NewSender(providersim.SenderConfig{
-		URL: strings.TrimSuffix(*base, "/") + "/webhooks/" + *source, Sign: sign, MaxAttempts: *attempts,
-		BaseBackoff: 200 * time.Millisecond,
-	})
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "send-webhook:", err)
-		return exitUsage
-	}
-	d := sender.Send(ctx, eventID, body)
-	return reportDelivery(out, eventID, d)
+// newDevCmd holds the simulator and developer commands, kept apart from the
+// on-call ones.
+func newDevCmd() *cobra.Command {
+	cmd := group("dev", "Developer commands: send signed webhooks and usage like a provider")
+	cmd.AddCommand(newSendWebhookCmd(), newSendUsageCmd())
+	return cmd
 }
 
-func reportDelivery(out io.Writer, eventID string, d providersim.Delivery) int {
+// deliveryJSON is what dev send-webhook prints with --json.
+type deliveryJSON struct {
+	EventID   string        `json:"event_id"`
+	Delivered bool          `json:"delivered"`
+	Attempts  []attemptJSON `json:"attempts"`
+}
+
+type attemptJSON struct {
+	Status int             `json:"status,omitempty"`
+	Error  string          `json:"error,omitempty"`
+	Body   json.RawMessage `json:"body,omitempty"`
+}
+
+// newSendWebhookCmd signs a JSON file and posts it like a provider's CLI
+// trigger, retrying on non-2xx answers as providers do.
+func newSendWebhookCmd() *cobra.Command {
+	var source, file, base, id, scheme, secret string
+	var tamper bool
+	var attempts int
+	cmd := &cobra.Command{
+		Use:   "send-webhook --source NAME --file BODY.json",
+		Short: "Sign a JSON file and post it to the HTTP API like a provider",
+		Example: "  hookline dev send-webhook --source payments --file testdata/payments/payment_requested.json\n" +
+			"  hookline dev send-webhook --source payments --file testdata/payments/payment_requested.json --tamper --id evt_tampered --attempts 1",
+		Args: cobra.NoArgs,
+	}
+	f := cmd.Flags()
+	f.StringVar(&source, "source", "", "source name, the {source} of /webhooks/{source} (required)")
+	f.StringVar(&file, "file", "", "JSON body to send (required)")
+	f.StringVar(&base, "url", "", "base URL of the HTTP API (default: the one 'hookline run' wrote, else http://127.0.0.1:8080)")
+	f.StringVar(&id, "id", "", "event ID (default: the body's \"id\")")
+	f.StringVar(&scheme, "scheme", string(webhook.SchemeStandard), "signature scheme: standard-webhooks or stripe")
+	f.StringVar(&secret, "secret", "", "signing secret (default: $HOOKLINE_<SOURCE>_SECRETS, else the local development secret)")
+	f.BoolVar(&tamper, "tamper", false, "sign one body and send another, to see a 401")
+	f.IntVar(&attempts, "attempts", 3, "attempts before giving up, like a provider's retries")
+	asJSON := jsonFlag(cmd)
+	require(cmd, "source", "file")
+	_ = cmd.RegisterFlagCompletionFunc("source", completeSources)
+	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
+		if !webhook.Scheme(scheme).Valid() {
+			return usageErrorf("--scheme %q: want %s or %s", scheme, webhook.SchemeStandard, webhook.SchemeStripe)
+		}
+		if attempts < 1 {
+			return usageErrorf("--attempts must be at least 1")
+		}
+		loadEndpoints()
+		body, err := os.ReadFile(file)
+		if err != nil {
+			fmt.Fprintln(stderr, "hookline dev send-webhook:", err)
+			return exit(exitFailure)
+		}
+		eventID := id
+		if eventID == "" {
+			eventID = bodyID(body)
+		}
+		key := signingSecret(source, secret)
+		sign := func(id string, ts time.Time, b []byte) (http.Header, error) {
+			if tamper {
+				b = append([]byte(nil), append(b, ' ')...)
+			}
+			return webhook.SignHeaders(webhook.Scheme(scheme), []string{key}, id, ts, b)
+		}
+		sender, err := providersim.NewSender(providersim.SenderConfig{
+			URL: strings.TrimSuffix(apiURL(base), "/") + "/webhooks/" + source, Sign: sign, MaxAttempts: attempts,
+			BaseBackoff: 200 * time.Millisecond,
+		})
+		if err != nil {
+			fmt.Fprintln(stderr, "hookline dev send-webhook:", err)
+			return exit(exitUsage)
+		}
+		d := sender.Send(cmd.Context(), eventID, body)
+		return exit(reportDelivery(cmd.OutOrStdout(), eventID, d, *asJSON))
+	}
+	return cmd
+}
+
+func reportDelivery(out io.Writer, eventID string, d providersim.Delivery, asJSON bool) int {
+	code := exitOK
+	if !d.Delivered {
+		code = exitFailure
+	}
+	if asJSON {
+		v := deliveryJSON{EventID: eventID, Delivered: d.Delivered, Attempts: []attemptJSON{}}
+		for _, a := range d.Attempts {
+			at := attemptJSON{Status: a.StatusCode, Error: a.Err}
+			if b := strings.TrimSpace(a.Body); json.Valid([]byte(b)) {
+				at.Body = json.RawMessage(b)
+			}
+			v.Attempts = append(v.Attempts, at)
+		}
+		if writeJSON(out, v) != nil {
+			return exitFailure
+		}
+		return code
+	}
 	for i, a := range d.Attempts {
 		status := fmt.Sprint(a.StatusCode)
 		if a.Err != "" {
@@ -72,10 +131,10 @@ func reportDelivery(out io.Writer, eventID string, d providersim.Delivery) int {
 	}
 	if !d.Delivered {
 		fmt.Fprintf(out, "event %s not delivered\n", eventID)
-		return exitFailure
+		return code
 	}
 	fmt.Fprintf(out, "event %s delivered\n", eventID)
-	return exitOK
+	return code
 }
 
 func bodyID(body []byte) string {
@@ -99,85 +158,167 @@ func signingSecret(source, flagValue string) string {
 	return localrun.DevSecrets[name]
 }
 
-// sendUsageCmd records usage at the local provider simulator, which adds it
-// to its authoritative export and sends (or drops, or alters) the signed
+// usageJSON is what dev send-usage prints with --json.
+type usageJSON struct {
+	Record  string          `json:"record"`
+	Units   int64           `json:"units"`
+	Webhook string          `json:"webhook"`
+	Status  int             `json:"status"`
+	Answer  json.RawMessage `json:"answer,omitempty"`
+}
+
+// newSendUsageCmd records usage at the local provider simulator, which adds
+// it to its authoritative export and sends (or drops, or alters) the signed
 // usage webhook to the receiver, as the real provider would.
-func sendUsageCmd(ctx context.Context, args []string, out io.Writer) int {
-	loadEndpoints()
-	fs := flag.NewFlagSet("send-usage", flag.ContinueOnError)
-	workload := fs.String("workload", "", "provider workload reference (required)")
-	units := fs.Int64("units", 0, "spend units (required)")
-	record := fs.String("record", "", "usage record ID (default: a new one)")
-	drop := fs.Bool("drop-webhook", false, "record the usage but drop its webhook (only reconciliation will see it)")
-	alter := fs.Int64("webhook-units", 0, "send a webhook with these units instead (a disagreement)")
-	providerURL := fs.String("provider", os.Getenv("HOOKLINE_PROVIDER_URL"), "provider simulator URL (default: the one `make run` wrote)")
-	if err := fs.Parse(args); err != nil || *workload == "" || *units <= 0 || *providerURL == "" {
-		fmt.Fprintln(os.Stderr, "usage: hookline send-usage --workload REF --units N [--record ID] [--drop-webhook] [--webhook-units N] [--provider URL]")
-		return exitUsage
+func newSendUsageCmd() *cobra.Command {
+	var workload, record, providerURL string
+	var units, alter int64
+	var drop bool
+	cmd := &cobra.Command{
+		Use:   "send-usage --workload REF --units N [--record ID] [--drop-webhook | --webhook-units N]",
+		Short: "Record usage at the local provider simulator, which sends its signed webhook",
+		Example: "  hookline dev send-usage --workload img-resize --units 400 --record ur_1\n" +
+			"  hookline dev send-usage --workload thumbs --units 600 --record ur_11 --drop-webhook",
+		Args: cobra.NoArgs,
 	}
-	if *record == "" {
-		*record = fmt.Sprintf("ur_%d", time.Now().UnixNano())
+	f := cmd.Flags()
+	f.StringVar(&workload, "workload", "", "the provider's workload reference (required)")
+	f.Int64Var(&units, "units", 0, "spend units, positive (required)")
+	f.StringVar(&record, "record", "", "usage record ID (default: a new one)")
+	f.BoolVar(&drop, "drop-webhook", false, "record the usage but drop its webhook (only reconciliation will see it)")
+	f.Int64Var(&alter, "webhook-units", 0, "send a webhook with these units instead (a disagreement)")
+	f.StringVar(&providerURL, "provider", "", "provider simulator URL (default: the one 'hookline run' wrote)")
+	asJSON := jsonFlag(cmd)
+	require(cmd, "workload", "units")
+	cmd.MarkFlagsMutuallyExclusive("drop-webhook", "webhook-units")
+	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
+		if units <= 0 || alter < 0 {
+			return usageErrorf("--units must be positive and --webhook-units not negative")
+		}
+		loadEndpoints()
+		if providerURL == "" {
+			providerURL = os.Getenv("HOOKLINE_PROVIDER_URL")
+		}
+		if providerURL == "" {
+			return usageErrorf("no provider simulator: start 'hookline run' in this directory, or pass --provider")
+		}
+		if record == "" {
+			record = fmt.Sprintf("ur_%d", time.Now().UnixNano())
+		}
+		req := map[string]any{"record_id": record, "workload_ref": workload, "units": units, "webhook": "send"}
+		switch {
+		case drop:
+			req["webhook"] = "drop"
+		case alter > 0:
+			req["webhook"], req["webhook_units"] = "alter", alter
+		}
+		body, _ := json.Marshal(req)
+		status, answer, err := httpDo(cmd.Context(), http.MethodPost, strings.TrimSuffix(providerURL, "/")+"/sim/usage", body)
+		if err != nil {
+			fmt.Fprintln(stderr, "hookline dev send-usage:", err)
+			return exit(exitFailure)
+		}
+		code := exitOK
+		if status != http.StatusOK {
+			code = exitFailure
+		}
+		out := cmd.OutOrStdout()
+		if *asJSON {
+			v := usageJSON{Record: record, Units: units, Webhook: req["webhook"].(string), Status: status}
+			if json.Valid(answer) {
+				v.Answer = answer
+			}
+			if err := jsonResult(out, v); err != nil {
+				return err
+			}
+			return exit(code)
+		}
+		fmt.Fprintf(out, "usage %s (%d units, %s): %s\n", record, units, req["webhook"], answer)
+		return exit(code)
 	}
-	req := map[string]any{"record_id": *record, "workload_ref": *workload, "units": *units, "webhook": "send"}
-	switch {
-	case *drop:
-		req["webhook"] = "drop"
-	case *alter > 0:
-		req["webhook"], req["webhook_units"] = "alter", *alter
+	return cmd
+}
+
+// httpDo makes one request and returns the status and at most 4 KiB of the
+// trimmed answer.
+func httpDo(ctx context.Context, method, target string, body []byte) (int, []byte, error) {
+	var r io.Reader
+	if body != nil {
+		r = strings.NewReader(string(body))
 	}
-	body, _ := json.Marshal(req)
-	hreq, err := http.NewRequestWithContext(ctx, http.MethodPost, strings.TrimSuffix(*providerURL, "/")+"/sim/usage", strings.NewReader(string(body)))
+	req, err := http.NewRequestWithContext(ctx, method, target, r)
 	if err != nil {
-		fmt.Fprintln(os.Stderr, "send-usage:", err)
-		return exitUsage
+		return 0, nil, err
 	}
-	resp, err := http.DefaultClient.Do(hreq)
+	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
-		fmt.Fprintln(os.Stderr, "send-usage:", err)
-		return exitFailure
+		return 0, nil, err
 	}
 	defer resp.Body.Close()
 	answer, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
-	fmt.Fprintf(out, "usage %s (%d units, %s): %s\n", *record, *units, req["webhook"], strings.TrimSpace(string(answer)))
-	if resp.StatusCode != http.StatusOK {
-		return exitFailure
-	}
-	return exitOK
+	return resp.StatusCode, []byte(strings.TrimSpace(string(answer))), nil
 }
 
 // loadEndpoints reads the endpoints `hookline run` wrote, without
 // overriding variables already set.
 func loadEndpoints() {
 	if _, err := ops.LoadEnvFile(os.LookupEnv, os.Setenv); err != nil {
-		fmt.Fprintln(os.Stderr, "hookline:", err)
+		fmt.Fprintln(stderr, "hookline:", err)
 	}
 }
 
-// admissionCmd asks the HTTP API whether a workload may start new work, as
-// its producers do.
-func admissionCmd(ctx context.Context, args []string, out io.Writer) int {
-	loadEndpoints()
-	fs := flag.NewFlagSet("admission", flag.ContinueOnError)
-	base := fs.String("url", envOr("HOOKLINE_API_URL", "http://127.0.0.1:8080"), "base URL of the HTTP API")
-	if err := fs.Parse(args); err != nil || fs.NArg() != 1 {
-		fmt.Fprintln(os.Stderr, "usage: hookline admission <workload> [--url URL]")
-		return exitUsage
+// apiURL is the HTTP API's base URL: the flag, else the local run's.
+func apiURL(flagValue string) string {
+	if flagValue != "" {
+		return flagValue
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, strings.TrimSuffix(*base, "/")+"/workloads/"+fs.Arg(0)+"/admission", nil)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "admission:", err)
-		return exitUsage
+	return envOr("HOOKLINE_API_URL", "http://127.0.0.1:8080")
+}
+
+// admissionJSON is what workload admission prints with --json.
+type admissionJSON struct {
+	Workload string          `json:"workload"`
+	Status   int             `json:"status"`
+	Answer   json.RawMessage `json:"answer,omitempty"`
+}
+
+// newWorkloadAdmissionCmd asks the HTTP API whether a workload may start new
+// work, as its producers do.
+func newWorkloadAdmissionCmd() *cobra.Command {
+	var base string
+	cmd := &cobra.Command{
+		Use:     "admission <workload> [--url URL]",
+		Short:   "Ask the HTTP API whether a workload may start new work (200 allowed, 423 paused)",
+		Example: "  hookline workload admission workload-7",
+		Args:    cobra.ExactArgs(1),
 	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "admission:", err)
-		return exitFailure
+	cmd.Flags().StringVar(&base, "url", "", "base URL of the HTTP API (default: the one 'hookline run' wrote, else http://127.0.0.1:8080)")
+	asJSON := jsonFlag(cmd)
+	cmd.RunE = func(cmd *cobra.Command, args []string) error {
+		loadEndpoints()
+		target := strings.TrimSuffix(apiURL(base), "/") + "/workloads/" + url.PathEscape(args[0]) + "/admission"
+		status, answer, err := httpDo(cmd.Context(), http.MethodGet, target, nil)
+		if err != nil {
+			fmt.Fprintln(stderr, "hookline workload admission:", err)
+			return exit(exitFailure)
+		}
+		code := exitOK
+		if status != http.StatusOK && status != http.StatusLocked {
+			code = exitFailure
+		}
+		out := cmd.OutOrStdout()
+		if *asJSON {
+			v := admissionJSON{Workload: args[0], Status: status}
+			if json.Valid(answer) {
+				v.Answer = answer
+			}
+			if err := jsonResult(out, v); err != nil {
+				return err
+			}
+			return exit(code)
+		}
+		fmt.Fprintf(out, "%d %s\n", status, answer)
+		return exit(code)
 	}
-	defer resp.Body.Close()
-	body, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
-	fmt.Fprintf(out, "%d %s\n", resp.StatusCode, strings.TrimSpace(string(body)))
-	if resp.StatusCode != http.StatusOK && resp.StatusCode != http.StatusLocked {
-		return exitFailure
-	}
-	return exitOK
+	return cmd
 }

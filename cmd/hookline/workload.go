@@ -4,75 +4,84 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"strconv"
+	"strings"
 	"time"
+
+	"github.com/spf13/cobra"
 
 	"github.com/hookline/hookline/pkg/ops"
 	"github.com/hookline/hookline/pkg/spend"
 )
 
-const workloadUsage = `usage:
-  hookline workload create --id ID --owner OWNER --route ROUTING_KEY --cap N [--step N] [--hold]
-  hookline workload set-cap <id> --cap N
-  hookline workload set-step <id> --step N
-  hookline workload set-hold <id> --hold=true|false
-  hookline workload add-alias <id> --ref PROVIDER_REF
-  hookline workload retire <id>
-  hookline workload resume <id>
-  hookline workload list [--json]`
+// newWorkloadCmd administers workloads: registration, caps, aliases,
+// retirement, the operator's resume after a pause, and explanations.
+func newWorkloadCmd() *cobra.Command {
+	cmd := group("workload", "Workloads: create, list, explain, set-cap, set-step, set-hold, add-alias, retire, resume, admission")
+	cmd.AddCommand(newWorkloadCreateCmd(), newWorkloadListCmd(), newWorkloadExplainCmd(),
+		newWorkloadSetCapCmd(), newWorkloadSetStepCmd(), newWorkloadSetHoldCmd(),
+		newWorkloadAddAliasCmd(), newWorkloadRetireCmd(), newWorkloadResumeCmd(), newWorkloadAdmissionCmd())
+	return cmd
+}
 
-// workloadCmd administers workloads: registration, caps, aliases,
-// retirement and the operator's resume after a pause.
-func workloadCmd(ctx context.Context, args []string, out io.Writer) int {
-	if len(args) == 0 {
-		return usageError("workload", "a subcommand is required\n%s", workloadUsage)
+func newWorkloadCreateCmd() *cobra.Command {
+	var owner, route string
+	var capUnits, step int64
+	var hold bool
+	cmd := &cobra.Command{
+		Use:     "create <workload> --owner OWNER --route ROUTING_KEY --cap N [--step N] [--hold]",
+		Short:   "Register a workload with its owner, PagerDuty routing key and cap",
+		Example: "  hookline workload create workload-7 --owner images-team --route rk-images --cap 1000",
+		Args:    cobra.ExactArgs(1),
 	}
-	sub, args := args[0], args[1:]
-	fs, asJSON, verbose := newFlags("workload " + sub)
-	id := fs.String("id", "", "workload ID")
-	owner := fs.String("owner", "", "owner paged on a cap trip (create)")
-	route := fs.String("route", "", "the owner's PagerDuty routing key; never printed (create)")
-	capUnits := fs.Int64("cap", 0, "cap in spend units (create, set-cap)")
-	step := fs.Int64("step", 0, "escalation step: one more page per step over the cap; 0 turns it off (create, set-step)")
-	hold := fs.Bool("hold", false, "hold, rather than page, unresolved amounts past their deadline (create, set-hold)")
-	ref := fs.String("ref", "", "provider workload reference (add-alias)")
-	pos, err := parseInterleaved(fs, args)
-	if err != nil || len(pos) > 1 {
-		return usageError("workload "+sub, "bad arguments\n%s", workloadUsage)
-	}
-	if len(pos) == 1 {
-		if *id != "" && *id != pos[0] {
-			return usageError("workload "+sub, "two different IDs given")
+	cmd.Flags().StringVar(&owner, "owner", "", "owner paged on a cap trip (required)")
+	cmd.Flags().StringVar(&route, "route", "", "the owner's PagerDuty routing key; never printed (required)")
+	cmd.Flags().Int64Var(&capUnits, "cap", 0, "cap in spend units, positive (required)")
+	cmd.Flags().Int64Var(&step, "step", 0, "escalation step: one more page per step over the cap; 0 turns it off")
+	cmd.Flags().BoolVar(&hold, "hold", false, "hold, rather than page, unresolved amounts past their deadline")
+	asJSON := jsonFlag(cmd)
+	require(cmd, "owner", "route", "cap")
+	cmd.RunE = func(cmd *cobra.Command, args []string) error {
+		if capUnits <= 0 || step < 0 {
+			return usageErrorf("--cap must be positive and --step not negative")
 		}
-		*id = pos[0]
-	}
-	switch sub {
-	case "list":
-	case "create", "set-cap", "set-step", "set-hold", "add-alias", "retire", "resume":
-		if *id == "" {
-			return usageError("workload "+sub, "a workload ID is required\n%s", workloadUsage)
+		s, err := connectCmd(cmd)
+		if err != nil {
+			return err
 		}
-	default:
-		return usageError("workload", "unknown subcommand %q\n%s", sub, workloadUsage)
+		w, err := s.ledger.CreateWorkload(cmd.Context(), spend.NewWorkload{ID: args[0], Owner: owner, Route: route, Cap: capUnits, Step: step, Hold: hold})
+		if err != nil {
+			return exit(fail("workload create", err))
+		}
+		return exit(printChange(cmd.OutOrStdout(), "created", nil, w, *asJSON))
 	}
-	s, code := connectOrFail(ctx, "workload "+sub, *verbose)
-	if s == nil {
-		return code
+	return cmd
+}
+
+func newWorkloadListCmd() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "list",
+		Short: "List every workload with its status, total and cap",
+		Args:  cobra.NoArgs,
 	}
-	l := s.ledger
-	switch sub {
-	case "list":
-		ws, err := l.List(ctx)
+	asJSON := jsonFlag(cmd)
+	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
+		s, err := connectCmd(cmd)
+		if err != nil {
+			return err
+		}
+		ws, err := s.ledger.List(cmd.Context())
 		if err != nil {
 			s.hint("workload list")
-			return fail("workload list", err)
+			return exit(fail("workload list", err))
 		}
 		views := make([]ops.WorkloadView, 0, len(ws))
 		for _, w := range ws {
 			views = append(views, ops.ViewWorkload(w))
 		}
+		out := cmd.OutOrStdout()
 		if *asJSON {
-			writeJSON(out, views)
-			return exitOK
+			return jsonResult(out, views)
 		}
 		tw := newTable(out)
 		fmt.Fprintln(tw, "WORKLOAD\tSTATUS\tOWNER\tTOTAL\tCAP\tSTEP\tHOLD\tNEXT RECON")
@@ -84,52 +93,194 @@ func workloadCmd(ctx context.Context, args []string, out io.Writer) int {
 			fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%d\t%t\t%s\n", w.ID, w.Status, w.Owner, w.Total, w.Cap, w.Step, w.Hold, next)
 		}
 		tw.Flush()
-		return exitOK
-	case "create":
-		w, err := l.CreateWorkload(ctx, spend.NewWorkload{ID: *id, Owner: *owner, Route: *route, Cap: *capUnits, Step: *step, Hold: *hold})
-		if err != nil {
-			return fail("workload create", err)
-		}
-		return printWorkload(out, "created", w, *asJSON)
-	case "set-cap":
-		if *capUnits <= 0 {
-			return usageError("workload set-cap", "--cap must be positive")
-		}
-		err = l.SetCap(ctx, *id, *capUnits)
-	case "set-step":
-		err = l.SetStep(ctx, *id, *step)
-	case "set-hold":
-		err = l.SetHold(ctx, *id, *hold)
-	case "add-alias":
-		if *ref == "" {
-			return usageError("workload add-alias", "--ref is required")
-		}
-		err = l.AddAlias(ctx, *ref, *id)
-	case "retire":
-		err = l.Retire(ctx, *id)
-	case "resume":
-		var w spend.Workload
-		if w, err = l.Resume(ctx, *id); err == nil {
-			return printWorkload(out, "resumed", w, *asJSON)
-		}
+		return nil
 	}
-	if err != nil {
-		return fail("workload "+sub, err)
-	}
-	w, err := l.Get(ctx, *id)
-	if err != nil {
-		return fail("workload "+sub, err)
-	}
-	return printWorkload(out, sub+" done", w, *asJSON)
+	return cmd
 }
 
-func printWorkload(out io.Writer, what string, w spend.Workload, asJSON bool) int {
-	v := ops.ViewWorkload(w)
+// change is one state-changing workload command: it reads the workload,
+// applies the change and prints the fields that changed.
+func workloadChange(use, short, example string, setup func(cmd *cobra.Command) (validate func() error, apply func(ctx context.Context, l *spend.Spend, id string) error)) *cobra.Command {
+	cmd := &cobra.Command{Use: use, Short: short, Example: example, Args: cobra.ExactArgs(1)}
+	validate, apply := setup(cmd)
+	asJSON := jsonFlag(cmd)
+	cmd.RunE = func(cmd *cobra.Command, args []string) error {
+		if validate != nil {
+			if err := validate(); err != nil {
+				return err
+			}
+		}
+		name := cmd.Parent().Name() + " " + cmd.Name()
+		s, err := connectCmd(cmd)
+		if err != nil {
+			return err
+		}
+		ctx, id := cmd.Context(), args[0]
+		before, err := s.ledger.Get(ctx, id)
+		if err != nil {
+			return exit(fail(name, err))
+		}
+		if err := apply(ctx, s.ledger, id); err != nil {
+			return exit(fail(name, err))
+		}
+		after, err := s.ledger.Get(ctx, id)
+		if err != nil {
+			return exit(fail(name, err))
+		}
+		return exit(printChange(cmd.OutOrStdout(), cmd.Name(), &before, after, *asJSON))
+	}
+	return cmd
+}
+
+func newWorkloadSetCapCmd() *cobra.Command {
+	return workloadChange("set-cap <workload> --cap N", "Change a workload's cap", "  hookline workload set-cap workload-7 --cap 1500",
+		func(cmd *cobra.Command) (func() error, func(context.Context, *spend.Spend, string) error) {
+			capUnits := cmd.Flags().Int64("cap", 0, "new cap in spend units, positive (required)")
+			require(cmd, "cap")
+			return func() error {
+					if *capUnits <= 0 {
+						return usageErrorf("--cap must be positive, got %d", *capUnits)
+					}
+					return nil
+				}, func(ctx context.Context, l *spend.Spend, id string) error {
+					return l.SetCap(ctx, id, *capUnits)
+				}
+		})
+}
+
+func newWorkloadSetStepCmd() *cobra.Command {
+	return workloadChange("set-step <workload> --step N", "Change a workload's escalation step (0 turns escalation off)", "  hookline workload set-step workload-7 --step 250",
+		func(cmd *cobra.Command) (func() error, func(context.Context, *spend.Spend, string) error) {
+			step := cmd.Flags().Int64("step", 0, "escalation step in spend units; 0 turns escalation off (required)")
+			require(cmd, "step")
+			return func() error {
+					if *step < 0 {
+						return usageErrorf("--step must not be negative, got %d", *step)
+					}
+					return nil
+				}, func(ctx context.Context, l *spend.Spend, id string) error {
+					return l.SetStep(ctx, id, *step)
+				}
+		})
+}
+
+func newWorkloadSetHoldCmd() *cobra.Command {
+	return workloadChange("set-hold <workload> --hold true|false", "Hold, or page, a workload's unresolved amounts past their deadline", "  hookline workload set-hold workload-7 --hold true",
+		func(cmd *cobra.Command) (func() error, func(context.Context, *spend.Spend, string) error) {
+			holdText := cmd.Flags().String("hold", "", "true to hold, false to page (required; no default)")
+			require(cmd, "hold")
+			var hold bool
+			return func() error {
+					var err error
+					if hold, err = strconv.ParseBool(*holdText); err != nil || (*holdText != "true" && *holdText != "false") {
+						return usageErrorf("--hold must be true or false, got %q", *holdText)
+					}
+					return nil
+				}, func(ctx context.Context, l *spend.Spend, id string) error {
+					return l.SetHold(ctx, id, hold)
+				}
+		})
+}
+
+func newWorkloadAddAliasCmd() *cobra.Command {
+	var ref string
+	cmd := &cobra.Command{
+		Use:     "add-alias <workload> --ref PROVIDER_REF",
+		Short:   "Attribute the provider's workload reference to a workload",
+		Example: "  hookline workload add-alias workload-7 --ref img-resize",
+		Args:    cobra.ExactArgs(1),
+	}
+	cmd.Flags().StringVar(&ref, "ref", "", "the provider's workload reference (required)")
+	asJSON := jsonFlag(cmd)
+	require(cmd, "ref")
+	cmd.RunE = func(cmd *cobra.Command, args []string) error {
+		if ref == "" {
+			return usageErrorf("--ref must not be empty")
+		}
+		s, err := connectCmd(cmd)
+		if err != nil {
+			return err
+		}
+		if err := s.ledger.AddAlias(cmd.Context(), ref, args[0]); err != nil {
+			return exit(fail("workload add-alias", err))
+		}
+		out := cmd.OutOrStdout()
+		if *asJSON {
+			return jsonResult(out, map[string]any{"action": "add-alias", "workload": args[0], "ref": ref})
+		}
+		fmt.Fprintf(out, "add-alias: usage for %s is now attributed to workload %s\n", ref, args[0])
+		return nil
+	}
+	return cmd
+}
+
+func newWorkloadRetireCmd() *cobra.Command {
+	return workloadChange("retire <workload>", "Retire a workload: its usage is deferred, not attributed", "  hookline workload retire workload-7",
+		func(*cobra.Command) (func() error, func(context.Context, *spend.Spend, string) error) {
+			return nil, func(ctx context.Context, l *spend.Spend, id string) error { return l.Retire(ctx, id) }
+		})
+}
+
+func newWorkloadResumeCmd() *cobra.Command {
+	return workloadChange("resume <workload>", "Lift a paused workload's pause", "  hookline workload resume workload-7",
+		func(*cobra.Command) (func() error, func(context.Context, *spend.Spend, string) error) {
+			return nil, func(ctx context.Context, l *spend.Spend, id string) error {
+				_, err := l.Resume(ctx, id)
+				return err
+			}
+		})
+}
+
+// workloadChangeJSON is what a state-changing workload command prints with
+// --json: each changed field as [before, after].
+type workloadChangeJSON struct {
+	Action   string            `json:"action"`
+	Workload string            `json:"workload"`
+	Changed  map[string][2]any `json:"changed"`
+	After    ops.WorkloadView  `json:"after"`
+}
+
+// printChange prints what action changed on a workload: every field whose
+// value differs, as before -> after (all of them for a new workload), then
+// the workload as it now is.
+func printChange(out io.Writer, action string, before *spend.Workload, after spend.Workload, asJSON bool) int {
+	a := ops.ViewWorkload(after)
+	var b ops.WorkloadView
+	if before != nil {
+		b = ops.ViewWorkload(*before)
+	}
+	fields := []struct {
+		name     string
+		from, to any
+	}{
+		{"status", b.Status, a.Status}, {"owner", b.Owner, a.Owner}, {"cap", b.Cap, a.Cap},
+		{"step", b.Step, a.Step}, {"hold", b.Hold, a.Hold}, {"cap_epoch", b.CapEpoch, a.CapEpoch},
+		{"escalation_level", b.EscalationLevel, a.EscalationLevel},
+	}
+	changed := map[string][2]any{}
+	var text []string
+	for _, f := range fields {
+		if before != nil && f.from == f.to {
+			continue
+		}
+		changed[f.name] = [2]any{f.from, f.to}
+		if before == nil {
+			text = append(text, fmt.Sprintf("%s=%v", f.name, f.to))
+		} else {
+			text = append(text, fmt.Sprintf("%s %v -> %v", f.name, f.from, f.to))
+		}
+	}
 	if asJSON {
-		writeJSON(out, v)
+		if err := writeJSON(out, workloadChangeJSON{Action: action, Workload: a.ID, Changed: changed, After: a}); err != nil {
+			return exitFailure
+		}
 		return exitOK
 	}
-	fmt.Fprintf(out, "%s: workload %s status=%s owner=%s total=%d cap=%d step=%d hold=%t cap_epoch=%d\n",
-		what, v.ID, v.Status, v.Owner, v.Total, v.Cap, v.Step, v.Hold, v.CapEpoch)
+	if len(text) == 0 {
+		text = []string{"nothing changed"}
+	}
+	fmt.Fprintf(out, "%s: workload %s: %s\n", action, a.ID, strings.Join(text, ", "))
+	fmt.Fprintf(out, "now: status=%s owner=%s total=%d cap=%d step=%d hold=%t cap_epoch=%d\n",
+		a.Status, a.Owner, a.Total, a.Cap, a.Step, a.Hold, a.CapEpoch)
 	return exitOK
 }

@@ -171,3 +171,24 @@ func TestStarResourceActionsStaySmall(t *testing.T) {
 		}
 	}
 }
+
+// TestEmbeddedIsTheRepositoryTemplate: the template built into binaries is
+// the file in the repository, parsed the same way, from any directory.
+func TestEmbeddedIsTheRepositoryTemplate(t *testing.T) {
+	file, err := LoadDefault()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Chdir(t.TempDir())
+	t.Setenv("HOOKLINE_TEMPLATE", "")
+	if _, err := LoadDefault(); err == nil {
+		t.Fatal("LoadDefault found a template outside the repository; the test proves nothing")
+	}
+	emb, err := Embedded()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(emb.Queues) != len(file.Queues) || len(emb.Tables) != len(file.Tables) || len(emb.Functions) != len(file.Functions) || len(emb.Routes) != len(file.Routes) {
+		t.Fatalf("embedded template differs: %d/%d queues, %d/%d tables", len(emb.Queues), len(file.Queues), len(emb.Tables), len(file.Tables))
+	}
+}

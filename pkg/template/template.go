@@ -11,6 +11,8 @@ import (
 	"github.com/awslabs/goformation/v7"
 	"github.com/awslabs/goformation/v7/cloudformation"
 	"github.com/awslabs/goformation/v7/intrinsics"
+
+	"github.com/hookline/hookline/infra"
 )
 
 // ErrNotFound is returned when no template file can be found.
@@ -34,15 +36,21 @@ type Template struct {
 // Raw returns the goformation model, for checks this package does not wrap.
 func (t *Template) Raw() *cloudformation.Template { return t.raw }
 
-// Load parses the template at path.
-func Load(path string) (*Template, error) {
-	raw, err := goformation.OpenWithOptions(path, &intrinsics.ProcessorOptions{
+// processorOptions resolves references to logical IDs, since nothing is
+// deployed.
+func processorOptions() *intrinsics.ProcessorOptions {
+	return &intrinsics.ProcessorOptions{
 		IntrinsicHandlerOverrides: map[string]intrinsics.IntrinsicHandler{
 			"Ref":        refHandler,
 			"Fn::GetAtt": getAttHandler,
 			"Fn::Sub":    subHandler,
 		},
-	})
+	}
+}
+
+// Load parses the template at path.
+func Load(path string) (*Template, error) {
+	raw, err := goformation.OpenWithOptions(path, processorOptions())
 	if err != nil {
 		return nil, fmt.Errorf("template: parse %s: %w", path, err)
 	}
@@ -74,6 +82,33 @@ func Find() (string, error) {
 		}
 		dir = parent
 	}
+}
+
+// Parse parses template YAML; name says where it came from, in errors and
+// in [Template.Path].
+func Parse(name string, yaml []byte) (*Template, error) {
+	raw, err := goformation.ParseYAMLWithOptions(yaml, processorOptions())
+	if err != nil {
+		return nil, fmt.Errorf("template: parse %s: %w", name, err)
+	}
+	t := &Template{Path: name, raw: raw}
+	if err := t.build(); err != nil {
+		return nil, fmt.Errorf("template: %s: %w", name, err)
+	}
+	return t, nil
+}
+
+// EmbeddedName is the [Template.Path] of the embedded template.
+const EmbeddedName = "embedded infra/template.yaml"
+
+// Embedded parses the template built into the binary ([infra.Template]),
+// or the file HOOKLINE_TEMPLATE names when it is set. It needs no working
+// directory.
+func Embedded() (*Template, error) {
+	if p := os.Getenv("HOOKLINE_TEMPLATE"); p != "" {
+		return Load(p)
+	}
+	return Parse(EmbeddedName, infra.Template)
 }
 
 // LoadDefault finds and loads the repository template.
