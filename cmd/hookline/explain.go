@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"io"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -73,7 +74,7 @@ func newEventExplainCmd() *cobra.Command {
 		id, out := args[0], cmd.OutOrStdout()
 		x, err := s.ledger.ExplainEvent(cmd.Context(), id)
 		if errors.Is(err, spend.ErrNotFound) {
-			fmt.Fprintf(stderr, "hookline event explain: nothing in the ledger under %s (not an applied or deferred usage record or event)\n", id)
+			fmt.Fprintf(stderr, "hookline event explain: nothing in the ledger under %s (not an applied, deferred or quarantined usage record or event)\n", id)
 			return exit(exitFailure)
 		}
 		if err != nil {
@@ -81,11 +82,36 @@ func newEventExplainCmd() *cobra.Command {
 			return exit(fail("event explain", err))
 		}
 		r := ops.NewEventRunbook(id, x, time.Now())
-		if *asJSON {
+		switch {
+		case *asJSON && x.Quarantined != nil:
+			return jsonResult(out, struct {
+				ops.EventRunbook
+				Quarantined *spend.QuarantineRecord
+			}{r, x.Quarantined})
+		case *asJSON:
 			return jsonResult(out, r)
+		case x.Quarantined != nil && x.Entry == nil && x.Deferred == nil:
+			writeQuarantine(out, x.Quarantined)
+		default:
+			r.WriteText(out)
+			if x.Quarantined != nil {
+				writeQuarantine(out, x.Quarantined)
+			}
 		}
-		r.WriteText(out)
 		return nil
 	}
 	return cmd
+}
+
+// writeQuarantine prints a record the ledger refused: what it said, why it
+// was refused, and who was paged.
+func writeQuarantine(out io.Writer, q *spend.QuarantineRecord) {
+	event := q.EventID
+	if event == "" {
+		event = "-"
+	}
+	fmt.Fprintf(out, "event %s: record %s, %d units for ref %s via %s QUARANTINED at %s: the ledger refused it, no total changed\n",
+		event, q.RecordID, q.Units, q.WorkloadRef, q.Path, q.QuarantinedAt.UTC().Format(time.RFC3339))
+	fmt.Fprintf(out, "reason\t%s\n", q.Reason)
+	fmt.Fprintf(out, "paged\t%s (reconciliation owner %s), once; a corrected record needs a new record ID\n", q.DedupKey, q.Owner)
 }

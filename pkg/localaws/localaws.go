@@ -53,7 +53,7 @@ type Env struct {
 
 // Start brings up local AWS (or attaches to AWS_ENDPOINT_URL*) and creates
 // every queue and table in the template.
-func Start(ctx context.Context, opts Options) (env *Env, err error) {
+func Start(ctx context.Context, opts Options) (_ *Env, err error) {
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
@@ -62,7 +62,7 @@ func Start(ctx context.Context, opts Options) (env *Env, err error) {
 			return nil, err
 		}
 	}
-	env = &Env{Template: opts.Template}
+	env := &Env{Template: opts.Template}
 	defer func() {
 		if err != nil {
 			env.Close()

@@ -17,6 +17,14 @@
 //     workload), repeat (an earlier poll applied it), disagreement (spend
 //     recorded and paged both values; nothing is overwritten) or deferred.
 //     A record the poll applies trips the cap exactly as a webhook does.
+//     A record the ledger refuses (negative units, missing fields, units
+//     past [spend.MaxUnits], a total that would pass [spend.MaxTotal]) is
+//     quarantined: stored with its reason and paged once to the
+//     reconciliation owner ([spend.Spend.Quarantine]); it never stops the
+//     run or the cursor. Records fold with up to Concurrency in flight,
+//     in lanes by workload reference: one workload's records fold in
+//     export order, different workloads in parallel, and pages stream
+//     through the lanes without being held whole.
 //  2. Advances the cursor to the window's end with a conditional write:
 //     the cursor must still hold the value this run read. A run that loses
 //     this race records that and ends without error; its folding was

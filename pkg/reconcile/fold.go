@@ -3,6 +3,7 @@ package reconcile
 import (
 	"context"
 	"fmt"
+	"hash/fnv"
 	"slices"
 	"sync"
 	"time"
@@ -18,6 +19,7 @@ const (
 	ClassRepeat       = "repeat"
 	ClassDisagreement = "disagreement"
 	ClassDeferred     = "deferred"
+	ClassQuarantined  = "quarantined"
 )
 
 // fold folds export pages into the ledger and counts what it saw, per
@@ -29,6 +31,7 @@ type fold struct {
 	mu        sync.Mutex
 	counts    map[string]*Counts // by workload ID; "" for unattributed
 	decisions []spend.Decision
+	notes     []string // quarantine lines, in the run's decisions
 	latency   []time.Duration
 }
 
@@ -36,42 +39,90 @@ func newFold(r *Reconciler, now time.Time) *fold {
 	return &fold{r: r, now: now, counts: map[string]*Counts{}}
 }
 
-// page returns the callback of [Export.ListUsage]: it folds one page with
-// up to Concurrency records at once and fails on the first error, so the
-// run stops without advancing the cursor.
-func (f *fold) page(ctx context.Context) func([]provider.UsageRecord) error {
-	return func(recs []provider.UsageRecord) error {
-		ctx, cancel := context.WithCancelCause(ctx)
-		defer cancel(nil)
-		sem := make(chan struct{}, f.r.cfg.Concurrency)
-		var wg sync.WaitGroup
-		for _, rec := range recs {
-			if ctx.Err() != nil {
-				break
-			}
-			sem <- struct{}{}
-			wg.Add(1)
-			go func() {
-				defer func() { <-sem; wg.Done() }()
-				if err := f.one(ctx, rec); err != nil {
-					cancel(err)
+// lanes folds the records of a streamed export with up to Concurrency
+// records in flight. A record goes to the lane of its workload reference,
+// and each lane folds its records one at a time in export order, so the
+// records of one workload reach the ledger in the order the provider
+// published them (the record that crosses a cap is the one the export
+// says crossed it) and never contend for the workload's item, while
+// different workloads fold in parallel. The page callback only hands
+// records to lanes: it returns as soon as they are queued, so the next
+// page is fetched while this one folds, and at most lanes*laneBuffer
+// records are held at once.
+type lanes struct {
+	f      *fold
+	ctx    context.Context
+	cancel context.CancelCauseFunc
+	in     []chan provider.UsageRecord
+	wg     sync.WaitGroup
+}
+
+// laneBuffer is how many records may wait in each lane.
+const laneBuffer = 64
+
+// start starts Concurrency lanes. The caller pages the export with the
+// lanes' context (cancelled when a fold fails) and l.page, then calls
+// l.wait.
+func (f *fold) start(ctx context.Context) *lanes {
+	n := f.r.cfg.Concurrency
+	l := &lanes{f: f, in: make([]chan provider.UsageRecord, n)}
+	l.ctx, l.cancel = context.WithCancelCause(ctx)
+	for i := range l.in {
+		l.in[i] = make(chan provider.UsageRecord, laneBuffer)
+		l.wg.Go(func() {
+			for rec := range l.in[i] {
+				if l.ctx.Err() != nil {
+					continue // drain: the run already failed
 				}
-			}()
-		}
-		wg.Wait()
-		if err := context.Cause(ctx); err != nil {
-			return err
-		}
-		return nil
+				if err := f.one(l.ctx, rec); err != nil {
+					l.cancel(err)
+				}
+			}
+		})
 	}
+	return l
+}
+
+// page is the callback of [Export.ListUsage].
+func (l *lanes) page(recs []provider.UsageRecord) error {
+	for _, rec := range recs {
+		select {
+		case l.in[laneOf(rec.WorkloadRef, len(l.in))] <- rec:
+		case <-l.ctx.Done():
+			return context.Cause(l.ctx)
+		}
+	}
+	return nil
+}
+
+// wait closes the lanes, waits until every queued record is folded and
+// returns the first fold error.
+func (l *lanes) wait() error {
+	for _, ch := range l.in {
+		close(ch)
+	}
+	l.wg.Wait()
+	err := context.Cause(l.ctx)
+	l.cancel(nil)
+	return err
+}
+
+func laneOf(ref string, n int) int {
+	h := fnv.New32a()
+	h.Write([]byte(ref))
+	return int(h.Sum32() % uint32(n))
 }
 
 // one folds one record through the same Apply as the webhook path and
-// classifies it.
+// classifies it. A record the ledger refuses is quarantined and counted;
+// it does not fail the run.
 func (f *fold) one(ctx context.Context, rec provider.UsageRecord) error {
 	u := spend.Usage{RecordID: rec.RecordID, WorkloadRef: rec.WorkloadRef, Units: rec.Units,
 		OccurredAt: rec.OccurredAt, ObservedAt: f.now, Path: spend.PathPoll}
 	res, err := f.r.cfg.Ledger.Apply(ctx, u)
+	if spend.IsRefused(err) {
+		return f.quarantine(ctx, u, err)
+	}
 	if err != nil {
 		return fmt.Errorf("%w: record %s: %w", ErrFold, rec.RecordID, err)
 	}
@@ -168,9 +219,28 @@ func (f *fold) decisionsOf(workloadID string) []string {
 func (f *fold) decisionLines() []string {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	out := make([]string, 0, len(f.decisions))
+	out := make([]string, 0, len(f.decisions)+len(f.notes))
 	for _, d := range f.decisions {
 		out = append(out, d.Line)
 	}
-	return out
+	return append(out, f.notes...)
+}
+
+// quarantine stores a refused record with its reason and pages the
+// reconciliation owner once ([spend.Spend.Quarantine]).
+func (f *fold) quarantine(ctx context.Context, u spend.Usage, cause error) error {
+	q, first, err := f.r.cfg.Ledger.Quarantine(ctx, u, cause.Error())
+	if err != nil {
+		return fmt.Errorf("%w: quarantine record %s: %w", ErrFold, u.RecordID, err)
+	}
+	f.r.log.WarnContext(ctx, "reconcile record quarantined", "record", u.RecordID, "ref", u.WorkloadRef,
+		"reason", q.Reason, "first", first)
+	f.mu.Lock()
+	if first {
+		f.notes = append(f.notes, fmt.Sprintf("quarantine record=%s ref=%s units=%d paged=%s",
+			u.RecordID, u.WorkloadRef, u.Units, q.DedupKey))
+	}
+	f.mu.Unlock()
+	f.count("", func(c *Counts) { c.Records++; c.Quarantined++ })
+	return nil
 }

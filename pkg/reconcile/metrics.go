@@ -61,7 +61,7 @@ func (r *Reconciler) emitRun(run Run, err error) {
 		n     int64
 	}{
 		{ClassMissed, run.Missed}, {ClassMatched, run.Matched}, {ClassRepeat, run.Repeats},
-		{ClassDisagreement, run.Disagreements}, {ClassDeferred, run.Deferred}, {"unseen", run.Unseen},
+		{ClassDisagreement, run.Disagreements}, {ClassDeferred, run.Deferred}, {"unseen", run.Unseen}, {ClassQuarantined, run.Quarantined},
 	} {
 		_ = m.Count(MetricRecords, float64(c.n), emf.Dims{"Class": c.class})
 	}

@@ -38,6 +38,7 @@ type Ledger interface {
 	List(ctx context.Context) ([]spend.Workload, error)
 	Resolve(ctx context.Context, ref string) (spend.Workload, error)
 	Redrive(ctx context.Context, recordID string) (spend.Result, error)
+	Quarantine(ctx context.Context, u spend.Usage, reason string) (spend.QuarantineRecord, bool, error)
 	DeferredStates(ctx context.Context, due time.Time) ([]spend.DeferredState, error)
 	MarkUnresolvedPaged(ctx context.Context, recordID, dedupKey string) error
 	HoldDeferred(ctx context.Context, recordID, reason string) (bool, error)
@@ -295,7 +296,11 @@ func (r *Reconciler) run(ctx context.Context, run *Run) error {
 	next := cur.Position
 	f := newFold(r, run.StartedAt)
 	if run.Until.After(run.Since) {
-		err := r.cfg.Export.ListUsage(ctx, run.Since, run.Until, f.page(ctx))
+		l := f.start(ctx)
+		err := r.cfg.Export.ListUsage(l.ctx, run.Since, run.Until, l.page)
+		if ferr := l.wait(); ferr != nil {
+			err = ferr // the fold's failure is the cause; the export only saw the cancellation
+		}
 		run.Counts = f.total()
 		if err != nil {
 			var ee *provider.ExportError

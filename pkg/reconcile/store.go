@@ -204,6 +204,10 @@ type Counts struct {
 	// Unseen are webhook entries flagged: the export lacks them past the
 	// consistency horizon.
 	Unseen int64
+	// Quarantined were refused by the ledger (negative or oversized units,
+	// missing fields, a total that would overflow): stored with the reason
+	// and paged once to the reconciliation owner ([spend.Spend.Quarantine]).
+	Quarantined int64
 }
 
 func (c *Counts) add(o Counts) {
@@ -214,6 +218,7 @@ func (c *Counts) add(o Counts) {
 	c.Disagreements += o.Disagreements
 	c.Deferred += o.Deferred
 	c.Unseen += o.Unseen
+	c.Quarantined += o.Quarantined
 }
 
 func (c Counts) zero() bool { return c == Counts{} }
@@ -237,6 +242,7 @@ type runItem struct {
 	Disagreements    int64    `dynamodbav:"disagreements"`
 	Deferred         int64    `dynamodbav:"deferred"`
 	Unseen           int64    `dynamodbav:"unseen"`
+	Quarantined      int64    `dynamodbav:"quarantined"`
 	Redriven         int64    `dynamodbav:"redriven"`
 	UnresolvedPaged  int64    `dynamodbav:"unresolved_paged"`
 	Held             int64    `dynamodbav:"held"`
@@ -254,7 +260,8 @@ func (s *Store) PutRun(ctx context.Context, r Run) error {
 		Error: r.Error, Since: stamp(r.Since), Until: stamp(r.Until), CursorBefore: stamp(r.CursorBefore),
 		CursorAfter: stamp(r.CursorAfter), Records: r.Records, Missed: r.Missed, Matched: r.Matched,
 		Repeats: r.Repeats, Disagreements: r.Disagreements, Deferred: r.Deferred, Unseen: r.Unseen,
-		Redriven: r.Redriven, UnresolvedPaged: r.UnresolvedPaged, Held: r.Held, UnresolvedUnits: r.UnresolvedUnits,
+		Quarantined: r.Quarantined,
+		Redriven:    r.Redriven, UnresolvedPaged: r.UnresolvedPaged, Held: r.Held, UnresolvedUnits: r.UnresolvedUnits,
 		UnresolvedOldest: stamp(r.UnresolvedOldest), Reconciled: r.Reconciled, Decisions: r.Decisions,
 		DurationMS: r.Duration.Milliseconds()})
 	if err != nil {
@@ -279,7 +286,8 @@ func (s *Store) Runs(ctx context.Context, limit int) ([]Run, error) {
 			Outcome: ri.Outcome, Error: ri.Error, Since: parseStamp(ri.Since), Until: parseStamp(ri.Until),
 			CursorBefore: parseStamp(ri.CursorBefore), CursorAfter: parseStamp(ri.CursorAfter),
 			Counts: Counts{Records: ri.Records, Missed: ri.Missed, Matched: ri.Matched, Repeats: ri.Repeats,
-				Disagreements: ri.Disagreements, Deferred: ri.Deferred, Unseen: ri.Unseen},
+				Disagreements: ri.Disagreements, Deferred: ri.Deferred, Unseen: ri.Unseen,
+				Quarantined: ri.Quarantined},
 			Redriven: ri.Redriven, UnresolvedPaged: ri.UnresolvedPaged, Held: ri.Held,
 			UnresolvedUnits: ri.UnresolvedUnits, UnresolvedOldest: parseStamp(ri.UnresolvedOldest),
 			Reconciled: ri.Reconciled, Decisions: ri.Decisions, Duration: time.Duration(ri.DurationMS) * time.Millisecond})

@@ -51,6 +51,7 @@
 //	decision      WL#<id>        DECISION#<epoch>#<step>     EVENT#<event>    DECISION#<epoch>#<step>
 //	recon run     WL#<id>        RECON#<started>             -                -
 //	marker        REC#<record>   UNCONFIRMED                 UNCONFIRMED#<n>  <occurred>#<record>
+//	quarantine    REC#<record>   QUARANTINE                  QUARANTINE       <quarantined>#<record>
 //	page          PAGE#<dedup>   PAGE                        OUTBOX#<status>  <time>#<dedup>   (package pager)
 //
 // A resolved deferred item moves to gsi1pk DEFERRED#resolved, so the
@@ -75,7 +76,15 @@
 //     gsi1 ALIASES#<id> and gsi1 DEFERRED#open for the pending deferred
 //     amount.
 //   - Explain an event: GetItem REC#<id>/ENTRY, else Query gsi1 EVENT#<id>,
-//     else GetItem REC#<id>/DEFERRED.
+//     else GetItem REC#<id>/QUARANTINE and REC#<id>/DEFERRED.
+//   - Quarantine a refused record: TransactWriteItems [Put
+//     REC#<record>/QUARANTINE if absent, Put the page for the
+//     reconciliation owner]; so it is stored and paged once.
+//
+// Units are limited to [MaxUnits] per record and totals to [MaxTotal]
+// (both 2^53, exact in every numeric representation on the way). The
+// ledger transaction's condition keeps a total from passing MaxTotal; the
+// record that would is refused with an [*OverflowError].
 //   - Deferred records due: Query gsi1 DEFERRED#open with gsi1sk <= now.
 //
 // # Path contracts

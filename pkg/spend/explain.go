@@ -91,6 +91,8 @@ type EventExplanation struct {
 	Entry *Entry
 	// Deferred is the deferred record, when it could not be attributed.
 	Deferred *DeferredRecord
+	// Quarantined is the quarantined record, when the ledger refused it.
+	Quarantined *QuarantineRecord
 	// Decisions are decisions this event's Apply took.
 	Decisions []Decision
 	// Workload explains the workload the record was attributed to.
@@ -161,7 +163,17 @@ func (s *Spend) ExplainEvent(ctx context.Context, id string) (EventExplanation, 
 		return x, err
 	}
 	if x.Entry == nil {
+		q, err := s.Quarantined(ctx, id)
+		switch {
+		case err == nil:
+			x.Quarantined = &q
+		case !errors.Is(err, ErrNotFound):
+			return x, err
+		}
 		d, err := s.GetDeferred(ctx, id)
+		if errors.Is(err, ErrNotFound) && x.Quarantined != nil {
+			return x, nil
+		}
 		if err != nil {
 			return x, fmt.Errorf("explain %s: %w", id, err)
 		}

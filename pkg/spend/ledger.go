@@ -42,6 +42,9 @@ func (u Usage) validate() error {
 	if u.Units < 0 {
 		errs = append(errs, errors.New("Units must not be negative"))
 	}
+	if u.Units > MaxUnits {
+		errs = append(errs, fmt.Errorf("Units %d exceed the maximum 2^53", u.Units))
+	}
 	if u.Path != PathWebhook && u.Path != PathPoll {
 		errs = append(errs, fmt.Errorf("Path %q is not webhook or poll", u.Path))
 	}
@@ -209,8 +212,12 @@ func (s *Spend) applyTx(u Usage, id string) ([]types.TransactWriteItem, error) {
 		Set(expression.Name("last_observed_at"), expression.Value(stamp(u.ObservedAt))).
 		Set(expression.Name("last_accepted_at"), expression.Value(now)).
 		Set(expression.Name("updated_at"), expression.Value(now))
+	// The total never passes MaxTotal: the record that would carry it past
+	// fails this condition and is refused with an *OverflowError.
 	cond := expression.AttributeExists(expression.Name("pk")).
-		And(expression.Name("status").NotEqual(expression.Value(string(StatusRetired))))
+		And(expression.Name("status").NotEqual(expression.Value(string(StatusRetired)))).
+		And(expression.Or(expression.AttributeNotExists(expression.Name("total")),
+			expression.Name("total").LessThanEqual(expression.Value(MaxTotal-u.Units))))
 	expr, err := expression.NewBuilder().WithUpdate(upd).WithCondition(cond).Build()
 	if err != nil {
 		return nil, err
@@ -327,6 +334,9 @@ func (s *Spend) deferForWorkload(ctx context.Context, u Usage, id string) (Resul
 	}
 	if err != nil {
 		return Result{}, err
+	}
+	if w.Status != StatusRetired && w.Total > MaxTotal-u.Units {
+		return Result{}, &OverflowError{RecordID: u.RecordID, WorkloadID: id, Total: w.Total, Units: u.Units}
 	}
 	if w.Status != StatusRetired {
 		// The workload changed between the transaction and this read; the

@@ -61,6 +61,8 @@ const (
 	MetricDuplicate    = "UsageDuplicate"
 	MetricDeferred     = "UsageDeferred"
 	MetricDisagreement = "UsageDisagreement"
+	// MetricQuarantined counts records the ledger refused and quarantined.
+	MetricQuarantined = "UsageQuarantined"
 	// MetricObservedToLedger is the time from the usage record's
 	// observation to its ledger commit.
 	MetricObservedToLedger = "ObservedToLedger"

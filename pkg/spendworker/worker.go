@@ -25,6 +25,15 @@ type Ledger interface {
 	Apply(ctx context.Context, u spend.Usage) (spend.Result, error)
 }
 
+// Quarantiner stores a record the ledger refused and pages its owner once;
+// [*spend.Spend] is one. A Ledger that is also a Quarantiner gets refused
+// records quarantined and acknowledged; otherwise they are dead-lettered.
+type Quarantiner interface {
+	Quarantine(ctx context.Context, u spend.Usage, reason string) (spend.QuarantineRecord, bool, error)
+}
+
+var _ Quarantiner = (*spend.Spend)(nil)
+
 // Flusher sends pending pages; [pager.Outbox] is one.
 type Flusher interface {
 	Flush(ctx context.Context) (pager.FlushResult, error)
@@ -89,8 +98,8 @@ func (w *Worker) process(ctx context.Context, m events.SQSMessage) bool {
 		return w.deadLetter(ctx, m, "malformed_message")
 	}
 	res, err := w.cfg.Ledger.Apply(ctx, u)
-	if errors.Is(err, spend.ErrInvalidUsage) {
-		return w.deadLetter(ctx, m, "invalid_usage")
+	if spend.IsRefused(err) {
+		return w.refused(ctx, m, u, err)
 	}
 	if err != nil {
 		w.cfg.Logger.WarnContext(ctx, "usage not applied; record returns to the queue", "record_id", u.RecordID, "err", err)
@@ -110,6 +119,23 @@ func (w *Worker) observe(u spend.Usage, receivedAt time.Time, res spend.Result) 
 		w.cfg.Metrics.Duration("usage_to_intake", receivedAt.Sub(u.OccurredAt), nil)
 		w.cfg.Metrics.Duration("intake_to_ledger", u.ObservedAt.Sub(receivedAt), nil)
 	}
+}
+
+// refused quarantines a record the ledger refuses for good (retrying
+// cannot apply it): it is stored with the reason and paged once to the
+// reconciliation owner, and the message is acknowledged.
+func (w *Worker) refused(ctx context.Context, m events.SQSMessage, u spend.Usage, cause error) bool {
+	q, ok := w.cfg.Ledger.(Quarantiner)
+	if !ok {
+		return w.deadLetter(ctx, m, "invalid_usage")
+	}
+	if _, _, err := q.Quarantine(ctx, u, cause.Error()); err != nil {
+		w.cfg.Logger.WarnContext(ctx, "quarantine failed; record returns to the queue", "record_id", u.RecordID, "err", err)
+		return false
+	}
+	w.cfg.Logger.WarnContext(ctx, "usage quarantined", "record_id", u.RecordID, "event_id", u.EventID, "reason", cause.Error())
+	w.cfg.Metrics.Count("usage_events", 1, emf.Dims{"outcome": "quarantined"})
+	return true
 }
 
 func (w *Worker) deadLetter(ctx context.Context, m events.SQSMessage, reason string) bool {

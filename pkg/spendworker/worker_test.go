@@ -79,6 +79,7 @@ func TestIntakeStates(t *testing.T) {
 		{"duplicate is accepted and counted once", usageMessage("evt_1", "ur_1", "wl-1", 100), 100, ""},
 		{"unknown workload is deferred, attributed to nobody", usageMessage("evt_2", "ur_2", "nobody", 50), 100, ""},
 		{"malformed message is dead-lettered with its reason", message("evt_3", `{"id":"evt_3","data":{"units":"many"}}`), 100, "malformed_message"},
+		{"a record the ledger refuses is quarantined, not retried", usageMessage("evt_4", "ur_4", "wl-1", spend.MaxUnits+1), 100, ""},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -106,6 +107,10 @@ func TestIntakeStates(t *testing.T) {
 				t.Fatalf("dead letters = %d, reason %q; want reason %q", len(out.Messages), got, tc.wantDLQ)
 			}
 		})
+	}
+	q, err := f.ledger.Quarantined(ctx, "ur_4")
+	if err != nil || q.EventID != "evt_4" || q.Path != spend.PathWebhook || q.Reason == "" {
+		t.Fatalf("quarantined record = %+v, %v; want it stored with its reason", q, err)
 	}
 	d, err := f.ledger.GetDeferred(ctx, "ur_2")
 	if err != nil || d.Reason == "" || d.Owner != "spend-oncall" || d.Deadline.IsZero() {
