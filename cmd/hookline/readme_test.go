@@ -49,3 +49,57 @@ func TestReadmeSecretsTableMatchesCode(t *testing.T) {
 		t.Errorf("README no longer gives the default PORT 8080")
 	}
 }
+
+// TestReadmeCommandsParse: every hookline command line in any README code
+// block names a real command with flags and arguments it accepts, so the
+// on-call sections (not executed, since they act on queues) cannot drift.
+func TestReadmeCommandsParse(t *testing.T) {
+	inBlock, n := false, 0
+	for _, line := range strings.Split(readme(t), "\n") {
+		if strings.HasPrefix(line, "```") {
+			inBlock = !inBlock
+			continue
+		}
+		if !inBlock {
+			continue
+		}
+		line = strings.TrimPrefix(line, "$ ")
+		if c, _, ok := strings.Cut(line, "#"); ok {
+			line = c
+		}
+		args := strings.Fields(line)
+		if len(args) > 2 && args[0] == "go" && args[1] == "run" && args[2] == "./cmd/hookline" {
+			args = args[2:]
+		}
+		if len(args) == 0 || (args[0] != "hookline" && args[0] != "./cmd/hookline") {
+			continue
+		}
+		n++
+		root := newRoot()
+		cmd, rest, err := root.Find(args[1:])
+		if err != nil {
+			t.Errorf("README: %s: %v", line, err)
+			continue
+		}
+		if err := cmd.ParseFlags(rest); err != nil {
+			t.Errorf("README: %s: %v", line, err)
+			continue
+		}
+		if err := cmd.ValidateArgs(cmd.Flags().Args()); err != nil {
+			t.Errorf("README: %s: %v", line, err)
+			continue
+		}
+		if err := cmd.ValidateRequiredFlags(); err != nil {
+			t.Errorf("README: %s: %v", line, err)
+		}
+		if err := cmd.ValidateFlagGroups(); err != nil {
+			t.Errorf("README: %s: %v", line, err)
+		}
+		if !cmd.Runnable() || cmd.HasSubCommands() {
+			t.Errorf("README: %s: not a command that runs", line)
+		}
+	}
+	if n < 20 {
+		t.Fatalf("only %d hookline command lines found in the README", n)
+	}
+}

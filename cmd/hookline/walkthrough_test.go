@@ -1,0 +1,316 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/hookline/hookline/pkg/ops"
+)
+
+// The README's walk-throughs are executable. In a "## Walk-through" section:
+//
+//   - a ```console block holds commands after "$ " and, below each, the
+//     lines it prints (in order; other lines may come between them);
+//   - a ```text make-run block holds lines the `make run` terminal prints.
+//
+// In an expected line, "..." stands for any text. Read-only commands
+// (admission, explain, list, grep) are retried until their output matches,
+// as a reader would wait for the worker; the others run exactly once.
+
+// step is one command, or one wait on the run terminal, of a walk-through.
+type step struct {
+	section string
+	command string   // "" for a make-run block
+	want    []string // expected lines
+}
+
+var fence = regexp.MustCompile("^```(\\S*)\\s*(\\S*)")
+
+// walkthroughSteps reads the steps of every walk-through in the README.
+func walkthroughSteps(t *testing.T, text string) []step {
+	t.Helper()
+	var steps []step
+	section, inBlock, kind := "", false, ""
+	sc := bufio.NewScanner(strings.NewReader(text))
+	for sc.Scan() {
+		line := sc.Text()
+		if !inBlock && strings.HasPrefix(line, "## ") {
+			section = strings.TrimPrefix(line, "## ")
+			continue
+		}
+		if m := fence.FindStringSubmatch(line); m != nil {
+			if inBlock {
+				inBlock = false
+				continue
+			}
+			inBlock, kind = true, ""
+			if !strings.HasPrefix(section, "Walk-through") {
+				continue
+			}
+			switch {
+			case m[1] == "console":
+				kind = "console"
+			case m[1] == "text" && m[2] == "make-run":
+				kind = "make-run"
+				steps = append(steps, step{section: section})
+			case m[1] == "sh":
+				t.Errorf("README %q: a ```sh block in a walk-through is not checked; use ```console with $ prompts", section)
+			}
+			continue
+		}
+		if !inBlock || kind == "" {
+			continue
+		}
+		switch {
+		case kind == "console" && strings.HasPrefix(line, "$ "):
+			steps = append(steps, step{section: section, command: strings.TrimPrefix(line, "$ ")})
+		case kind == "console" && len(steps) == 0:
+			t.Errorf("README %q: output before any command: %q", section, line)
+		case strings.TrimSpace(line) != "":
+			steps[len(steps)-1].want = append(steps[len(steps)-1].want, line)
+		}
+	}
+	return steps
+}
+
+// lineMatcher compiles an expected line: "..." matches any text.
+func lineMatcher(want string) *regexp.Regexp {
+	parts := strings.Split(want, "...")
+	for i, p := range parts {
+		parts[i] = regexp.QuoteMeta(p)
+	}
+	return regexp.MustCompile("^" + strings.Join(parts, ".*") + "$")
+}
+
+// matchInOrder reports the first expected line not found, in order, among
+// the output lines; "" when all are.
+func matchInOrder(output string, want []string) string {
+	lines := strings.Split(output, "\n")
+	i := 0
+	for _, w := range want {
+		re := lineMatcher(strings.TrimRight(w, " "))
+		for ; i < len(lines) && !re.MatchString(strings.TrimRight(lines[i], " ")); i++ {
+		}
+		if i == len(lines) {
+			return w
+		}
+		i++
+	}
+	return ""
+}
+
+// readOnly reports whether a command may be repeated while waiting.
+func readOnly(args []string) bool {
+	if len(args) >= 1 && args[0] == "grep" {
+		return true
+	}
+	if len(args) < 2 {
+		return false
+	}
+	switch args[0] + " " + args[1] {
+	case "workload admission", "workload explain", "event explain", "workload list", "dlq list", "dlq peek":
+		return true
+	}
+	return false
+}
+
+// syncBuffer is a bytes.Buffer safe for the run's writers and the test.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+// TestReadmeWalkthroughs runs every walk-through of the README, in order,
+// against one `hookline run` started as `make run` starts it, and checks
+// the outputs the README shows.
+func TestReadmeWalkthroughs(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts the whole local system")
+	}
+	steps := walkthroughSteps(t, readme(t))
+	if len(steps) < 10 {
+		t.Fatalf("only %d walk-through steps found in the README", len(steps))
+	}
+	repo, err := filepath.Abs("../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// given `hookline run` in a fresh directory with the repository's fixtures
+	dir := t.TempDir()
+	if err := os.Symlink(filepath.Join(repo, "testdata"), filepath.Join(dir, "testdata")); err != nil {
+		t.Fatal(err)
+	}
+	t.Chdir(dir)
+	for _, v := range []string{"AWS_ENDPOINT_URL", "AWS_ENDPOINT_URL_SQS", "AWS_ENDPOINT_URL_DYNAMODB", "HOOKLINE_API_URL", "HOOKLINE_PROVIDER_URL", ops.EnvFileVar} {
+		t.Setenv(v, "")
+		os.Unsetenv(v)
+	}
+	// The run finds the SQS emulator beside the repository's template; the
+	// endpoints and metrics files stay in the temporary directory, away
+	// from a developer's own `make run`.
+	t.Setenv("HOOKLINE_TEMPLATE", filepath.Join(repo, "infra", "template.yaml"))
+	ctx, cancel := context.WithCancel(context.Background())
+	var runOut syncBuffer
+	done := make(chan int, 1)
+	go func() {
+		done <- dispatch(ctx, []string{"run", "--addr", "127.0.0.1:0", "--reconcile-every", "1s"}, &runOut)
+	}()
+	defer func() {
+		cancel()
+		select {
+		case <-done:
+		case <-time.After(30 * time.Second):
+			t.Error("hookline run did not stop")
+		}
+	}()
+	env := waitEndpoints(t, done)
+	for k, v := range env {
+		t.Setenv(k, v)
+	}
+
+	for i, s := range steps {
+		if s.command == "" {
+			// then the run terminal shows the lines, in time
+			waitFor(t, 60*time.Second, func() string { return runOut.String() }, s.want,
+				fmt.Sprintf("step %d (%s): the make run terminal", i, s.section))
+			continue
+		}
+		args := strings.Fields(s.command)
+		if args[0] == "go" && len(args) > 2 && args[1] == "run" {
+			args = append([]string{"hookline"}, args[3:]...)
+		}
+		var run func() string
+		switch args[0] {
+		case "hookline":
+			run = func() string {
+				var out bytes.Buffer
+				dispatch(context.Background(), args[1:], &out)
+				return out.String()
+			}
+		case "grep":
+			run = func() string { return grep(t, args[1], args[2]) }
+		default:
+			t.Fatalf("step %d (%s): the README runs %q, which this test cannot run", i, s.section, s.command)
+		}
+		label := fmt.Sprintf("step %d (%s): $ %s", i, s.section, s.command)
+		if readOnly(args[1:]) || args[0] == "grep" {
+			waitFor(t, 60*time.Second, run, s.want, label)
+			continue
+		}
+		out := run()
+		t.Logf("%s\n%s", label, out)
+		if miss := matchInOrder(out, s.want); miss != "" {
+			t.Fatalf("%s\nprinted:\n%s\nwithout the README's line:\n%s", label, out, miss)
+		}
+	}
+}
+
+// waitEndpoints waits for the endpoints file of `hookline run`.
+func waitEndpoints(t *testing.T, done <-chan int) map[string]string {
+	t.Helper()
+	deadline := time.Now().Add(60 * time.Second)
+	for time.Now().Before(deadline) {
+		select {
+		case code := <-done:
+			t.Fatalf("hookline run exited %d", code)
+		default:
+		}
+		if f, err := os.Open(endpointsFile); err == nil {
+			env, err := ops.ParseEnvFile(f)
+			f.Close()
+			if err == nil && env["HOOKLINE_PROVIDER_URL"] != "" {
+				return env
+			}
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	t.Fatal("hookline run wrote no endpoints file in 60s")
+	return nil
+}
+
+// waitFor re-reads output until the wanted lines appear or the time is up.
+func waitFor(t *testing.T, limit time.Duration, output func() string, want []string, label string) {
+	t.Helper()
+	deadline := time.Now().Add(limit)
+	for {
+		out := output()
+		miss := matchInOrder(out, want)
+		if miss == "" {
+			t.Logf("%s\n%s", label, lastLines(out, 40))
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s\nprinted:\n%s\nwithout the README's line:\n%s", label, out, miss)
+		}
+		time.Sleep(250 * time.Millisecond)
+	}
+}
+
+// lastLines returns at most n trailing lines of s.
+func lastLines(s string, n int) string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, "\n")
+}
+
+// grep is the README's `grep PATTERN FILE`.
+func grep(t *testing.T, pattern, file string) string {
+	t.Helper()
+	b, err := os.ReadFile(file)
+	if err != nil {
+		return ""
+	}
+	var out []string
+	for _, line := range strings.Split(string(b), "\n") {
+		if strings.Contains(line, pattern) {
+			out = append(out, line)
+		}
+	}
+	return strings.Join(out, "\n")
+}
+
+func TestLineMatcher(t *testing.T) {
+	for _, tc := range []struct {
+		want, line string
+		ok         bool
+	}{
+		{want: "200 {...}", line: `200 {"allowed":true}`, ok: true},
+		{want: "200 {...}", line: `423 {"allowed":false}`},
+		{want: "a ... b", line: "a x y b", ok: true},
+		{want: "exact", line: "exactly"},
+		{want: "x.y", line: "xzy"},
+	} {
+		if got := lineMatcher(tc.want).MatchString(tc.line); got != tc.ok {
+			t.Errorf("%q vs %q: %v", tc.want, tc.line, got)
+		}
+	}
+	if miss := matchInOrder("a\nb\nc", []string{"a", "c"}); miss != "" {
+		t.Errorf("in order: missed %q", miss)
+	}
+	if miss := matchInOrder("a\nb\nc", []string{"c", "a"}); miss != "c" && miss != "a" {
+		t.Errorf("out of order matched")
+	}
+}
