@@ -11,21 +11,22 @@ import (
 // the logical ID of the offending resource, so errors.Is tells which rule
 // broke and the message tells where.
 var (
-	ErrUnknownReference    = errors.New("template: names a resource that is not in the template")
-	ErrNoDeadLetterQueue   = errors.New("template: queue has no dead-letter queue")
-	ErrMaxReceiveCount     = errors.New("template: maxReceiveCount is below 2")
-	ErrDeadLetterRetention = errors.New("template: dead-letter queue keeps messages less than 14 days")
-	ErrQueueNotEncrypted   = errors.New("template: queue has no server-side encryption")
-	ErrNotOnDemand         = errors.New("template: table is not PAY_PER_REQUEST")
-	ErrNoPITR              = errors.New("template: table has no point-in-time recovery")
-	ErrNoQueueDimension    = errors.New("template: SQS alarm has no QueueName dimension")
-	ErrQueueDimensionIsURL = errors.New("template: QueueName dimension is !Ref (the queue URL); use !GetAtt <queue>.QueueName")
-	ErrMissingAlarm        = errors.New("template: queue has no alarm")
-	ErrNoBatchItemFailures = errors.New("template: SQS event source does not set FunctionResponseTypes [ReportBatchItemFailures]")
-	ErrMaxConcurrency      = errors.New("template: SQS event source has no ScalingConfig.MaximumConcurrency between 2 and 1000")
-	ErrVisibilityTimeout   = errors.New("template: queue VisibilityTimeout is under 6 times its consumer's Timeout")
-	ErrWildcardAction      = errors.New("template: IAM statement allows every action of a service")
-	ErrWildcardResource    = errors.New("template: IAM statement allows Resource \"*\"")
+	ErrUnknownReference     = errors.New("template: names a resource that is not in the template")
+	ErrNoDeadLetterQueue    = errors.New("template: queue has no dead-letter queue")
+	ErrMaxReceiveCount      = errors.New("template: maxReceiveCount is below 2")
+	ErrDeadLetterRetention  = errors.New("template: dead-letter queue keeps messages less than 14 days")
+	ErrQueueNotEncrypted    = errors.New("template: queue has no server-side encryption")
+	ErrNotOnDemand          = errors.New("template: table is not PAY_PER_REQUEST")
+	ErrNoPITR               = errors.New("template: table has no point-in-time recovery")
+	ErrNoQueueDimension     = errors.New("template: SQS alarm has no QueueName dimension")
+	ErrQueueDimensionIsURL  = errors.New("template: QueueName dimension is !Ref (the queue URL); use !GetAtt <queue>.QueueName")
+	ErrMissingAlarm         = errors.New("template: queue has no alarm")
+	ErrNoBatchItemFailures  = errors.New("template: SQS event source does not set FunctionResponseTypes [ReportBatchItemFailures]")
+	ErrMaxConcurrency       = errors.New("template: SQS event source has no ScalingConfig.MaximumConcurrency between 2 and 1000")
+	ErrVisibilityTimeout    = errors.New("template: queue VisibilityTimeout is under 6 times its consumer's Timeout")
+	ErrWildcardAction       = errors.New("template: IAM statement allows every action of a service")
+	ErrWildcardResource     = errors.New("template: IAM statement allows Resource \"*\"")
+	ErrNoRouteAuthorization = errors.New("template: route is open to anonymous callers (want AuthorizationType AWS_IAM or JWT)")
 )
 
 // Values the checks hold the template to.
@@ -69,6 +70,7 @@ func Invariants() []Invariant {
 		{"VisibilityTimeouts", CheckVisibilityTimeouts},
 		{"Policies", CheckPolicies},
 		{"InvocationTargets", CheckInvocationTargets},
+		{"RouteAuthorization", CheckRouteAuthorization},
 	}
 }
 
@@ -293,6 +295,31 @@ func CheckInvocationTargets(t *Template) []error {
 		if _, ok := t.Function(s.Function); !ok {
 			errs = append(errs, fmt.Errorf("%s: targets %q: %w", s.LogicalID, s.Function, ErrUnknownReference))
 		}
+	}
+	return errs
+}
+
+// signatureVerifyingVar marks a function that authenticates its own callers
+// by webhook signature: the receiver, whose sources are HOOKLINE_SOURCES.
+const signatureVerifyingVar = "HOOKLINE_SOURCES"
+
+// CheckRouteAuthorization reports every HTTP API route without AWS_IAM or
+// JWT authorization, except routes to a function that verifies webhook
+// signatures itself (providers cannot sign with our IAM credentials).
+func CheckRouteAuthorization(t *Template) []error {
+	var errs []error
+	for _, r := range t.Routes {
+		if r.Authorization == "AWS_IAM" || r.Authorization == "JWT" {
+			continue
+		}
+		f, ok := t.Function(r.Function)
+		if !ok {
+			continue // InvocationTargets reports it
+		}
+		if _, verifies := f.Environment[signatureVerifyingVar]; verifies {
+			continue
+		}
+		errs = append(errs, fmt.Errorf("%s: %s %s has AuthorizationType %s: %w", r.LogicalID, r.Method, r.Path, r.Authorization, ErrNoRouteAuthorization))
 	}
 	return errs
 }

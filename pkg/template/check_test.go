@@ -43,6 +43,7 @@ var brokenTemplates = []brokenTemplate{
 	{"IAM Resource *", "iam-resource-star.yaml", "Policies", ErrWildcardResource, []string{"GreedyFunction", "dynamodb:DeleteItem"}},
 	{"route to a missing function", "route-missing-function.yaml", "InvocationTargets", ErrUnknownReference, []string{"ReceiverRoute", "GhostFunction"}},
 	{"schedule of a missing function", "schedule-missing-function.yaml", "InvocationTargets", ErrUnknownReference, []string{"ReconcileSchedule", "GhostFunction"}},
+	{"route without authorization", "route-without-auth.yaml", "RouteAuthorization", ErrNoRouteAuthorization, []string{"OpenAdmissionRoute", "GET /workloads/{id}/admission"}},
 }
 
 func TestRepositoryTemplatePassesEveryCheck(t *testing.T) {

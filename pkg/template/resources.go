@@ -110,6 +110,9 @@ type Route struct {
 	Method    string
 	Path      string
 	Function  string // logical ID
+	// Authorization is the route's AuthorizationType: NONE (the default),
+	// AWS_IAM, JWT or CUSTOM.
+	Authorization string
 }
 
 func (t *Template) add(id string, r cloudformation.Resource) error {
@@ -256,7 +259,7 @@ func (t *Template) routeOf(id string, r *apigatewayv2.Route) (Route, error) {
 	if !ok {
 		return Route{}, fmt.Errorf("route key %q is not \"METHOD /path\"", r.RouteKey)
 	}
-	out := Route{LogicalID: id, Method: method, Path: p}
+	out := Route{LogicalID: id, Method: method, Path: p, Authorization: deref(r.AuthorizationType, "NONE")}
 	target := deref(r.Target, "")
 	integID, ok := strings.CutPrefix(target, "integrations/")
 	if !ok {
