@@ -1,6 +1,7 @@
 package app_test
 
 import (
+	"context"
 	"fmt"
 	"strings"
 	"testing"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/hookline/hookline/pkg/app"
 	"github.com/hookline/hookline/pkg/awsconf"
+	"github.com/hookline/hookline/pkg/config"
 	"github.com/hookline/hookline/pkg/template"
 )
 
@@ -42,7 +44,10 @@ func deployedEnv(t *testing.T, tpl *template.Template, fn template.Function) fun
 		if tb, ok := tpl.Table(id); ok {
 			return tb.Name
 		}
-		t.Fatalf("%s: %s refers to %s, which is neither a parameter, a queue nor a table", fn.LogicalID, v, id)
+		if r, ok := tpl.Raw().Resources[id]; ok && r.AWSCloudFormationType() == "AWS::SecretsManager::Secret" {
+			return "arn:aws:secretsmanager:us-east-1:000000000000:secret:" + id
+		}
+		t.Fatalf("%s: %s refers to %s, which is neither a parameter, a queue, a table nor a secret", fn.LogicalID, v, id)
 		return ""
 	}
 	vars := map[string]string{}
@@ -86,9 +91,55 @@ func TestEveryFunctionStartsFromItsTemplateEnvironment(t *testing.T) {
 			if !ok {
 				t.Fatalf("no constructor for %s", fn.Name)
 			}
-			if err := b(app.Deps{Clients: clients, Lookup: deployedEnv(t, tpl, fn)}); err != nil {
+			// Credentials come from Secrets Manager as in Lambda (app.LambdaDeps).
+			d, err := app.WithSecretVars(context.Background(), app.Deps{Clients: clients, Lookup: deployedEnv(t, tpl, fn)},
+				func(_ context.Context, id string) (string, error) { return "value-of-" + id, nil })
+			if err != nil {
+				t.Fatalf("%s: %v", fn.LogicalID, err)
+			}
+			if err := b(d); err != nil {
 				t.Fatalf("%s does not start from its template environment:\n%s", fn.LogicalID, strings.ReplaceAll(err.Error(), "\n", "\n  "))
 			}
 		})
+	}
+}
+
+// TestCredentialsComeFromSecretsManager: no function's environment carries
+// the provider API key or a PagerDuty routing key in plain text; each names
+// its Secrets Manager secret, which the function may read and nothing more.
+func TestCredentialsComeFromSecretsManager(t *testing.T) {
+	tpl, err := template.LoadDefault()
+	if err != nil {
+		t.Fatal(err)
+	}
+	uses := 0
+	for _, fn := range tpl.Functions {
+		for _, name := range config.SecretVars {
+			if _, plain := fn.Environment[name]; plain {
+				t.Errorf("%s: %s is a plain environment variable; set %s%s to its secret", fn.LogicalID, name, name, config.SecretIDSuffix)
+			}
+			ref, ok := fn.Environment[name+config.SecretIDSuffix]
+			if !ok {
+				continue
+			}
+			uses++
+			secret := template.LogicalID(ref)
+			granted := false
+			for _, st := range fn.Statements {
+				for _, a := range st.Action {
+					for _, r := range st.Resource {
+						if a == "secretsmanager:GetSecretValue" && template.LogicalID(r) == secret {
+							granted = true
+						}
+					}
+				}
+			}
+			if !granted {
+				t.Errorf("%s: may not read %s (secretsmanager:GetSecretValue on it)", fn.LogicalID, secret)
+			}
+		}
+	}
+	if uses == 0 {
+		t.Fatal("no function reads a credential from Secrets Manager")
 	}
 }

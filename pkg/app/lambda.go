@@ -9,6 +9,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
 
 	"github.com/hookline/hookline/pkg/awsconf"
+	"github.com/hookline/hookline/pkg/config"
+	"github.com/hookline/hookline/pkg/secrets"
 )
 
 // LambdaDeps builds the dependencies of a function running in Lambda (or
@@ -19,7 +21,7 @@ func LambdaDeps(ctx context.Context) (Deps, error) {
 	if err != nil {
 		return Deps{}, err
 	}
-	return Deps{
+	d := Deps{
 		Clients: Clients{
 			DynamoDB:       awsconf.DynamoDB(cfg, ""),
 			SQS:            awsconf.SQS(cfg, ""),
@@ -28,7 +30,26 @@ func LambdaDeps(ctx context.Context) (Deps, error) {
 		Lookup:  os.LookupEnv,
 		Logger:  slog.New(slog.NewJSONHandler(os.Stderr, nil)),
 		Metrics: os.Stdout,
-	}, nil
+	}
+	sm := &secrets.SecretsManager{Client: d.Clients.SecretsManager}
+	return WithSecretVars(ctx, d, sm.Current)
+}
+
+// WithSecretVars resolves the credentials of [config.SecretVars] (the
+// provider API key, the PagerDuty routing key) from Secrets Manager through
+// read, wherever the environment names their secret with a
+// [config.SecretIDSuffix] variable, once, at cold start.
+func WithSecretVars(ctx context.Context, d Deps, read config.ReadSecret) (Deps, error) {
+	lookup := d.Lookup
+	if lookup == nil {
+		lookup = os.LookupEnv
+	}
+	resolved, err := config.WithSecrets(ctx, lookup, read, config.SecretVars...)
+	if err != nil {
+		return Deps{}, err
+	}
+	d.Lookup = resolved
+	return d, nil
 }
 
 // Main is the body of every Lambda main: it builds the clients once per
