@@ -14,6 +14,24 @@
 //	url := env.QueueURL("payments")
 //
 // Emulator gaps (see docs/local-aws.md) are absorbed here, never in
-// production code: minidyn's empty TableStatus and missing UpdateTimeToLive,
-// and its missing CRC32 header (see [awsconf.DynamoDB]).
+// production code. A front handler before minidyn:
+//
+//   - runs TransactWriteItems and TransactGetItems itself, over minidyn's
+//     single-item operations with per-item locks, in time proportional to
+//     the items touched (minidyn's own copies every table it touches). It
+//     keeps DynamoDB's semantics: all or nothing, serializable against
+//     single-item reads and writes of the same items,
+//     TransactionCanceledException with a reason per item, no two
+//     operations on one item, at most 100 items;
+//   - answers PutItem ReturnValues=ALL_OLD with the replaced item;
+//   - answers what the AWS CLI asks when an operator inspects the tables:
+//     ListTables, DescribeTable's TableStatus, Describe/UpdateTimeToLive,
+//     DescribeContinuousBackups and Scan Select=COUNT.
+//
+// minidyn's missing CRC32 header is handled by the client
+// (see [awsconf.DynamoDB]).
+//
+// HOOKLINE_LOCAL_AWS_LATENCY (e.g. "5ms") adds that much to every call the
+// embedded DynamoDB and SQS answer, so that benchmarks can model real AWS
+// round trips ([Options.Latency]).
 package localaws

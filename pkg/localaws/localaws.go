@@ -31,7 +31,11 @@ type Options struct {
 	Prefix string
 	// SQSPort and DynamoDBPort pin the embedded emulators' ports (0: free).
 	SQSPort, DynamoDBPort int
-	Logger                *slog.Logger
+	// Latency is added to every call the embedded emulators answer, to
+	// model real DynamoDB and SQS round trips. Zero reads
+	// HOOKLINE_LOCAL_AWS_LATENCY (a Go duration, e.g. "5ms").
+	Latency time.Duration
+	Logger  *slog.Logger
 }
 
 // Env is a running local AWS with every template resource created.
@@ -68,6 +72,11 @@ func Start(ctx context.Context, opts Options) (_ *Env, err error) {
 			env.Close()
 		}
 	}()
+	if opts.Latency == 0 {
+		if opts.Latency, err = LatencyFromEnv(); err != nil {
+			return nil, err
+		}
+	}
 	if err = env.startEmulators(ctx, opts); err != nil {
 		return nil, err
 	}
@@ -83,7 +92,7 @@ func Start(ctx context.Context, opts Options) (_ *Env, err error) {
 func (e *Env) startEmulators(ctx context.Context, opts Options) error {
 	e.DynamoEndpoint = externalEndpoint("AWS_ENDPOINT_URL_DYNAMODB")
 	if e.DynamoEndpoint == "" {
-		url, closeFn, err := startDynamo(opts.DynamoDBPort, e.keyNames(opts.Prefix))
+		url, closeFn, err := startDynamo(opts.DynamoDBPort, opts.Latency)
 		if err != nil {
 			return err
 		}
@@ -98,6 +107,14 @@ func (e *Env) startEmulators(ctx context.Context, opts Options) error {
 		}
 		e.SQSEndpoint = proc.URL
 		e.closers = append(e.closers, proc.Close)
+		if opts.Latency > 0 {
+			url, closeFn, err := delayProxy(proc.URL, opts.Latency)
+			if err != nil {
+				return err
+			}
+			e.SQSEndpoint = url
+			e.closers = append(e.closers, closeFn)
+		}
 	}
 	opts.Logger.Debug("local aws endpoints", "dynamodb", e.DynamoEndpoint, "sqs", e.SQSEndpoint)
 	return nil
@@ -118,28 +135,12 @@ func External() bool {
 	return externalEndpoint("AWS_ENDPOINT_URL_SQS") != "" || externalEndpoint("AWS_ENDPOINT_URL_DYNAMODB") != ""
 }
 
-// keyNames returns a table's key attribute names by deployed table name.
-func (e *Env) keyNames(prefix string) func(string) []string {
-	return func(table string) []string {
-		for _, t := range e.Template.Tables {
-			if prefix+t.Name == table {
-				if t.Range != nil {
-					return []string{t.Hash.Name, t.Range.Name}
-				}
-				return []string{t.Hash.Name}
-			}
-		}
-		return []string{"pk", "sk"}
-	}
-}
-
-func startDynamo(port int, keys func(string) []string) (string, func() error, error) {
+func startDynamo(port int, latency time.Duration) (string, func() error, error) {
 	ln, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", port))
 	if err != nil {
 		return "", nil, fmt.Errorf("localaws: dynamodb listen: %w", err)
 	}
-	handler := &allOldFix{next: server.NewServer(), keys: keys}
-	srv := &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second}
+	srv := &http.Server{Handler: withLatency(newDynamoFront(server.NewServer()), latency), ReadHeaderTimeout: 10 * time.Second}
 	go srv.Serve(ln)
 	closeFn := func() error {
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)

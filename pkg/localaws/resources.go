@@ -87,9 +87,10 @@ func (e *Env) createTable(ctx context.Context, prefix string, t template.Table) 
 		return err
 	}
 	if t.TTLAttribute != "" {
-		// minidyn does not implement UpdateTimeToLive. Nothing in hookline
-		// relies on TTL deletion for correctness (expiry is always checked
-		// explicitly), so a refusal here is logged by the caller, not fatal.
+		// The embedded front records the setting (DescribeTimeToLive shows
+		// it) but nothing expires items locally. Nothing in hookline relies
+		// on TTL deletion for correctness (expiry is always checked
+		// explicitly), so a refusal by another endpoint is not fatal.
 		_, _ = e.DynamoDB.UpdateTimeToLive(ctx, &dynamodb.UpdateTimeToLiveInput{
 			TableName: aws.String(name),
 			TimeToLiveSpecification: &ddbtypes.TimeToLiveSpecification{
@@ -102,9 +103,9 @@ func (e *Env) createTable(ctx context.Context, prefix string, t template.Table) 
 	return nil
 }
 
-// waitActive polls DescribeTable until the table is ACTIVE. minidyn reports
-// an empty TableStatus (so the SDK's TableExistsWaiter never finishes); an
-// empty status from a table that does describe is taken as ready.
+// waitActive polls DescribeTable until the table is ACTIVE. An empty
+// status from a table that does describe is taken as ready (bare minidyn
+// reports one; the embedded front answers ACTIVE).
 func (e *Env) waitActive(ctx context.Context, name string) error {
 	deadline := time.Now().Add(30 * time.Second)
 	for {

@@ -1,0 +1,274 @@
+package localaws
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strings"
+)
+
+// maxTransactItems is DynamoDB's limit on the items of one transaction.
+const maxTransactItems = 100
+
+// txOp is one operation of a transaction, as on the wire. Attribute values
+// pass through untouched.
+type txOp struct {
+	TableName                           string
+	Key                                 map[string]json.RawMessage `json:",omitempty"`
+	Item                                map[string]json.RawMessage `json:",omitempty"`
+	ConditionExpression                 string                     `json:",omitempty"`
+	UpdateExpression                    string                     `json:",omitempty"`
+	ProjectionExpression                string                     `json:",omitempty"`
+	ExpressionAttributeNames            map[string]string          `json:",omitempty"`
+	ExpressionAttributeValues           map[string]json.RawMessage `json:",omitempty"`
+	ReturnValuesOnConditionCheckFailure string                     `json:",omitempty"`
+}
+
+// txItem is one prepared operation: its kind, identity, key and the item
+// it found.
+type txItem struct {
+	kind string // ConditionCheck, Put, Update, Delete
+	op   *txOp
+	id   itemID
+	key  map[string]json.RawMessage
+	old  map[string]json.RawMessage
+	done bool // written; undone on cancellation
+}
+
+type reason struct {
+	Code    string
+	Message string                     `json:",omitempty"`
+	Item    map[string]json.RawMessage `json:",omitempty"`
+}
+
+// transactWrite runs TransactWriteItems all or nothing, with the locks of
+// every item it touches held from the first read to the last write:
+//
+//  1. It validates the request as DynamoDB does: 1 to 100 items, one
+//     operation each, no two operations on one item.
+//  2. It locks the items (in stripe order) and reads each one.
+//  3. It runs each operation through minidyn's single-item operation with
+//     the same condition, condition checks first. A condition check runs as
+//     a conditional no-op: a REMOVE of an attribute nobody has on an
+//     existing item, a conditional DeleteItem on an absent one.
+//  4. At the first failed condition it restores every item it wrote from
+//     step 2's reads and answers TransactionCanceledException with a
+//     reason per item: ConditionalCheckFailed for the one that failed
+//     (with its item if asked), None for the rest.
+//
+// A GetItem or TransactGetItems of any of the items waits for the locks,
+// so it sees all of a transaction or none of it. Query, Scan and
+// BatchGetItem do not lock: like DynamoDB's (read-committed), they may see
+// some items of a transaction before others, and here also, during the
+// brief restore of a cancelled one, the write that is being undone.
+func (d *dynamoFront) transactWrite(body []byte) (int, []byte) {
+	var in struct {
+		TransactItems []struct {
+			ConditionCheck, Put, Update, Delete *txOp
+		}
+	}
+	if err := json.Unmarshal(body, &in); err != nil {
+		return apiError(http.StatusBadRequest, "SerializationException", err.Error())
+	}
+	if n := len(in.TransactItems); n == 0 || n > maxTransactItems {
+		return apiError(http.StatusBadRequest, "ValidationException", fmt.Sprintf(
+			"1 validation error detected: Value at 'transactItems' failed to satisfy constraint: "+
+				"Member must have length less than or equal to %d and greater than or equal to 1 (got %d)", maxTransactItems, n))
+	}
+	items := make([]*txItem, len(in.TransactItems))
+	seen := map[itemID]bool{}
+	ids := make([]itemID, 0, len(items))
+	for i, ti := range in.TransactItems {
+		it := &txItem{}
+		count := 0
+		for kind, op := range map[string]*txOp{"ConditionCheck": ti.ConditionCheck, "Put": ti.Put, "Update": ti.Update, "Delete": ti.Delete} {
+			if op != nil {
+				it.kind, it.op = kind, op
+				count++
+			}
+		}
+		if count != 1 {
+			return apiError(http.StatusBadRequest, "ValidationException",
+				"TransactItems can only contain one of Check, Put, Update or Delete")
+		}
+		attrs := it.op.Key
+		if it.kind == "Put" {
+			attrs = it.op.Item
+		}
+		id, key, err := d.idOf(it.op.TableName, attrs)
+		if err == errNoTable {
+			return apiError(http.StatusBadRequest, "ResourceNotFoundException", "Requested resource not found")
+		}
+		if err != nil {
+			return apiError(http.StatusBadRequest, "ValidationException", err.Error())
+		}
+		if it.kind == "ConditionCheck" && it.op.ConditionExpression == "" {
+			return apiError(http.StatusBadRequest, "ValidationException", "A ConditionCheck needs a ConditionExpression")
+		}
+		if seen[id] {
+			return apiError(http.StatusBadRequest, "ValidationException",
+				"Transaction request cannot include multiple operations on one item")
+		}
+		seen[id] = true
+		it.id, it.key = id, key
+		items[i] = it
+		ids = append(ids, id)
+	}
+
+	defer d.lock(ids, true)()
+	for _, it := range items {
+		old, err := d.get(it.op.TableName, it.key)
+		if err != nil {
+			return apiError(http.StatusInternalServerError, "InternalServerError", err.Error())
+		}
+		it.old = old
+	}
+	failed := -1
+	for _, pass := range []bool{true, false} { // condition checks first: they write nothing
+		for i, it := range items {
+			if (it.kind == "ConditionCheck") != pass {
+				continue
+			}
+			status, out := d.apply(it)
+			if status == http.StatusOK {
+				it.done = it.kind != "ConditionCheck"
+				continue
+			}
+			if errorType(out) == "ConditionalCheckFailedException" {
+				failed = i
+				break
+			}
+			d.undo(items)
+			return status, out // a malformed expression and the like: nothing applied
+		}
+		if failed >= 0 {
+			break
+		}
+	}
+	if failed < 0 {
+		return http.StatusOK, []byte("{}")
+	}
+	d.undo(items)
+	reasons := make([]reason, len(items))
+	codes := make([]string, len(items))
+	for i, it := range items {
+		reasons[i], codes[i] = reason{Code: "None"}, "None"
+		if i == failed {
+			reasons[i] = reason{Code: "ConditionalCheckFailed", Message: "The conditional request failed"}
+			codes[i] = "ConditionalCheckFailed"
+			if it.op.ReturnValuesOnConditionCheckFailure == "ALL_OLD" {
+				reasons[i].Item = it.old
+			}
+		}
+	}
+	out, _ := json.Marshal(map[string]any{
+		"__type": "com.amazonaws.dynamodb.v20120810#TransactionCanceledException",
+		"Message": "Transaction cancelled, please refer cancellation reasons for specific reasons [" +
+			strings.Join(codes, ", ") + "]",
+		"CancellationReasons": reasons,
+	})
+	return http.StatusBadRequest, out
+}
+
+// probeName is an attribute no item has: REMOVE of it changes nothing.
+const probeName = "hookline_txn_probe"
+
+// apply runs one transaction operation as a single-item operation with
+// its condition.
+func (d *dynamoFront) apply(it *txItem) (int, []byte) {
+	op := *it.op
+	op.ReturnValuesOnConditionCheckFailure = ""
+	switch it.kind {
+	case "Put":
+		op.Key = nil
+		return d.call("PutItem", op)
+	case "Update":
+		return d.call("UpdateItem", op)
+	case "Delete":
+		return d.call("DeleteItem", op)
+	}
+	// ConditionCheck: evaluate the condition, change nothing.
+	op.Key = it.key
+	if it.old == nil {
+		return d.call("DeleteItem", op)
+	}
+	names := map[string]string{"#hooklineProbe": probeName}
+	for k, v := range op.ExpressionAttributeNames {
+		names[k] = v
+	}
+	op.ExpressionAttributeNames = names
+	op.UpdateExpression = "REMOVE #hooklineProbe"
+	return d.call("UpdateItem", op)
+}
+
+// undo restores every item the transaction wrote, from its reads.
+func (d *dynamoFront) undo(items []*txItem) {
+	for i := len(items) - 1; i >= 0; i-- {
+		it := items[i]
+		if !it.done {
+			continue
+		}
+		if it.old == nil {
+			d.call("DeleteItem", map[string]any{"TableName": it.op.TableName, "Key": it.key})
+		} else {
+			d.call("PutItem", map[string]any{"TableName": it.op.TableName, "Item": it.old})
+		}
+		it.done = false
+	}
+}
+
+// transactGet runs TransactGetItems with every item's lock held (shared),
+// so it reads all of a concurrent transaction or none of it.
+func (d *dynamoFront) transactGet(body []byte) (int, []byte) {
+	var in struct {
+		TransactItems []struct{ Get *txOp }
+	}
+	if err := json.Unmarshal(body, &in); err != nil {
+		return apiError(http.StatusBadRequest, "SerializationException", err.Error())
+	}
+	if n := len(in.TransactItems); n == 0 || n > maxTransactItems {
+		return apiError(http.StatusBadRequest, "ValidationException", fmt.Sprintf(
+			"Member must have length less than or equal to %d and greater than or equal to 1 (got %d)", maxTransactItems, n))
+	}
+	ids := make([]itemID, len(in.TransactItems))
+	seen := map[itemID]bool{}
+	for i, ti := range in.TransactItems {
+		if ti.Get == nil {
+			return apiError(http.StatusBadRequest, "ValidationException", "TransactGetItems can only contain Get")
+		}
+		id, _, err := d.idOf(ti.Get.TableName, ti.Get.Key)
+		if err == errNoTable {
+			return apiError(http.StatusBadRequest, "ResourceNotFoundException", "Requested resource not found")
+		}
+		if err != nil {
+			return apiError(http.StatusBadRequest, "ValidationException", err.Error())
+		}
+		if seen[id] {
+			return apiError(http.StatusBadRequest, "ValidationException",
+				"Transaction request cannot include multiple operations on one item")
+		}
+		seen[id], ids[i] = true, id
+	}
+	defer d.lock(ids, false)()
+	responses := make([]json.RawMessage, len(in.TransactItems))
+	for i, ti := range in.TransactItems {
+		get := map[string]any{"TableName": ti.Get.TableName, "Key": ti.Get.Key, "ConsistentRead": true}
+		if ti.Get.ProjectionExpression != "" {
+			get["ProjectionExpression"] = ti.Get.ProjectionExpression
+			get["ExpressionAttributeNames"] = ti.Get.ExpressionAttributeNames
+		}
+		status, out := d.call("GetItem", get)
+		if status != http.StatusOK {
+			return status, out
+		}
+		var got struct {
+			Item map[string]json.RawMessage `json:",omitempty"`
+		}
+		if err := json.Unmarshal(out, &got); err != nil {
+			return apiError(http.StatusInternalServerError, "InternalServerError", err.Error())
+		}
+		responses[i], _ = json.Marshal(got)
+	}
+	out, _ := json.Marshal(map[string]any{"Responses": responses})
+	return http.StatusOK, out
+}
