@@ -18,9 +18,13 @@ func NewPaymentWorker(d Deps) (*payments.Worker, error) {
 	if err != nil {
 		return nil, err
 	}
+	// A claim made near the invocation's deadline is held until the
+	// deadline plus the provider's horizon and the skew: by then its charge
+	// call has ended and settled (payments.Config.Horizon).
 	reg, err := idempotency.New(idempotency.Config{
 		Store: store, Namespace: cfg.Namespace, InProgressTimeout: cfg.InProgressTimeout,
-		Retention: cfg.Retention, CacheSize: cfg.CacheSize, Logger: d.logger(),
+		DeadlineMargin: cfg.ProviderHorizon + cfg.ClockSkew,
+		Retention:      cfg.Retention, CacheSize: cfg.CacheSize, Logger: d.logger(),
 	})
 	if err != nil {
 		return nil, err
@@ -35,6 +39,7 @@ func NewPaymentWorker(d Deps) (*payments.Worker, error) {
 	}
 	return payments.New(payments.Config{
 		Registry: reg, Provider: client, Queue: q, Concurrency: cfg.Concurrency,
+		Horizon: cfg.ProviderHorizon, ClockSkew: cfg.ClockSkew,
 		Metrics: d.metrics(), Logger: d.logger(),
 	})
 }

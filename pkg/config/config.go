@@ -146,13 +146,20 @@ type PaymentWorker struct {
 	ProviderURL       string
 	ProviderAPIKey    string
 	ProviderTimeout   time.Duration
+	// ProviderHorizon is the provider's settle horizon
+	// (docs/provider-contract.md) and ClockSkew the bound on clock
+	// differences between workers.
+	ProviderHorizon time.Duration
+	ClockSkew       time.Duration
 }
 
 // PaymentWorkerFromEnv reads IDEMPOTENCY_TABLE, QUEUE_URL,
 // DEAD_LETTER_QUEUE_URL and PROVIDER_URL, plus the optional
 // IDEMPOTENCY_NAMESPACE (payments), IN_PROGRESS_TIMEOUT (60s),
 // IDEMPOTENCY_RETENTION (35 days), IDEMPOTENCY_CACHE_SIZE (10000),
-// PROVIDER_API_KEY, PROVIDER_TIMEOUT (5s) and BATCH_CONCURRENCY (10).
+// PROVIDER_API_KEY, PROVIDER_TIMEOUT (5s), PROVIDER_SETTLE_HORIZON (30s),
+// CLOCK_SKEW (1s) and BATCH_CONCURRENCY (10). The in-progress window must
+// leave a charge call room before the horizon and the skew.
 func PaymentWorkerFromEnv(lookup Lookup) (PaymentWorker, error) {
 	e := newEnv(lookup)
 	cfg := PaymentWorker{
@@ -165,8 +172,16 @@ func PaymentWorkerFromEnv(lookup Lookup) (PaymentWorker, error) {
 		ProviderURL:       e.required("PROVIDER_URL"),
 		ProviderAPIKey:    e.optional("PROVIDER_API_KEY", ""),
 		ProviderTimeout:   e.duration("PROVIDER_TIMEOUT", 5*time.Second),
+		ProviderHorizon:   e.duration("PROVIDER_SETTLE_HORIZON", 30*time.Second),
+		ClockSkew:         e.duration("CLOCK_SKEW", time.Second),
 	}
-	return cfg, e.err()
+	if err := e.err(); err != nil {
+		return cfg, err
+	}
+	if need := cfg.ProviderHorizon + cfg.ClockSkew + cfg.ProviderTimeout; cfg.InProgressTimeout <= need {
+		return cfg, fmt.Errorf("config: IN_PROGRESS_TIMEOUT %s must exceed PROVIDER_SETTLE_HORIZON + CLOCK_SKEW + PROVIDER_TIMEOUT (%s)", cfg.InProgressTimeout, need)
+	}
+	return cfg, nil
 }
 
 // Spend is the configuration of everything that touches the spend ledger:

@@ -56,6 +56,7 @@ func (c DynamoDBConfig) Validate() error {
 //	expires_at         N  Unix seconds: retention, and the table's TTL
 //	claimed_at         N  Unix milliseconds
 //	completed_at       N  Unix milliseconds (COMPLETED only)
+//	attempt            N  claims within retention, this one included
 type DynamoDB struct {
 	client DynamoDBAPI
 	table  *string
@@ -82,44 +83,41 @@ const (
 	attrExpiresAt   = "expires_at"
 	attrClaimedAt   = "claimed_at"
 	attrCompletedAt = "completed_at"
+	attrAttempt     = "attempt"
 )
 
-// claimCondition is [Claimable] as a DynamoDB condition: no item, an item
-// past its retention, or a stale in-progress claim for the same payload.
-// status is a reserved word, so every attribute goes through a # name.
-const claimCondition = "attribute_not_exists(#pk) OR #exp < :now_s OR " +
-	"(#status = :in_progress AND #until < :now_ms AND #hash = :hash)"
+// freshCondition lets a claim write a key that has no record, or whose
+// record has passed its retention: attempt 1.
+const freshCondition = "attribute_not_exists(#pk) OR #exp < :now_s"
+
+// takeoverCondition lets a claim replace exactly the stale in-progress
+// record it read (same token, same payload, window passed), carrying its
+// attempt count forward. A holder that released or was replaced since
+// fails it.
+const takeoverCondition = "#token = :token AND #status = :in_progress AND #until < :now_ms AND #hash = :hash"
 
 // claimAttempts bounds the retries when the record that failed the
 // condition has changed by the time it is read.
-const claimAttempts = 3
+const claimAttempts = 4
 
 // errClaimRace reports a record that kept changing between a failed claim
 // and the read that followed it.
 var errClaimRace = errors.New("record kept changing between claim and read")
 
-// Claim implements [Store] with one conditional PutItem. On a failed
-// condition it reads the blocking record from the error
+// Claim implements [Store]. A new key is one conditional PutItem. When a
+// record blocks it, the record is read from the error
 // (ReturnValuesOnConditionCheckFailure=ALL_OLD), or, when the error carries
-// no item, with a consistent GetItem.
+// no item, with a consistent GetItem; a stale claim for the same payload is
+// then replaced by a second PutItem conditioned on that very record, so the
+// attempt count it carries forward cannot be lost to a concurrent writer.
 func (d *DynamoDB) Claim(ctx context.Context, rec Record, now time.Time) (Record, bool, error) {
-	in := &dynamodb.PutItemInput{
-		TableName:           d.table,
-		Item:                marshalRecord(rec),
-		ConditionExpression: aws.String(claimCondition),
-		ExpressionAttributeNames: map[string]string{
-			"#pk": attrPK, "#exp": attrExpiresAt, "#status": attrStatus, "#until": attrHeldUntil, "#hash": attrPayloadHash,
-		},
-		ExpressionAttributeValues: map[string]ddbtypes.AttributeValue{
-			":now_s":       num(now.Unix()),
-			":now_ms":      num(now.UnixMilli()),
-			":in_progress": str(string(StateInProgress)),
-			":hash":        str(rec.PayloadHash),
-		},
-		ReturnValuesOnConditionCheckFailure: ddbtypes.ReturnValuesOnConditionCheckFailureAllOld,
-		ReturnValues:                        ddbtypes.ReturnValueAllOld,
-	}
+	var (
+		cur    Record
+		exists bool
+	)
 	for range claimAttempts {
+		rec.Attempt = NextAttempt(cur, exists, now)
+		in := d.claimInput(rec, cur, exists, now)
 		out, err := d.client.PutItem(ctx, in)
 		if err == nil {
 			return replaced(out.Attributes), true, nil
@@ -128,17 +126,45 @@ func (d *DynamoDB) Claim(ctx context.Context, rec Record, now time.Time) (Record
 		if !errors.As(err, &ccf) {
 			return Record{}, false, fmt.Errorf("put %s: %w", rec.Key, err)
 		}
-		cur, ok, err := d.blocking(ctx, rec.Key, ccf.Item)
+		cur, exists, err = d.blocking(ctx, rec.Key, ccf.Item)
 		if err != nil {
 			return Record{}, false, err
 		}
-		if ok && !Claimable(cur, rec.PayloadHash, now) {
+		if exists && cur.Retained(now) && !Claimable(cur, rec.PayloadHash, now) {
 			return cur, false, nil
 		}
-		// The blocking record was released, or replaced by one that no
-		// longer blocks, after the put: try again.
+		// Released, expired or stale since the put: try again on what is
+		// there now.
 	}
 	return Record{}, false, fmt.Errorf("claim %s: %w", rec.Key, errClaimRace)
+}
+
+// claimInput is the PutItem of a claim: fresh when no retained record was
+// read, a takeover of cur otherwise.
+func (d *DynamoDB) claimInput(rec, cur Record, exists bool, now time.Time) *dynamodb.PutItemInput {
+	in := &dynamodb.PutItemInput{
+		TableName:                           d.table,
+		Item:                                marshalRecord(rec),
+		ConditionExpression:                 aws.String(freshCondition),
+		ExpressionAttributeNames:            map[string]string{"#pk": attrPK, "#exp": attrExpiresAt},
+		ExpressionAttributeValues:           map[string]ddbtypes.AttributeValue{":now_s": num(now.Unix())},
+		ReturnValuesOnConditionCheckFailure: ddbtypes.ReturnValuesOnConditionCheckFailureAllOld,
+		ReturnValues:                        ddbtypes.ReturnValueAllOld,
+	}
+	if !exists || !cur.Retained(now) {
+		return in
+	}
+	in.ConditionExpression = aws.String(takeoverCondition)
+	in.ExpressionAttributeNames = map[string]string{
+		"#token": attrToken, "#status": attrStatus, "#until": attrHeldUntil, "#hash": attrPayloadHash,
+	}
+	in.ExpressionAttributeValues = map[string]ddbtypes.AttributeValue{
+		":token":       str(cur.Token),
+		":in_progress": str(string(StateInProgress)),
+		":now_ms":      num(now.UnixMilli()),
+		":hash":        str(rec.PayloadHash),
+	}
+	return in
 }
 
 // replaced decodes the item a successful claim overwrote; a malformed one
@@ -206,17 +232,19 @@ func (d *DynamoDB) Complete(ctx context.Context, key, token string, result []byt
 	return unmarshalRecord(out.Attributes)
 }
 
-// Release implements [Store] with one DeleteItem that succeeds on an absent
-// item or on the caller's in-progress claim.
-func (d *DynamoDB) Release(ctx context.Context, key, token string) error {
-	_, err := d.client.DeleteItem(ctx, &dynamodb.DeleteItemInput{
+// Release implements [Store] with one UpdateItem conditioned on the token
+// and the IN_PROGRESS status.
+func (d *DynamoDB) Release(ctx context.Context, key, token string, heldUntil time.Time) error {
+	_, err := d.client.UpdateItem(ctx, &dynamodb.UpdateItemInput{
 		TableName:           d.table,
 		Key:                 keyOf(key),
-		ConditionExpression: aws.String("attribute_not_exists(#pk) OR (#token = :token AND #status = :in_progress)"),
+		UpdateExpression:    aws.String("SET #until = :until"),
+		ConditionExpression: aws.String("#token = :token AND #status = :in_progress"),
 		ExpressionAttributeNames: map[string]string{
-			"#pk": attrPK, "#token": attrToken, "#status": attrStatus,
+			"#until": attrHeldUntil, "#token": attrToken, "#status": attrStatus,
 		},
 		ExpressionAttributeValues: map[string]ddbtypes.AttributeValue{
+			":until":       num(heldUntil.UnixMilli()),
 			":token":       str(token),
 			":in_progress": str(string(StateInProgress)),
 		},
@@ -226,7 +254,7 @@ func (d *DynamoDB) Release(ctx context.Context, key, token string) error {
 	case errors.As(err, &ccf):
 		return ErrClaimLost
 	case err != nil:
-		return fmt.Errorf("delete %s: %w", key, err)
+		return fmt.Errorf("update %s: %w", key, err)
 	}
 	return nil
 }
@@ -270,6 +298,7 @@ func marshalRecord(r Record) map[string]ddbtypes.AttributeValue {
 		attrPayloadHash: str(r.PayloadHash),
 		attrExpiresAt:   num(r.ExpiresAt.Unix()),
 		attrClaimedAt:   num(r.ClaimedAt.UnixMilli()),
+		attrAttempt:     num(int64(r.Attempt)),
 	}
 	if !r.HeldUntil.IsZero() {
 		item[attrHeldUntil] = num(r.HeldUntil.UnixMilli())
@@ -334,6 +363,9 @@ func unmarshalRecord(item map[string]ddbtypes.AttributeValue) (Record, error) {
 	}
 	if n, ok := getN(attrCompletedAt, false); ok {
 		r.CompletedAt = time.UnixMilli(n)
+	}
+	if n, ok := getN(attrAttempt, false); ok {
+		r.Attempt = int(n)
 	}
 	switch v := item[attrResult].(type) {
 	case *ddbtypes.AttributeValueMemberB:

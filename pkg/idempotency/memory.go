@@ -35,6 +35,7 @@ func (m *Memory) Claim(ctx context.Context, rec Record, now time.Time) (Record, 
 	if m.records == nil {
 		m.records = make(map[string]Record)
 	}
+	rec.Attempt = NextAttempt(cur, ok, now)
 	m.records[rec.Key] = copyRecord(rec)
 	return copyRecord(cur), true, nil
 }
@@ -63,20 +64,18 @@ func (m *Memory) Complete(ctx context.Context, key, token string, result []byte,
 }
 
 // Release implements [Store].
-func (m *Memory) Release(ctx context.Context, key, token string) error {
+func (m *Memory) Release(ctx context.Context, key, token string, heldUntil time.Time) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	cur, ok := m.records[key]
-	if !ok {
-		return nil
-	}
-	if cur.Token != token || cur.State != StateInProgress {
+	if !ok || cur.Token != token || cur.State != StateInProgress {
 		return ErrClaimLost
 	}
-	delete(m.records, key)
+	cur.HeldUntil = heldUntil
+	m.records[key] = cur
 	return nil
 }
 

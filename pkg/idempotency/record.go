@@ -40,6 +40,11 @@ type Record struct {
 	ExpiresAt   time.Time
 	ClaimedAt   time.Time
 	CompletedAt time.Time
+	// Attempt counts the claims the key has had within its retention, the
+	// current one included: 1 for the first. A record is never deleted
+	// while it counts, so the count survives every release. A record
+	// written before attempts were counted reads as 0.
+	Attempt int
 }
 
 // Retained reports whether the record still counts at now: its retention
@@ -64,6 +69,17 @@ func Claimable(r Record, payloadHash string, now time.Time) bool {
 		return true
 	}
 	return r.Stale(now) && r.PayloadHash == payloadHash
+}
+
+// NextAttempt returns the attempt number of a claim that replaces cur at
+// now: 1 when there is no record or it has passed its retention, and one
+// more than cur's otherwise (a record that predates the count counts as
+// one attempt). Every [Store] numbers its claims with it.
+func NextAttempt(cur Record, exists bool, now time.Time) int {
+	if !exists || !cur.Retained(now) {
+		return 1
+	}
+	return max(cur.Attempt, 1) + 1
 }
 
 // Hash returns the hex SHA-256 of the fields that make two requests the

@@ -198,6 +198,10 @@ type Claim struct {
 	// caller must check for that effect (e.g. look the charge up) before
 	// acting again.
 	Takeover bool
+	// Attempt numbers a [Claimed] key's claims within its retention: 1 for
+	// the first. Every earlier attempt's holder may have acted, so a caller
+	// with Attempt > 1 checks for their effects before acting.
+	Attempt int
 }
 
 // Key returns the stored key for a caller's key: the namespace, "#", key.
@@ -252,9 +256,12 @@ func (r *Registry) Claim(ctx context.Context, key, payloadHash string) (Claim, e
 	// whose first response was lost. Tokens are random, so it is ours.
 	// Whether that first put replaced an earlier claim is then unknown, so
 	// it counts as a takeover: the caller checks before acting.
-	if claimed || (cur.State == StateInProgress && cur.Token == rec.Token) {
-		takeover := cur.Key != ""
-		return Claim{Status: Claimed, Token: rec.Token, HeldUntil: rec.HeldUntil, Takeover: takeover}, nil
+	if claimed {
+		attempt := NextAttempt(cur, cur.Key != "", now)
+		return Claim{Status: Claimed, Token: rec.Token, HeldUntil: rec.HeldUntil, Takeover: cur.Key != "", Attempt: attempt}, nil
+	}
+	if cur.State == StateInProgress && cur.Token == rec.Token {
+		return Claim{Status: Claimed, Token: rec.Token, HeldUntil: rec.HeldUntil, Takeover: true, Attempt: cur.Attempt}, nil
 	}
 	return r.outcome(ctx, cur, payloadHash, now), nil
 }
@@ -318,11 +325,15 @@ func (r *Registry) Complete(ctx context.Context, key, token string, result []byt
 	return nil
 }
 
-// Release gives up the claim on key held under token, so that the key can
-// be claimed again at once, for example after a retriable failure that
-// left no effect. Releasing an absent key succeeds. A holder whose claim
-// was taken over or completed gets [ErrClaimLost] and deletes nothing.
-func (r *Registry) Release(ctx context.Context, key, token string) error {
+// Release ends the claim on key held under token without a result. The
+// record is never deleted: it stays IN_PROGRESS with its attempt count,
+// and the key may be claimed again once retryAt has passed (a claim at or
+// before retryAt is [InProgress]). The holder chooses retryAt: now, when
+// its work provably had no effect; the time by which an effect of its work
+// would be visible, when that is unknown. A holder whose claim was taken
+// over or completed, or whose record is gone, gets [ErrClaimLost] and
+// changes nothing.
+func (r *Registry) Release(ctx context.Context, key, token string, retryAt time.Time) error {
 	if err := checkKey(key); err != nil {
 		return fmt.Errorf("release: %w", err)
 	}
@@ -330,7 +341,7 @@ func (r *Registry) Release(ctx context.Context, key, token string) error {
 		return fmt.Errorf("release %s: empty token: %w", key, ErrInvalidInput)
 	}
 	stored := r.Key(key)
-	err := r.store.Release(ctx, stored, token)
+	err := r.store.Release(ctx, stored, token, millis(retryAt))
 	switch {
 	case err == nil:
 		return nil

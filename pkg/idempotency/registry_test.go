@@ -126,7 +126,7 @@ func TestInvalidInput(t *testing.T) {
 		{"result too large", func(ctx context.Context) error {
 			return r.Complete(ctx, "evt_1", "tok", make([]byte, idempotency.MaxResultSize+1))
 		}},
-		{"release without token", func(ctx context.Context) error { return r.Release(ctx, "evt_1", "") }},
+		{"release without token", func(ctx context.Context) error { return r.Release(ctx, "evt_1", "", time.Now()) }},
 		{"status of empty key", func(ctx context.Context) error { _, _, err := r.Status(ctx, ""); return err }},
 	}
 	for _, tt := range tests {
@@ -150,7 +150,7 @@ func (f failingStore) Claim(context.Context, idempotency.Record, time.Time) (ide
 func (f failingStore) Complete(context.Context, string, string, []byte, time.Time, time.Time) (idempotency.Record, error) {
 	return idempotency.Record{}, f.err
 }
-func (f failingStore) Release(context.Context, string, string) error { return f.err }
+func (f failingStore) Release(context.Context, string, string, time.Time) error { return f.err }
 func (f failingStore) Get(context.Context, string) (idempotency.Record, bool, error) {
 	return idempotency.Record{}, false, f.err
 }
@@ -169,7 +169,7 @@ func TestStoreFailuresAreUnavailable(t *testing.T) {
 	}{
 		{"claim", "claim", func(ctx context.Context) error { _, err := r.Claim(ctx, "evt_1", hash); return err }},
 		{"complete", "complete", func(ctx context.Context) error { return r.Complete(ctx, "evt_1", "tok", nil) }},
-		{"release", "release", func(ctx context.Context) error { return r.Release(ctx, "evt_1", "tok") }},
+		{"release", "release", func(ctx context.Context) error { return r.Release(ctx, "evt_1", "tok", time.Now()) }},
 		{"status", "status", func(ctx context.Context) error { _, _, err := r.Status(ctx, "evt_1"); return err }},
 	}
 	for _, tt := range tests {

@@ -47,12 +47,8 @@ func (c *timedCharger) note(req provider.ChargeRequest, res provider.Result) pro
 	return res
 }
 
-func (c *timedCharger) ChargeOnce(ctx context.Context, key string, req provider.ChargeRequest) provider.Result {
-	return c.note(req, c.Charger.ChargeOnce(ctx, key, req))
-}
-
-func (c *timedCharger) ResumeCharge(ctx context.Context, key string, req provider.ChargeRequest) provider.Result {
-	return c.note(req, c.Charger.ResumeCharge(ctx, key, req))
+func (c *timedCharger) CreateCharge(ctx context.Context, key string, req provider.ChargeRequest) provider.Result {
+	return c.note(req, c.Charger.CreateCharge(ctx, key, req))
 }
 
 func benchEvents() int {

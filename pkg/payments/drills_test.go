@@ -113,7 +113,7 @@ func TestDrillCrashBetweenChargeAndComplete(t *testing.T) {
 	defer cancel()
 	_, err = r.reg.Claim(ctx, p.Key(), p.Hash())
 	must(t, err)
-	if res := r.client.ChargeOnce(ctx, p.Key(), p.Charge); res.Outcome != provider.Succeeded {
+	if res := r.client.CreateCharge(ctx, p.Key(), p.Charge); res.Outcome != provider.Succeeded {
 		t.Fatalf("setup charge: %v %v", res.Outcome, res.Err)
 	}
 	// when the message is delivered (to a provider that ignores keys),
@@ -186,7 +186,7 @@ func TestDrillPoisonMessagesReachTheDLQWithTheirReason(t *testing.T) {
 		{"malformed body", `{"id":"evt_poison","data":{"amount":"lots"}}`, nil, "malformed_message"},
 		{"provider keeps failing", paymentBody("evt_down", 3000), func(r *rig) {
 			r.sim.SetFaultRate(1, providersim.Fault{Kind: providersim.FaultServerError})
-		}, "retries_exhausted: provider_retriable"},
+		}, "retries_exhausted: provider_outcome_unknown"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

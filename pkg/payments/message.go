@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strings"
 
 	"github.com/aws/aws-lambda-go/events"
 
@@ -25,11 +24,13 @@ type Payment struct {
 // Key is the idempotency key: source and provider event ID.
 func (p Payment) Key() string { return p.Source + ":" + p.EventID }
 
-// Hash covers the fields that decide the charge, so a reused event ID with
-// another amount, currency or customer is a mismatch, not a duplicate.
+// Hash covers the fields that decide the charge, in canonical form (see
+// [provider.ChargeRequest.Canonical]), so a reused event ID with another
+// amount, currency or customer is a mismatch, not a duplicate, while a
+// change of currency case is not.
 func (p Payment) Hash() string {
-	c := p.Charge
-	return idempotency.Hash(c.Customer, fmt.Sprint(c.Amount), strings.ToLower(c.Currency))
+	c := p.Charge.Canonical()
+	return idempotency.Hash(c.Customer, fmt.Sprint(c.Amount), c.Currency)
 }
 
 type body struct {
@@ -81,6 +82,23 @@ type Result struct {
 	DeclineCode string `json:"decline_code,omitempty"`
 }
 
-func resultOf(ch *provider.Charge) Result {
+// resultOf is the stored result of a final charge result for req. A
+// provider result always carries a charge for a final outcome; should one
+// not, the request and the outcome stand in for it rather than the worker
+// failing.
+func resultOf(res provider.Result, req provider.ChargeRequest) Result {
+	ch := res.Charge
+	if ch == nil {
+		status := provider.StatusDeclined
+		if res.Outcome == provider.Succeeded {
+			status = provider.StatusSucceeded
+		}
+		return Result{Status: status, Amount: req.Amount, Currency: req.Currency}
+	}
 	return Result{ChargeID: ch.ID, Status: ch.Status, Amount: ch.Amount, Currency: ch.Currency, DeclineCode: ch.DeclineCode}
+}
+
+func encode(r Result) []byte {
+	b, _ := json.Marshal(r) // a struct of strings and numbers always encodes
+	return b
 }

@@ -49,6 +49,13 @@ type rigOptions struct {
 	maxReceive int
 }
 
+// The rig's simulator commits nothing after a client gave up and its
+// lookup does not lag, so its horizon is short.
+const (
+	rigHorizon = 300 * time.Millisecond
+	rigSkew    = 100 * time.Millisecond
+)
+
 func newRig(t *testing.T, o rigOptions) *rig {
 	t.Helper()
 	r := &rig{env: localaws.StartForTest(t)}
@@ -73,7 +80,7 @@ func newRig(t *testing.T, o rigOptions) *rig {
 	must(t, err)
 	store, err := idempotency.NewDynamoDB(idempotency.DynamoDBConfig{Client: r.env.DynamoDB, Table: r.env.TableName("IdempotencyTable")})
 	must(t, err)
-	r.reg, err = idempotency.New(idempotency.Config{Store: store, Namespace: "payments", DeadlineMargin: 500 * time.Millisecond})
+	r.reg, err = idempotency.New(idempotency.Config{Store: store, Namespace: "payments", DeadlineMargin: rigHorizon + rigSkew})
 	must(t, err)
 	q, err := queue.New(queue.Config{SQS: r.env.SQS, URL: r.url, DeadLetterURL: r.env.QueueURL("payments-dlq")})
 	must(t, err)
@@ -82,7 +89,7 @@ func newRig(t *testing.T, o rigOptions) *rig {
 	if o.noRegistry {
 		registry, charger = noRegistry{}, naiveCharger{r.client}
 	}
-	r.worker, err = payments.New(payments.Config{Registry: registry, Provider: charger, Queue: q, RetryBase: 200 * time.Millisecond})
+	r.worker, err = payments.New(payments.Config{Registry: registry, Provider: charger, Queue: q, RetryBase: 200 * time.Millisecond, Horizon: rigHorizon, ClockSkew: rigSkew})
 	must(t, err)
 	r.mapping, err = lambdalocal.NewSQSMapping(lambdalocal.SQSMappingConfig{
 		SQS: r.env.SQS, QueueURL: r.url, Function: "PaymentWorkerFunction", Handler: r.worker.Handle,
@@ -108,17 +115,19 @@ func must(t *testing.T, err error) {
 type noRegistry struct{}
 
 func (noRegistry) Claim(context.Context, string, string) (idempotency.Claim, error) {
-	return idempotency.Claim{Status: idempotency.Claimed, Token: "none"}, nil
+	return idempotency.Claim{Status: idempotency.Claimed, Token: "none", Attempt: 1, HeldUntil: time.Now().Add(time.Minute)}, nil
 }
 func (noRegistry) Complete(context.Context, string, string, []byte) error { return nil }
-func (noRegistry) Release(context.Context, string, string) error          { return nil }
+func (noRegistry) Release(context.Context, string, string, time.Time) error {
+	return nil
+}
 
-// naiveCharger never looks a charge up before charging: with noRegistry it
-// is the worker with no idempotency at all.
+// naiveCharger never finds a charge by lookup: with noRegistry it is the
+// worker with no idempotency at all.
 type naiveCharger struct{ *provider.Client }
 
-func (c naiveCharger) ResumeCharge(ctx context.Context, key string, req provider.ChargeRequest) provider.Result {
-	return c.ChargeOnce(ctx, key, req)
+func (naiveCharger) LookupCharge(context.Context, string) (*provider.Charge, bool, error) {
+	return nil, false, nil
 }
 
 func paymentBody(eventID string, amount int64) string {
@@ -184,12 +193,7 @@ type countingCharger struct {
 	calls atomic.Int32
 }
 
-func (c *countingCharger) ChargeOnce(ctx context.Context, key string, req provider.ChargeRequest) provider.Result {
+func (c *countingCharger) CreateCharge(ctx context.Context, key string, req provider.ChargeRequest) provider.Result {
 	c.calls.Add(1)
-	return c.Charger.ChargeOnce(ctx, key, req)
-}
-
-func (c *countingCharger) ResumeCharge(ctx context.Context, key string, req provider.ChargeRequest) provider.Result {
-	c.calls.Add(1)
-	return c.Charger.ResumeCharge(ctx, key, req)
+	return c.Charger.CreateCharge(ctx, key, req)
 }

@@ -3,7 +3,6 @@ package payments
 import (
 	"cmp"
 	"context"
-	"encoding/json"
 	"errors"
 	"log/slog"
 	"strconv"
@@ -22,14 +21,22 @@ import (
 type Registry interface {
 	Claim(ctx context.Context, key, payloadHash string) (idempotency.Claim, error)
 	Complete(ctx context.Context, key, token string, result []byte) error
-	Release(ctx context.Context, key, token string) error
+	Release(ctx context.Context, key, token string, retryAt time.Time) error
 }
 
-// Charger is the part of [provider.Client] the worker uses.
+// Charger is the provider as the worker uses it ([provider.Client]): one
+// charge call that never re-sends after an ambiguous answer, and a lookup
+// by idempotency key.
 type Charger interface {
-	ChargeOnce(ctx context.Context, key string, req provider.ChargeRequest) provider.Result
-	ResumeCharge(ctx context.Context, key string, req provider.ChargeRequest) provider.Result
+	CreateCharge(ctx context.Context, key string, req provider.ChargeRequest) provider.Result
+	LookupCharge(ctx context.Context, key string) (*provider.Charge, bool, error)
 }
+
+// Defaults for [Config].
+const (
+	DefaultHorizon   = 30 * time.Second
+	DefaultClockSkew = time.Second
+)
 
 // Config configures a [Worker].
 type Config struct {
@@ -42,6 +49,15 @@ type Config struct {
 	// RetryBase is the first backoff of a retriable failure; it doubles
 	// with each receive up to 2 minutes (default 2s).
 	RetryBase time.Duration
+	// Horizon is the provider's settle horizon (docs/provider-contract.md):
+	// how long after a charge call ends the provider may still commit it,
+	// plus how long its lookup may lag a commit. Default 30s. Every charge
+	// call ends Horizon + ClockSkew before its claim's lease does, so a
+	// takeover's lookup sees everything the call did.
+	Horizon time.Duration
+	// ClockSkew bounds the difference between the clocks of two workers.
+	// Default 1s.
+	ClockSkew time.Duration
 	Metrics   *emf.Logger
 	Logger    *slog.Logger
 	Now       func() time.Time
@@ -77,6 +93,12 @@ func New(cfg Config) (*Worker, error) {
 	}
 	if cfg.RetryBase <= 0 {
 		cfg.RetryBase = 2 * time.Second
+	}
+	if cfg.Horizon <= 0 {
+		cfg.Horizon = DefaultHorizon
+	}
+	if cfg.ClockSkew <= 0 {
+		cfg.ClockSkew = DefaultClockSkew
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
@@ -139,7 +161,7 @@ func receiveCount(m events.SQSMessage) int {
 	return max(n, 1)
 }
 
-// pay runs claim → charge → complete for one payment.
+// pay claims the payment's key and runs one attempt at charging it.
 func (w *Worker) pay(ctx context.Context, p Payment, receives int) outcome {
 	claim, err := w.cfg.Registry.Claim(ctx, p.Key(), p.Hash())
 	if err != nil {
@@ -154,47 +176,13 @@ func (w *Worker) pay(ctx context.Context, p Payment, receives int) outcome {
 	case idempotency.PayloadMismatch:
 		return outcome{name: "dead_lettered", reason: "payload_mismatch"}
 	}
-	charge := w.cfg.Provider.ChargeOnce
-	if claim.Takeover || receives > 1 {
-		// An earlier attempt may have charged and died before Complete.
-		charge = w.cfg.Provider.ResumeCharge
-	}
-	res := charge(ctx, p.Key(), p.Charge)
-	return w.settle(ctx, p, claim.Token, res, receives)
+	a := attempt{w: w, p: p, claim: claim, receives: receives}
+	return a.run(ctx)
 }
 
-// settle records a charge result, or decides what a failure means.
-func (w *Worker) settle(ctx context.Context, p Payment, token string, res provider.Result, receives int) outcome {
-	switch res.Outcome {
-	case provider.Succeeded, provider.Declined:
-		result, _ := json.Marshal(resultOf(res.Charge))
-		if err := w.cfg.Registry.Complete(ctx, p.Key(), token, result); err != nil {
-			// The charge exists at the provider; a redelivery looks it up
-			// instead of charging again.
-			return outcome{name: "retry", reason: "complete_failed", retry: w.backoff(receives)}
-		}
-		if res.Outcome == provider.Declined {
-			return outcome{name: "declined", ok: true, reason: res.Charge.DeclineCode}
-		}
-		return outcome{name: "charged", ok: true}
-	case provider.Rejected:
-		w.release(ctx, p, token)
-		return outcome{name: "dead_lettered", reason: "provider_rejected"}
-	case provider.Retriable:
-		w.release(ctx, p, token)
-		wait := max(res.RetryAfter, w.backoff(receives))
-		return outcome{name: "retry", reason: "provider_retriable", retry: wait}
-	}
-	// Unknown: keep the claim. A redelivery after the claim's window takes
-	// it over and looks the charge up before anything else.
-	return outcome{name: "retry", reason: "provider_outcome_unknown"}
-}
-
-func (w *Worker) release(ctx context.Context, p Payment, token string) {
-	if err := w.cfg.Registry.Release(ctx, p.Key(), token); err != nil {
-		w.cfg.Logger.WarnContext(ctx, "release claim", "event_id", p.EventID, "err", err)
-	}
-}
+// settleTime is how long after a provider call ends its effects may still
+// appear: the provider's horizon plus the clock skew between workers.
+func (w *Worker) settleTime() time.Duration { return w.cfg.Horizon + w.cfg.ClockSkew }
 
 // backoff grows with each receive: RetryBase, twice that, ... capped at 2
 // minutes.

@@ -1,12 +1,14 @@
 package provider
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
+	"strings"
 	"time"
 )
 
@@ -43,6 +45,19 @@ func (r ChargeRequest) Validate() error {
 	return errors.Join(errs...)
 }
 
+// Canonical returns r in the form that identifies a charge: the currency
+// in lower case and surrounding spaces trimmed. Two requests are the same
+// charge when their canonical forms are equal; payload hashes and the
+// comparison of a charge found by lookup both use it, so a provider that
+// normalises fields ("USD" comes back as "usd") is not taken for a
+// different charge.
+func (r ChargeRequest) Canonical() ChargeRequest {
+	r.EventID = strings.TrimSpace(r.EventID)
+	r.Customer = strings.TrimSpace(r.Customer)
+	r.Currency = strings.ToLower(strings.TrimSpace(r.Currency))
+	return r
+}
+
 // Charge is a charge object as the provider returns it.
 type Charge struct {
 	ID             string `json:"id"`
@@ -72,8 +87,9 @@ const (
 	// credentials, idempotency key reused with other parameters). Final;
 	// sending it again cannot help.
 	Rejected
-	// Retriable: the provider did not complete the request or asked to be
-	// called again; retries ran out. Safe to send again with the same key.
+	// Retriable: the provider proved it did not execute the request (a 429,
+	// or the connection could not be opened) and retries ran out. Nothing
+	// was charged by this call.
 	Retriable
 )
 
@@ -98,7 +114,9 @@ func (o Outcome) Final() bool { return o == Succeeded || o == Declined }
 // Result is the classified result of a charge call.
 type Result struct {
 	Outcome Outcome
-	// Charge is the provider's charge object, when the response had one.
+	// Charge is the provider's charge object. It is never nil for
+	// [Succeeded] and [Declined]: a decline answered with an error object
+	// instead of a charge gets one made from the error and the request.
 	Charge *Charge
 	// Err explains every outcome but [Succeeded]. It wraps [ErrDeclined],
 	// [ErrRejected], [ErrRetriable] or [ErrUnknownOutcome].
@@ -111,14 +129,17 @@ type Result struct {
 	Attempts int
 }
 
-// CreateCharge sends the charge with key as its Idempotency-Key. It retries
-// [Retriable] responses with backoff, always with the same key, up to
-// MaxAttempts; a Retry-After longer than MaxBackoff or than the time left
-// before ctx's deadline ends the call at once with [Retriable].
+// CreateCharge sends the charge with key as its Idempotency-Key. It sends
+// again, with the same key and backoff, only after an answer that proves
+// the provider did not execute the request ([Retriable]: a 429, a refused
+// connection), up to MaxAttempts; a Retry-After longer than MaxBackoff or
+// than the time left before ctx's deadline ends the call at once.
 //
-// It never re-sends after an [Unknown] result. The caller must call
-// [Client.LookupCharge] with the same key before sending the charge again,
-// or use [Client.ChargeOnce].
+// Every ambiguous answer (a timeout, a dropped connection, a 408, 409 or
+// 5xx, an unreadable body) ends the call with [Unknown]: the charge may
+// exist. Whether it does is for [Client.LookupCharge] to tell, once the
+// provider can no longer commit it (see docs/provider-contract.md). Sending
+// it again before then could charge twice.
 func (c *Client) CreateCharge(ctx context.Context, key string, req ChargeRequest) Result {
 	if err := validateCharge(key, req); err != nil {
 		return Result{Outcome: Rejected, Err: err}
@@ -130,7 +151,7 @@ func (c *Client) CreateCharge(ctx context.Context, key string, req ChargeRequest
 	r := request{method: http.MethodPost, url: c.baseURL + "/v1/charges", body: body, header: c.header(key)}
 	var res Result
 	for attempt := 1; ; attempt++ {
-		res = c.chargeAttempt(ctx, r)
+		res = c.chargeAttempt(ctx, r, req)
 		res.Attempts = attempt
 		if res.Outcome != Retriable || attempt >= c.policy.maxAttempts {
 			break
@@ -176,7 +197,7 @@ func (c *Client) header(key string) http.Header {
 }
 
 // chargeAttempt sends one request and classifies what came back.
-func (c *Client) chargeAttempt(ctx context.Context, r request) Result {
+func (c *Client) chargeAttempt(ctx context.Context, r request, req ChargeRequest) Result {
 	resp, err := send(ctx, c.http, c.policy.timeout, r)
 	if err != nil {
 		if notSent(err) {
@@ -184,11 +205,12 @@ func (c *Client) chargeAttempt(ctx context.Context, r request) Result {
 		}
 		return Result{Outcome: Unknown, Err: fmt.Errorf("%w: %w", ErrUnknownOutcome, err)}
 	}
-	return classify(resp, time.Now())
+	return classify(resp, req, time.Now())
 }
 
-// classify maps one HTTP response of POST /v1/charges to a [Result].
-func classify(resp response, now time.Time) Result {
+// classify maps one HTTP response of POST /v1/charges for req to a
+// [Result].
+func classify(resp response, req ChargeRequest, now time.Time) Result {
 	res := Result{StatusCode: resp.status}
 	switch {
 	case resp.status >= 200 && resp.status < 300:
@@ -203,19 +225,25 @@ func classify(resp response, now time.Time) Result {
 		return settle(res)
 	case resp.status == http.StatusPaymentRequired:
 		res.Outcome = Declined
-		if ch, err := decodeCharge(resp.body); err == nil {
-			res.Charge = ch
-		}
+		res.Charge = declinedCharge(resp.body, req)
 		res.Err = declineErr(res.Charge)
 		return res
-	case transient(resp.status):
+	case notExecuted(resp.status):
 		res.Outcome = Retriable
 		res.RetryAfter = retryAfter(resp.header, now)
 		res.Err = fmt.Errorf("%w: status %d%s", ErrRetriable, resp.status, errorType(resp.body))
 		return res
+	case ambiguous(resp.status):
+		res.Outcome = Unknown
+		res.RetryAfter = retryAfter(resp.header, now)
+		res.Err = fmt.Errorf("%w: status %d%s", ErrUnknownOutcome, resp.status, errorType(resp.body))
+		return res
 	case resp.status >= 300 && resp.status < 500:
 		res.Outcome = Rejected
 		res.Err = fmt.Errorf("%w: status %d%s", ErrRejected, resp.status, errorType(resp.body))
+		if isKeyConflict(resp.body) {
+			res.Err = fmt.Errorf("%w: %w: status %d", ErrRejected, ErrKeyConflict, resp.status)
+		}
 		return res
 	default:
 		res.Outcome = Unknown
@@ -248,6 +276,50 @@ func declineErr(ch *Charge) error {
 	return fmt.Errorf("%w: %s", ErrDeclined, ch.DeclineCode)
 }
 
+// declinedCharge returns the charge a 402 declined: the body's charge
+// object, or one made from a Stripe-style error object
+// ({"error":{"type":"card_error","decline_code":...,"charge":"ch_..."}})
+// and the request, or from the request alone when the body says nothing.
+func declinedCharge(body []byte, req ChargeRequest) *Charge {
+	if ch, err := decodeCharge(body); err == nil {
+		return ch
+	}
+	e := errorObject(body)
+	return &Charge{
+		ID:          e.Charge,
+		Status:      StatusDeclined,
+		Amount:      req.Amount,
+		Currency:    req.Currency,
+		Customer:    req.Customer,
+		EventID:     req.EventID,
+		DeclineCode: cmp.Or(e.DeclineCode, e.Code),
+	}
+}
+
+// apiError is the error object of a provider's error body.
+type apiError struct {
+	Type        string `json:"type"`
+	Code        string `json:"code"`
+	DeclineCode string `json:"decline_code"`
+	Charge      string `json:"charge"`
+}
+
+// errorObject decodes {"error":{...}}; a body without one gives zero.
+func errorObject(body []byte) apiError {
+	var e struct {
+		Error apiError `json:"error"`
+	}
+	_ = json.Unmarshal(body, &e)
+	return e.Error
+}
+
+// isKeyConflict reports a body saying the idempotency key was used with
+// other parameters.
+func isKeyConflict(body []byte) bool {
+	e := errorObject(body)
+	return e.Type == "idempotency_error" && e.Code != "idempotency_key_in_use"
+}
+
 func decodeCharge(body []byte) (*Charge, error) {
 	var ch Charge
 	if err := json.Unmarshal(body, &ch); err != nil {
@@ -263,25 +335,25 @@ func decodeCharge(body []byte) (*Charge, error) {
 // {"error":{"type":"..."}}, for error messages. It never returns the
 // provider's free-text message.
 func errorType(body []byte) string {
-	var e struct {
-		Error struct {
-			Type string `json:"type"`
-			Code string `json:"code"`
-		} `json:"error"`
-	}
-	if json.Unmarshal(body, &e) != nil || e.Error.Type == "" {
+	e := errorObject(body)
+	switch {
+	case e.Type == "":
 		return ""
+	case e.Code != "":
+		return fmt.Sprintf(" (%s: %s)", e.Type, e.Code)
+	default:
+		return fmt.Sprintf(" (%s)", e.Type)
 	}
-	if e.Error.Code != "" {
-		return fmt.Sprintf(" (%s: %s)", e.Error.Type, e.Error.Code)
-	}
-	return fmt.Sprintf(" (%s)", e.Error.Type)
 }
 
 // LookupCharge returns the charge made with key, and whether one exists.
 // Lookups have no effect, so it also retries network failures and timeouts.
 // A charge that was made with key but for another event is returned as
-// found; [Client.ChargeOnce] checks that.
+// found; [Match] checks that.
+//
+// "Not found" is only an answer once the provider can no longer commit a
+// request sent with key and its lookup has caught up: a provider's lookup
+// may lag its commits (docs/provider-contract.md).
 func (c *Client) LookupCharge(ctx context.Context, key string) (*Charge, bool, error) {
 	if key == "" {
 		return nil, false, fmt.Errorf("%w: idempotency key is empty", ErrInvalidRequest)
@@ -322,7 +394,7 @@ func (c *Client) lookupAttempt(ctx context.Context, r request) (*Charge, bool, t
 		return ch, true, 0, nil
 	case resp.status == http.StatusNotFound:
 		return nil, false, 0, nil
-	case transient(resp.status):
+	case retryableRead(resp.status):
 		return nil, false, retryAfter(resp.header, time.Now()),
 			fmt.Errorf("%w: status %d", ErrRetriable, resp.status)
 	default:
@@ -330,47 +402,17 @@ func (c *Client) lookupAttempt(ctx context.Context, r request) (*Charge, bool, t
 	}
 }
 
-// ChargeOnce charges at most once under key, which is what a payment worker
-// needs. It calls [Client.CreateCharge]; on [Unknown] it looks the charge up
-// and returns it if one exists, and only if none exists sends the charge
-// again with the same key. It gives up after MaxAttempts rounds and then
-// returns the last [Unknown] result.
-//
-// The lookup-then-resend step is safe when the provider honours idempotency
-// keys, or when it has finished with the earlier attempt before the lookup.
-// A provider that does neither can still charge twice; that is why the
-// caller claims the key in its own registry before calling.
-//
-// A charge found under key but made for another event or amount yields
-// [Rejected] with [ErrKeyConflict] and the found charge.
-func (c *Client) ChargeOnce(ctx context.Context, key string, req ChargeRequest) Result {
-	var res Result
-	attempts := 0
-	for round := 1; round <= c.policy.maxAttempts; round++ {
-		res = c.CreateCharge(ctx, key, req)
-		attempts += res.Attempts
-		res.Attempts = attempts
-		if res.Outcome != Unknown {
-			return res
-		}
-		ch, found, err := c.LookupCharge(ctx, key)
-		if err != nil {
-			res.Err = errors.Join(res.Err, err)
-			return res
-		}
-		if found {
-			return fromLookup(key, req, ch, attempts)
-		}
-		c.log.InfoContext(ctx, "provider charge outcome unknown and no charge found; sending again",
-			"key", key, "round", round)
-	}
-	return res
-}
-
-func fromLookup(key string, req ChargeRequest, ch *Charge, attempts int) Result {
-	res := Result{Charge: ch, StatusCode: http.StatusOK, Attempts: attempts}
-	if ch.EventID != req.EventID || ch.Amount != req.Amount ||
-		(ch.Currency != "" && ch.Currency != req.Currency) || (ch.Customer != "" && ch.Customer != req.Customer) {
+// Match classifies a charge found by lookup for req: [Succeeded] or
+// [Declined] when it is req's charge (compared in canonical form, see
+// [ChargeRequest.Canonical]), [Unknown] while it is still pending, and
+// [Rejected] with [ErrKeyConflict] when the key was used for another
+// event, amount, currency or customer.
+func Match(key string, req ChargeRequest, ch *Charge) Result {
+	res := Result{Charge: ch, StatusCode: http.StatusOK}
+	want := req.Canonical()
+	got := ChargeRequest{EventID: ch.EventID, Customer: ch.Customer, Amount: ch.Amount, Currency: ch.Currency}.Canonical()
+	if got.EventID != want.EventID || got.Amount != want.Amount ||
+		(got.Currency != "" && got.Currency != want.Currency) || (got.Customer != "" && got.Customer != want.Customer) {
 		res.Outcome = Rejected
 		res.Err = fmt.Errorf("charge %s: %w: found %s for event %s", key, ErrKeyConflict, ch.ID, ch.EventID)
 		return res

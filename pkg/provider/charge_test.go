@@ -73,19 +73,24 @@ func TestCreateChargeClassification(t *testing.T) {
 		{name: "403 forbidden", status: 403, want: provider.Rejected, wantErr: provider.ErrRejected},
 		{name: "404 not found", status: 404, want: provider.Rejected, wantErr: provider.ErrRejected},
 		{name: "422 unprocessable", status: 422, want: provider.Rejected, wantErr: provider.ErrRejected},
-		{name: "408 request timeout", status: 408, want: provider.Retriable, wantErr: provider.ErrRetriable},
-		{name: "409 concurrent key use", status: 409, want: provider.Retriable, wantErr: provider.ErrRetriable},
+		{name: "402 Stripe-style error body", status: 402, body: `{"error":{"type":"card_error","code":"card_declined","decline_code":"stolen_card","charge":"ch_9"}}`,
+			want: provider.Declined, wantErr: provider.ErrDeclined, wantCode: "stolen_card"},
+		{name: "400 key reused with other parameters", status: 400, body: `{"error":{"type":"idempotency_error","code":"key_reused"}}`,
+			want: provider.Rejected, wantErr: provider.ErrKeyConflict},
+		{name: "408 request timeout", status: 408, want: provider.Unknown, wantErr: provider.ErrUnknownOutcome},
+		{name: "409 concurrent key use", status: 409, body: `{"error":{"type":"idempotency_error","code":"idempotency_key_in_use"}}`,
+			want: provider.Unknown, wantErr: provider.ErrUnknownOutcome},
 		{name: "429 retry-after seconds", status: 429, header: map[string]string{"Retry-After": "7"},
 			want: provider.Retriable, wantErr: provider.ErrRetriable, retryAfterA: 7 * time.Second, retryAfterB: 7 * time.Second},
 		{name: "429 retry-after http date", status: 429, header: map[string]string{"Retry-After": retryDate},
 			want: provider.Retriable, wantErr: provider.ErrRetriable, retryAfterA: 25 * time.Second, retryAfterB: 31 * time.Second},
 		{name: "429 retry-after garbage", status: 429, header: map[string]string{"Retry-After": "soon"},
 			want: provider.Retriable, wantErr: provider.ErrRetriable},
-		{name: "500", status: 500, want: provider.Retriable, wantErr: provider.ErrRetriable},
-		{name: "502", status: 502, want: provider.Retriable, wantErr: provider.ErrRetriable},
+		{name: "500", status: 500, want: provider.Unknown, wantErr: provider.ErrUnknownOutcome},
+		{name: "502", status: 502, want: provider.Unknown, wantErr: provider.ErrUnknownOutcome},
 		{name: "503 retry-after", status: 503, header: map[string]string{"Retry-After": "3"},
-			want: provider.Retriable, wantErr: provider.ErrRetriable, retryAfterA: 3 * time.Second, retryAfterB: 3 * time.Second},
-		{name: "504", status: 504, want: provider.Retriable, wantErr: provider.ErrRetriable},
+			want: provider.Unknown, wantErr: provider.ErrUnknownOutcome, retryAfterA: 3 * time.Second, retryAfterB: 3 * time.Second},
+		{name: "504", status: 504, want: provider.Unknown, wantErr: provider.ErrUnknownOutcome},
 		{name: "timeout", handler: func(w http.ResponseWriter, r *http.Request) {
 			_, _ = io.Copy(io.Discard, r.Body) // lets the server notice the hang-up
 			select {
@@ -124,6 +129,9 @@ func TestCreateChargeClassification(t *testing.T) {
 			}
 			if tt.wantErr != nil && !errors.Is(res.Err, tt.wantErr) {
 				t.Fatalf("err = %v, want %v", res.Err, tt.wantErr)
+			}
+			if res.Outcome == provider.Declined && res.Charge == nil {
+				t.Fatalf("a decline without a charge")
 			}
 			if tt.wantCode != "" && (res.Charge == nil || res.Charge.DeclineCode != tt.wantCode) {
 				t.Fatalf("charge = %+v, want decline code %s", res.Charge, tt.wantCode)
@@ -215,10 +223,12 @@ func TestCreateChargeRetries(t *testing.T) {
 		want         provider.Outcome
 		wantAttempts int
 	}{
-		{name: "retries 5xx and 429 until success", statuses: []int{503, 429, 500, 200}, attempts: 4,
+		{name: "retries 429 until success", statuses: []int{429, 429, 429, 200}, attempts: 4,
 			want: provider.Succeeded, wantAttempts: 4},
-		{name: "gives up after max attempts", statuses: []int{503}, attempts: 3,
+		{name: "gives up after max attempts", statuses: []int{429}, attempts: 3,
 			want: provider.Retriable, wantAttempts: 3},
+		{name: "never resends after a 5xx", statuses: []int{503, 200}, attempts: 4,
+			want: provider.Unknown, wantAttempts: 1},
 		{name: "does not retry a decline", statuses: []int{402}, attempts: 4,
 			want: provider.Declined, wantAttempts: 1},
 		{name: "does not retry a rejection", statuses: []int{400}, attempts: 4,
@@ -287,7 +297,7 @@ func TestCreateChargeStopsAtDeadline(t *testing.T) {
 	// Given a provider that asks for a short pause and a caller with less time
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Retry-After", "1")
-		w.WriteHeader(http.StatusServiceUnavailable)
+		w.WriteHeader(http.StatusTooManyRequests)
 	}))
 	defer srv.Close()
 	c, err := provider.New(provider.Config{BaseURL: srv.URL, MaxBackoff: 2 * time.Second, Timeout: time.Second})

@@ -193,11 +193,24 @@ func notSent(err error) bool {
 	return errors.As(err, &op) && op.Op == "dial"
 }
 
-// transient reports whether status asks for the same request again later.
-func transient(status int) bool {
-	return status == http.StatusRequestTimeout || status == http.StatusConflict ||
-		status == http.StatusTooManyRequests || status >= 500
+// notExecuted reports whether status proves the provider did not execute
+// the request and asks for it again later: 429 only. A rate limiter answers
+// before the request reaches the charge logic.
+func notExecuted(status int) bool {
+	return status == http.StatusTooManyRequests
 }
+
+// ambiguous reports whether status leaves the effect of a request unknown:
+// 408 (the server gave up on a request it may have started), 409 (another
+// request with the key is in flight and may commit) and every 5xx (a proxy
+// can answer 502 or 504 after the backend committed).
+func ambiguous(status int) bool {
+	return status == http.StatusRequestTimeout || status == http.StatusConflict || status >= 500
+}
+
+// retryableRead reports whether a read (a lookup, an export page) that got
+// status may simply be sent again: it has no effect to repeat.
+func retryableRead(status int) bool { return notExecuted(status) || ambiguous(status) }
 
 // retryAfter parses a Retry-After header: delay seconds or an HTTP date.
 // It returns 0 for a missing or malformed value.

@@ -17,11 +17,13 @@ var (
 	// ErrRejected reports a permanent failure: the provider refused the
 	// request itself (a 4xx other than 402, 408, 409 and 429).
 	ErrRejected = errors.New("provider: request rejected")
-	// ErrRetriable reports a transient failure: a 408, 409, 429 or 5xx, or a
-	// network failure on a request that is safe to repeat.
+	// ErrRetriable reports a failure that proves the request was not
+	// executed (a 429, a connection that could not be opened), or a failed
+	// read that is safe to repeat.
 	ErrRetriable = errors.New("provider: retriable failure")
 	// ErrUnknownOutcome reports that the request may or may not have taken
-	// effect (timeout, reset or EOF after it was written).
+	// effect: a timeout, reset or EOF after it was written, a 408, 409 or
+	// 5xx, or an answer that cannot be read.
 	ErrUnknownOutcome = errors.New("provider: outcome unknown")
 	// ErrBadResponse reports a response body that could not be understood.
 	ErrBadResponse = errors.New("provider: malformed response")

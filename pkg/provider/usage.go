@@ -104,7 +104,7 @@ func (c *Client) usagePage(ctx context.Context, page int, since, until time.Time
 					Err: fmt.Errorf("%w: %w", ErrBadResponse, derr)}
 			}
 			return pg, nil
-		case transient(resp.status):
+		case retryableRead(resp.status):
 			status, asked = resp.status, retryAfter(resp.header, time.Now())
 			err = fmt.Errorf("%w: status %d", ErrRetriable, resp.status)
 		default:

@@ -46,9 +46,9 @@ func (c *Counting) Complete(ctx context.Context, key, token string, result []byt
 }
 
 // Release implements [idempotency.Store].
-func (c *Counting) Release(ctx context.Context, key, token string) error {
+func (c *Counting) Release(ctx context.Context, key, token string, heldUntil time.Time) error {
 	c.releases.Add(1)
-	return c.store.Release(ctx, key, token)
+	return c.store.Release(ctx, key, token, heldUntil)
 }
 
 // Get implements [idempotency.Store].

@@ -81,9 +81,11 @@ func Scenarios() []Scenario {
 		{"empty result replays as nil", emptyResult},
 		{"complete repeated by the same holder succeeds", completeIsRepeatable},
 		{"payload mismatch", payloadMismatch},
-		{"release lets the key be claimed again at once", releaseThenReclaim},
+		{"release keeps the record and lets the key be claimed after its time", releaseThenReclaim},
+		{"release until later holds the key until then; attempts count on", releaseUntilLater},
 		{"release of a completed key is refused", releaseCompleted},
 		{"32 concurrent claims on one key, exactly one wins", concurrentClaims},
+		{"16 concurrent takeovers of a stale claim, exactly one wins", concurrentTakeovers},
 		{"record past its retention is absent", retentionExpired},
 		{"namespaces are isolated", namespacesIsolated},
 		{"cache answers completed keys without the store", cacheAvoidsStore},
@@ -140,8 +142,8 @@ func newKeyIsClaimed(t *testing.T, f *Fixture) {
 	if want := f.Clock.Now().Add(Window); !c.HeldUntil.Equal(want) {
 		t.Errorf("HeldUntil = %s, want %s", c.HeldUntil, want)
 	}
-	if c.Takeover {
-		t.Error("a new key's claim reports a takeover")
+	if c.Takeover || c.Attempt != 1 {
+		t.Errorf("a new key's claim reports takeover %v, attempt %d; want false, 1", c.Takeover, c.Attempt)
 	}
 	// and the stored record shows the holder.
 	rec, ok := status(t, f.Registry, "evt_1")
@@ -189,14 +191,14 @@ func takeoverFencesOldHolder(t *testing.T, f *Fixture) {
 	// when another worker claims the key,
 	taker := mustClaim(t, f.Registry, "evt_1", hashA)
 	// then it gets a new token and a new window, flagged as a takeover,
-	if taker.Token == old.Token || !taker.HeldUntil.After(old.HeldUntil) || !taker.Takeover {
+	if taker.Token == old.Token || !taker.HeldUntil.After(old.HeldUntil) || !taker.Takeover || taker.Attempt != 2 {
 		t.Fatalf("takeover = %+v, old = %+v", taker, old)
 	}
 	// the old holder can neither complete nor release,
 	if err := f.Registry.Complete(ctx, "evt_1", old.Token, []byte("old")); !idempotency.IsClaimLost(err) {
 		t.Fatalf("old complete = %v, want ErrClaimLost", err)
 	}
-	if err := f.Registry.Release(ctx, "evt_1", old.Token); !idempotency.IsClaimLost(err) {
+	if err := f.Registry.Release(ctx, "evt_1", old.Token, f.Clock.Now()); !idempotency.IsClaimLost(err) {
 		t.Fatalf("old release = %v, want ErrClaimLost", err)
 	}
 	rec, _ := status(t, f.Registry, "evt_1")
@@ -307,29 +309,64 @@ func payloadMismatch(t *testing.T, f *Fixture) {
 
 func releaseThenReclaim(t *testing.T, f *Fixture) {
 	ctx := t.Context()
-	// Given a holder that releases after a retriable failure,
+	// Given a holder that releases after a failure that had no effect,
 	first := mustClaim(t, f.Registry, "evt_1", hashA)
-	if err := f.Registry.Release(ctx, "evt_1", first.Token); err != nil {
+	if err := f.Registry.Release(ctx, "evt_1", first.Token, f.Clock.Now()); err != nil {
 		t.Fatalf("release: %v", err)
 	}
-	// then the key is gone and can be claimed at once, with a new token;
-	if rec, ok := status(t, f.Registry, "evt_1"); ok {
-		t.Fatalf("released key still stored: %+v", rec)
+	// then the record stays, with its attempt, and is claimable a
+	// millisecond later with a new token and the next attempt;
+	rec, ok := status(t, f.Registry, "evt_1")
+	if !ok || rec.State != idempotency.StateInProgress || rec.Attempt != 1 || !rec.HeldUntil.Equal(f.Clock.Now()) {
+		t.Fatalf("released record = %+v (found %v), want IN_PROGRESS attempt 1 held until now", rec, ok)
 	}
+	wantStatus(t, claim(t, f.Registry, "evt_1", hashA), idempotency.InProgress)
+	f.Clock.Advance(time.Millisecond)
 	second := mustClaim(t, f.Registry, "evt_1", hashA)
-	if second.Token == first.Token {
-		t.Fatal("re-claim reused the token")
+	if second.Token == first.Token || second.Attempt != 2 || !second.Takeover {
+		t.Fatalf("re-claim = %+v, want a new token, attempt 2, takeover", second)
 	}
-	// releasing again with the old token cannot free the new claim,
-	if err := f.Registry.Release(ctx, "evt_1", first.Token); !idempotency.IsClaimLost(err) {
+	// releasing again with the old token cannot touch the new claim,
+	if err := f.Registry.Release(ctx, "evt_1", first.Token, f.Clock.Now()); !idempotency.IsClaimLost(err) {
 		t.Fatalf("stale release = %v, want ErrClaimLost", err)
 	}
 	if rec, _ := status(t, f.Registry, "evt_1"); rec.Token != second.Token {
 		t.Fatalf("record = %+v, want the second claim", rec)
 	}
-	// and releasing a key nobody holds is not an error.
-	if err := f.Registry.Release(ctx, "evt_never", "some-token"); err != nil {
-		t.Fatalf("release of absent key: %v", err)
+	// and releasing a key nobody holds changes nothing.
+	if err := f.Registry.Release(ctx, "evt_never", "some-token", f.Clock.Now()); !idempotency.IsClaimLost(err) {
+		t.Fatalf("release of absent key = %v, want ErrClaimLost", err)
+	}
+	if _, ok := status(t, f.Registry, "evt_never"); ok {
+		t.Fatal("a release created a record")
+	}
+}
+
+func releaseUntilLater(t *testing.T, f *Fixture) {
+	// Given a holder whose work may still take effect for 20 s,
+	first := mustClaim(t, f.Registry, "evt_1", hashA)
+	later := f.Clock.Now().Add(20 * time.Second)
+	if err := f.Registry.Release(t.Context(), "evt_1", first.Token, later); err != nil {
+		t.Fatalf("release: %v", err)
+	}
+	// when the key is claimed before then, it is in progress until then;
+	f.Clock.Advance(10 * time.Second)
+	c := claim(t, f.Registry, "evt_1", hashA)
+	wantStatus(t, c, idempotency.InProgress)
+	if !c.HeldUntil.Equal(later) {
+		t.Fatalf("held until %s, want %s", c.HeldUntil, later)
+	}
+	// after it, the next claim is attempt 2, and every claim counts on.
+	f.Clock.Set(later.Add(time.Millisecond))
+	second := mustClaim(t, f.Registry, "evt_1", hashA)
+	f.Clock.Advance(Window + time.Millisecond)
+	third := mustClaim(t, f.Registry, "evt_1", hashA)
+	if second.Attempt != 2 || third.Attempt != 3 {
+		t.Fatalf("attempts %d, %d; want 2, 3", second.Attempt, third.Attempt)
+	}
+	complete(t, f.Registry, "evt_1", third.Token, []byte("ok"))
+	if rec, _ := status(t, f.Registry, "evt_1"); rec.Attempt != 3 || rec.State != idempotency.StateCompleted {
+		t.Fatalf("completed record = %+v, want attempt 3", rec)
 	}
 }
 
@@ -338,7 +375,7 @@ func releaseCompleted(t *testing.T, f *Fixture) {
 	c := mustClaim(t, f.Registry, "evt_1", hashA)
 	complete(t, f.Registry, "evt_1", c.Token, []byte("ok"))
 	// when its holder releases it, then the release is refused
-	if err := f.Registry.Release(t.Context(), "evt_1", c.Token); !idempotency.IsClaimLost(err) {
+	if err := f.Registry.Release(t.Context(), "evt_1", c.Token, f.Clock.Now()); !idempotency.IsClaimLost(err) {
 		t.Fatalf("release = %v, want ErrClaimLost", err)
 	}
 	// and the result is still replayed.
@@ -384,6 +421,44 @@ func concurrentClaims(t *testing.T, f *Fixture) {
 	rec, _ := status(t, f.Registry, "evt_1")
 	if rec.Token != winner.Token {
 		t.Errorf("stored token is not the winner's")
+	}
+}
+
+func concurrentTakeovers(t *testing.T, f *Fixture) {
+	const n = 16
+	// Given a stale claim of attempt 1,
+	mustClaim(t, f.Registry, "evt_1", hashA)
+	f.Clock.Advance(Window + time.Millisecond)
+	// when 16 workers take it over at once,
+	results := make([]idempotency.Claim, n)
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	start := make(chan struct{})
+	for i := range n {
+		wg.Go(func() {
+			<-start
+			results[i], errs[i] = f.Registry.Claim(t.Context(), "evt_1", hashA)
+		})
+	}
+	close(start)
+	wg.Wait()
+	// then exactly one wins, as attempt 2, and the record says so.
+	var winner idempotency.Claim
+	wins := 0
+	for i, c := range results {
+		if errs[i] != nil {
+			t.Fatalf("claim %d: %v", i, errs[i])
+		}
+		if c.Status == idempotency.Claimed {
+			wins++
+			winner = c
+		}
+	}
+	if wins != 1 || winner.Attempt != 2 {
+		t.Fatalf("%d takeovers won (attempt %d), want exactly 1 as attempt 2", wins, winner.Attempt)
+	}
+	if rec, _ := status(t, f.Registry, "evt_1"); rec.Token != winner.Token || rec.Attempt != 2 {
+		t.Fatalf("record = %+v, want the winner's attempt 2", rec)
 	}
 }
 

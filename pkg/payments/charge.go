@@ -1,0 +1,174 @@
+package payments
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/hookline/hookline/pkg/idempotency"
+	"github.com/hookline/hookline/pkg/provider"
+)
+
+// minCallBudget is the least time a charge call is started with. A claim
+// whose lease leaves less is released untouched and retried.
+const minCallBudget = 100 * time.Millisecond
+
+// ProviderKey is the Idempotency-Key of a claim's charge: the claim key for
+// the first attempt, and the claim key with "#<attempt>" after it for later
+// ones. A later attempt sends only after lookups proved that no earlier one
+// committed, so a fresh key is safe; it also keeps a provider that saved an
+// error for the first key (profile "honours keys") from answering every
+// retry with that error for a day.
+func ProviderKey(key string, attempt int) string {
+	if attempt <= 1 {
+		return key
+	}
+	return fmt.Sprintf("%s#%d", key, attempt)
+}
+
+// attempt is one claimed attempt at charging a payment: the charge state
+// machine of docs/provider-contract.md.
+type attempt struct {
+	w        *Worker
+	p        Payment
+	claim    idempotency.Claim
+	receives int
+}
+
+// run looks up what earlier attempts did, then charges if none did.
+func (a *attempt) run(ctx context.Context) outcome {
+	for n := 1; n < a.claim.Attempt; n++ {
+		if out, done := a.lookUp(ctx, ProviderKey(a.p.Key(), n)); done {
+			return out
+		}
+	}
+	return a.charge(ctx)
+}
+
+// lookUp asks the provider for the charge an earlier attempt made under
+// key. The claim was granted only after that attempt could no longer
+// commit and the provider's lookup had caught up with it, so "not found"
+// is an answer. done is false only for that answer.
+func (a *attempt) lookUp(ctx context.Context, key string) (outcome, bool) {
+	ch, found, err := a.w.cfg.Provider.LookupCharge(ctx, key)
+	switch {
+	case err != nil:
+		// Nothing was sent under this claim: the key may be claimed again
+		// at once.
+		a.release(ctx, a.w.cfg.Now())
+		return outcome{name: "retry", reason: "provider_lookup_failed", retry: a.w.backoff(a.receives)}, true
+	case !found:
+		return outcome{}, false
+	}
+	res := provider.Match(key, a.p.Charge, ch)
+	if res.Outcome == provider.Unknown {
+		// Found but still pending: nothing new was sent, look again later.
+		a.release(ctx, a.w.cfg.Now())
+		return outcome{name: "retry", reason: "provider_charge_pending", retry: a.w.backoff(a.receives)}, true
+	}
+	return a.settle(ctx, res), true
+}
+
+// charge sends this attempt's charge, with a deadline that ends the call
+// early enough for the provider to settle it before the claim's lease ends.
+func (a *attempt) charge(ctx context.Context) outcome {
+	deadline := a.callDeadline(ctx)
+	if time.Until(deadline) < minCallBudget {
+		a.release(ctx, a.w.cfg.Now()) // nothing was sent
+		return outcome{name: "retry", reason: "lease_too_short", retry: a.w.backoff(a.receives)}
+	}
+	cctx, cancel := context.WithDeadline(ctx, deadline)
+	defer cancel()
+	key := ProviderKey(a.p.Key(), a.claim.Attempt)
+	res := a.w.cfg.Provider.CreateCharge(cctx, key, a.p.Charge)
+	if res.Outcome == provider.Unknown {
+		return a.unknown(ctx, key, res)
+	}
+	return a.settle(ctx, res)
+}
+
+// callDeadline is when this attempt's provider call must end: the claim's
+// lease less the provider's settle horizon and the clock skew, so that a
+// takeover (after the lease) finds every effect of this call in a lookup;
+// and, within the invocation, early enough to record the result.
+func (a *attempt) callDeadline(ctx context.Context) time.Time {
+	deadline := a.claim.HeldUntil.Add(-a.w.settleTime())
+	if d, ok := ctx.Deadline(); ok {
+		reserve := min(time.Until(d)/5, time.Second)
+		deadline = minTime(deadline, d.Add(-reserve))
+	}
+	return deadline
+}
+
+// unknown handles a call whose effect is unknown. A lookup at once catches
+// a commit whose answer was lost; otherwise the attempt is left to settle:
+// the key may be claimed again only after the provider can no longer commit
+// it and its lookup has caught up.
+func (a *attempt) unknown(ctx context.Context, key string, res provider.Result) outcome {
+	if ch, found, err := a.w.cfg.Provider.LookupCharge(ctx, key); err == nil && found {
+		if m := provider.Match(key, a.p.Charge, ch); m.Outcome != provider.Unknown {
+			return a.settle(ctx, m)
+		}
+	}
+	settled := a.w.cfg.Now().Add(a.w.settleTime())
+	a.release(ctx, settled)
+	reason := "provider_outcome_unknown"
+	if res.Charge != nil {
+		reason = "provider_charge_pending"
+	}
+	return outcome{name: "retry", reason: reason, retry: max(time.Until(settled), res.RetryAfter) + time.Second}
+}
+
+// settle records a final result, or decides what a definite failure means.
+func (a *attempt) settle(ctx context.Context, res provider.Result) outcome {
+	switch res.Outcome {
+	case provider.Succeeded, provider.Declined:
+		return a.complete(ctx, res)
+	case provider.Retriable:
+		// The provider proved it did not execute the request.
+		a.release(ctx, a.w.cfg.Now())
+		return outcome{name: "retry", reason: "provider_retriable", retry: max(res.RetryAfter, a.w.backoff(a.receives))}
+	case provider.Rejected:
+		a.release(ctx, a.w.cfg.Now())
+		if errors.Is(res.Err, provider.ErrKeyConflict) {
+			return outcome{name: "dead_lettered", reason: "provider_key_conflict"}
+		}
+		return outcome{name: "dead_lettered", reason: "provider_rejected"}
+	}
+	return outcome{name: "retry", reason: "provider_outcome_unknown", retry: time.Until(a.claim.HeldUntil) + time.Second}
+}
+
+// complete stores the charge result under the key.
+func (a *attempt) complete(ctx context.Context, res provider.Result) outcome {
+	result := resultOf(res, a.p.Charge)
+	err := a.w.cfg.Registry.Complete(ctx, a.p.Key(), a.claim.Token, encode(result))
+	switch {
+	case idempotency.IsClaimLost(err):
+		// Another holder took over; its lookup finds this charge.
+		return outcome{name: "retry", reason: "claim_lost"}
+	case err != nil:
+		// The charge exists and the claim stays: after its lease the next
+		// holder looks the charge up and completes it.
+		return outcome{name: "retry", reason: "complete_failed", retry: time.Until(a.claim.HeldUntil) + time.Second}
+	case res.Outcome == provider.Declined:
+		return outcome{name: "declined", ok: true, reason: result.DeclineCode}
+	default:
+		return outcome{name: "charged", ok: true}
+	}
+}
+
+// release ends the claim without a result; the key may be claimed again
+// after at. A failed release leaves the claim's own lease, which is later.
+func (a *attempt) release(ctx context.Context, at time.Time) {
+	if err := a.w.cfg.Registry.Release(ctx, a.p.Key(), a.claim.Token, at); err != nil {
+		a.w.cfg.Logger.WarnContext(ctx, "release claim", "event_id", a.p.EventID, "err", err)
+	}
+}
+
+func minTime(a, b time.Time) time.Time {
+	if b.Before(a) {
+		return b
+	}
+	return a
+}
