@@ -30,6 +30,8 @@ test: deps ## Run every test against the embedded local AWS (or AWS_ENDPOINT_URL
 
 .PHONY: bench
 bench: deps ## Run the benchmarks; figures are rates, ratios and latencies with their baselines (docs/benchmarks.md).
+	@echo "== bootstraps: size as shipped (linux/arm64, -s -w; ratio to unstripped) and init time under the Lambda RIE (ratio to a bare lambda.Start)"
+	$(GO) test -run '^$$' -bench Bootstrap -benchtime 1x ./pkg/coldstart
 	@echo "== verification and parsing (ns/op, allocs/op; 1 KiB body)"
 	$(GO) test -run '^$$' -bench 'Verify|Parse' -benchmem ./pkg/webhook
 	@echo "== idempotency claim+complete on local DynamoDB (ops/s) and cached replay"
@@ -50,7 +52,7 @@ lint: ## gofmt check and go vet.
 build: ## Build dist/<function>/bootstrap and dist/<function>.zip for linux/arm64.
 	@for fn in $(FUNCTIONS); do \
 		echo "build $$fn"; \
-		GOOS=linux GOARCH=arm64 CGO_ENABLED=0 $(GO) build -trimpath -tags lambda.norpc -o dist/$$fn/bootstrap ./functions/$$fn || exit 1; \
+		GOOS=linux GOARCH=arm64 CGO_ENABLED=0 $(GO) build -trimpath -tags lambda.norpc -ldflags "-s -w" -o dist/$$fn/bootstrap ./functions/$$fn || exit 1; \
 		$(GO) run ./cmd/lambdazip dist/$$fn dist/$$fn.zip || exit 1; \
 	done
 
