@@ -39,7 +39,7 @@ func (d *dynamoFront) cli(op string, body []byte) (int, []byte) {
 	m := &d.meta
 	switch op {
 	case "CreateTable":
-		status, out := d.callRaw(op, body)
+		status, out := d.createTable(in.TableName, body)
 		if status == http.StatusOK {
 			m.mu.Lock()
 			if m.tables == nil {
@@ -50,8 +50,11 @@ func (d *dynamoFront) cli(op string, body []byte) (int, []byte) {
 			out = activeStatus(out, "TableDescription")
 		}
 		return status, out
+	case "UpdateTable":
+		d.forgetTable(in.TableName)
+		return d.allShards(op, in.TableName, body)
 	case "DeleteTable":
-		status, out := d.callRaw(op, body)
+		status, out := d.allShards(op, in.TableName, body)
 		if status == http.StatusOK {
 			m.mu.Lock()
 			delete(m.tables, in.TableName)
@@ -61,7 +64,12 @@ func (d *dynamoFront) cli(op string, body []byte) (int, []byte) {
 		}
 		return status, out
 	case "DescribeTable":
-		status, out := d.callRaw(op, body)
+		phys := physical(in.TableName, 0)
+		status, out := d.call(op, map[string]string{"TableName": phys})
+		if status == http.StatusNotFound || (status != http.StatusOK && errorType(out) == "ResourceNotFoundException") {
+			return apiError(http.StatusBadRequest, "ResourceNotFoundException", "Requested resource not found: Table: "+in.TableName+" not found")
+		}
+		out = renameResponse(out, phys, in.TableName)
 		if status == http.StatusOK {
 			out = activeStatus(out, "Table")
 		}
@@ -127,42 +135,12 @@ func (d *dynamoFront) cli(op string, body []byte) (int, []byte) {
 			"PointInTimeRecoveryDescription": map[string]any{"PointInTimeRecoveryStatus": "DISABLED"},
 		}})
 	case "Scan":
-		return d.scan(body, in.Select == "COUNT")
+		if _, err := d.info(in.TableName); err != nil {
+			return apiError(http.StatusBadRequest, "ResourceNotFoundException", "Requested resource not found")
+		}
+		return d.scanShards(in.TableName, body, in.Select == "COUNT")
 	}
 	return d.callRaw(op, body)
-}
-
-// scan passes a Scan to minidyn and fills in Count and ScannedCount; with
-// Select=COUNT it answers the counts only, as DynamoDB does.
-func (d *dynamoFront) scan(body []byte, countOnly bool) (int, []byte) {
-	if countOnly {
-		var raw map[string]json.RawMessage
-		if err := json.Unmarshal(body, &raw); err != nil {
-			return apiError(http.StatusBadRequest, "SerializationException", err.Error())
-		}
-		delete(raw, "Select")
-		body, _ = json.Marshal(raw)
-	}
-	status, out := d.callRaw("Scan", body)
-	if status != http.StatusOK {
-		return status, out
-	}
-	var resp map[string]json.RawMessage
-	if err := json.Unmarshal(out, &resp); err != nil {
-		return status, out
-	}
-	var items []json.RawMessage
-	json.Unmarshal(resp["Items"], &items)
-	if _, ok := resp["Count"]; !ok {
-		resp["Count"], _ = json.Marshal(len(items))
-	}
-	if _, ok := resp["ScannedCount"]; !ok {
-		resp["ScannedCount"] = resp["Count"]
-	}
-	if countOnly {
-		delete(resp, "Items")
-	}
-	return jsonOK(resp)
 }
 
 // activeStatus sets an empty TableStatus under field to ACTIVE: a table

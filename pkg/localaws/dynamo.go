@@ -34,7 +34,7 @@ type dynamoFront struct {
 	next http.Handler
 
 	keyMu sync.RWMutex
-	keys  map[string][]string // key attribute names (hash, range) by table
+	infos map[string]*tableInfo // by logical table name
 
 	locks [lockStripes]sync.RWMutex
 
@@ -49,15 +49,16 @@ const lockStripes = 1024
 const targetPrefix = "DynamoDB_20120810."
 
 func newDynamoFront(next http.Handler) *dynamoFront {
-	return &dynamoFront{next: next, keys: map[string][]string{}}
+	return &dynamoFront{next: next, infos: map[string]*tableInfo{}}
 }
 
 func (d *dynamoFront) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	op := strings.TrimPrefix(r.Header.Get("X-Amz-Target"), targetPrefix)
 	switch op {
 	case "TransactWriteItems", "TransactGetItems", "PutItem", "UpdateItem", "DeleteItem", "GetItem",
+		"Query", "BatchWriteItem", "BatchGetItem",
 		"ListTables", "DescribeTable", "DescribeTimeToLive", "UpdateTimeToLive", "DescribeContinuousBackups",
-		"Scan", "CreateTable", "DeleteTable":
+		"Scan", "CreateTable", "DeleteTable", "UpdateTable":
 	default:
 		d.next.ServeHTTP(w, r)
 		return
@@ -85,6 +86,12 @@ func (d *dynamoFront) serve(op string, body []byte) (int, []byte) {
 		return d.single(op, body, true)
 	case "GetItem":
 		return d.single(op, body, false)
+	case "Query":
+		return d.query(body)
+	case "BatchWriteItem":
+		return d.batchWrite(body)
+	case "BatchGetItem":
+		return d.batchGet(body)
 	default:
 		return d.cli(op, body)
 	}
@@ -137,47 +144,29 @@ func writeAPIError(w http.ResponseWriter, status int, typ, msg string) {
 
 var errNoTable = errors.New("Requested resource not found")
 
-// keyNames returns a table's key attribute names, hash first, asking
-// minidyn once per table.
+// keyNames returns a table's key attribute names, hash first.
 func (d *dynamoFront) keyNames(table string) ([]string, error) {
-	d.keyMu.RLock()
-	names, ok := d.keys[table]
-	d.keyMu.RUnlock()
-	if ok {
-		return names, nil
-	}
-	status, body := d.call("DescribeTable", map[string]string{"TableName": table})
-	if status != http.StatusOK {
-		return nil, errNoTable
-	}
-	var out struct {
-		Table struct {
-			KeySchema []struct{ AttributeName, KeyType string }
-		}
-	}
-	if err := json.Unmarshal(body, &out); err != nil {
+	ti, err := d.info(table)
+	if err != nil {
 		return nil, err
 	}
-	for _, k := range out.Table.KeySchema {
-		if k.KeyType == "HASH" {
-			names = append([]string{k.AttributeName}, names...)
-		} else {
-			names = append(names, k.AttributeName)
-		}
-	}
-	if len(names) == 0 {
-		return nil, errNoTable
-	}
-	d.keyMu.Lock()
-	d.keys[table] = names
-	d.keyMu.Unlock()
-	return names, nil
+	return ti.keys, nil
 }
 
 func (d *dynamoFront) forgetTable(table string) {
 	d.keyMu.Lock()
-	delete(d.keys, table)
+	delete(d.infos, table)
 	d.keyMu.Unlock()
+}
+
+// locate returns an item's identity, shard and key.
+func (d *dynamoFront) locate(table string, attrs map[string]json.RawMessage) (itemID, int, map[string]json.RawMessage, error) {
+	id, key, err := d.idOf(table, attrs)
+	if err != nil {
+		return "", 0, nil, err
+	}
+	names, _ := d.keyNames(table)
+	return id, shardOf(key[names[0]]), key, nil
 }
 
 // itemID is an item's identity: its table and key values, canonical.
@@ -243,7 +232,8 @@ func (d *dynamoFront) lock(ids []itemID, exclusive bool) func() {
 	}
 }
 
-// get reads an item consistently through minidyn; nil when absent.
+// get reads an item of a (physical) table consistently through minidyn;
+// nil when absent.
 func (d *dynamoFront) get(table string, key map[string]json.RawMessage) (map[string]json.RawMessage, error) {
 	status, body := d.call("GetItem", map[string]any{"TableName": table, "Key": key, "ConsistentRead": true})
 	if status != http.StatusOK {
@@ -262,15 +252,23 @@ func (d *dynamoFront) single(op string, body []byte, exclusive bool) (int, []byt
 		TableName string
 		Key       map[string]json.RawMessage
 	}
-	if json.Unmarshal(body, &in) != nil {
-		return d.callRaw(op, body) // minidyn reports the malformed request
+	if err := json.Unmarshal(body, &in); err != nil {
+		return apiError(http.StatusBadRequest, "SerializationException", err.Error())
 	}
-	id, _, err := d.idOf(in.TableName, in.Key)
+	id, shard, _, err := d.locate(in.TableName, in.Key)
+	if err == errNoTable {
+		return apiError(http.StatusBadRequest, "ResourceNotFoundException", "Requested resource not found")
+	}
 	if err != nil {
-		return d.callRaw(op, body)
+		return apiError(http.StatusBadRequest, "ValidationException", err.Error())
+	}
+	phys := physical(in.TableName, shard)
+	if body, err = withFields(body, map[string]any{"TableName": phys}); err != nil {
+		return apiError(http.StatusBadRequest, "SerializationException", err.Error())
 	}
 	defer d.lock([]itemID{id}, exclusive)()
-	return d.callRaw(op, body)
+	status, out := d.callRaw(op, body)
+	return status, renameResponse(out, phys, in.TableName)
 }
 
 // putItem runs PutItem under its item's lock, and answers
@@ -282,24 +280,32 @@ func (d *dynamoFront) putItem(body []byte) (int, []byte) {
 		Item         map[string]json.RawMessage
 		ReturnValues string
 	}
-	if json.Unmarshal(body, &in) != nil {
-		return d.callRaw("PutItem", body)
+	if err := json.Unmarshal(body, &in); err != nil {
+		return apiError(http.StatusBadRequest, "SerializationException", err.Error())
 	}
-	id, key, err := d.idOf(in.TableName, in.Item)
+	id, shard, key, err := d.locate(in.TableName, in.Item)
+	if err == errNoTable {
+		return apiError(http.StatusBadRequest, "ResourceNotFoundException", "Requested resource not found")
+	}
 	if err != nil {
-		return d.callRaw("PutItem", body)
+		return apiError(http.StatusBadRequest, "ValidationException", err.Error())
+	}
+	phys := physical(in.TableName, shard)
+	if body, err = withFields(body, map[string]any{"TableName": phys}); err != nil {
+		return apiError(http.StatusBadRequest, "SerializationException", err.Error())
 	}
 	defer d.lock([]itemID{id}, true)()
 	if in.ReturnValues != "ALL_OLD" {
-		return d.callRaw("PutItem", body)
+		status, out := d.callRaw("PutItem", body)
+		return status, renameResponse(out, phys, in.TableName)
 	}
-	old, err := d.get(in.TableName, key)
+	old, err := d.get(phys, key)
 	if err != nil {
 		return apiError(http.StatusInternalServerError, "InternalServerError", err.Error())
 	}
 	status, out := d.callRaw("PutItem", body)
 	if status != http.StatusOK {
-		return status, out
+		return status, renameResponse(out, phys, in.TableName)
 	}
 	out, _ = json.Marshal(map[string]any{"Attributes": old})
 	return status, out

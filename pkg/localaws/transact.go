@@ -30,6 +30,7 @@ type txItem struct {
 	kind string // ConditionCheck, Put, Update, Delete
 	op   *txOp
 	id   itemID
+	phys string // the shard's table
 	key  map[string]json.RawMessage
 	old  map[string]json.RawMessage
 	done bool // written; undone on cancellation
@@ -95,7 +96,7 @@ func (d *dynamoFront) transactWrite(body []byte) (int, []byte) {
 		if it.kind == "Put" {
 			attrs = it.op.Item
 		}
-		id, key, err := d.idOf(it.op.TableName, attrs)
+		id, shard, key, err := d.locate(it.op.TableName, attrs)
 		if err == errNoTable {
 			return apiError(http.StatusBadRequest, "ResourceNotFoundException", "Requested resource not found")
 		}
@@ -110,14 +111,14 @@ func (d *dynamoFront) transactWrite(body []byte) (int, []byte) {
 				"Transaction request cannot include multiple operations on one item")
 		}
 		seen[id] = true
-		it.id, it.key = id, key
+		it.id, it.key, it.phys = id, key, physical(it.op.TableName, shard)
 		items[i] = it
 		ids = append(ids, id)
 	}
 
 	defer d.lock(ids, true)()
 	for _, it := range items {
-		old, err := d.get(it.op.TableName, it.key)
+		old, err := d.get(it.phys, it.key)
 		if err != nil {
 			return apiError(http.StatusInternalServerError, "InternalServerError", err.Error())
 		}
@@ -177,6 +178,7 @@ const probeName = "hookline_txn_probe"
 // its condition.
 func (d *dynamoFront) apply(it *txItem) (int, []byte) {
 	op := *it.op
+	op.TableName = it.phys
 	op.ReturnValuesOnConditionCheckFailure = ""
 	switch it.kind {
 	case "Put":
@@ -209,9 +211,9 @@ func (d *dynamoFront) undo(items []*txItem) {
 			continue
 		}
 		if it.old == nil {
-			d.call("DeleteItem", map[string]any{"TableName": it.op.TableName, "Key": it.key})
+			d.call("DeleteItem", map[string]any{"TableName": it.phys, "Key": it.key})
 		} else {
-			d.call("PutItem", map[string]any{"TableName": it.op.TableName, "Item": it.old})
+			d.call("PutItem", map[string]any{"TableName": it.phys, "Item": it.old})
 		}
 		it.done = false
 	}
@@ -231,12 +233,14 @@ func (d *dynamoFront) transactGet(body []byte) (int, []byte) {
 			"Member must have length less than or equal to %d and greater than or equal to 1 (got %d)", maxTransactItems, n))
 	}
 	ids := make([]itemID, len(in.TransactItems))
+	phys := make([]string, len(in.TransactItems))
 	seen := map[itemID]bool{}
 	for i, ti := range in.TransactItems {
 		if ti.Get == nil {
 			return apiError(http.StatusBadRequest, "ValidationException", "TransactGetItems can only contain Get")
 		}
-		id, _, err := d.idOf(ti.Get.TableName, ti.Get.Key)
+		id, shard, _, err := d.locate(ti.Get.TableName, ti.Get.Key)
+		phys[i] = physical(ti.Get.TableName, shard)
 		if err == errNoTable {
 			return apiError(http.StatusBadRequest, "ResourceNotFoundException", "Requested resource not found")
 		}
@@ -252,14 +256,14 @@ func (d *dynamoFront) transactGet(body []byte) (int, []byte) {
 	defer d.lock(ids, false)()
 	responses := make([]json.RawMessage, len(in.TransactItems))
 	for i, ti := range in.TransactItems {
-		get := map[string]any{"TableName": ti.Get.TableName, "Key": ti.Get.Key, "ConsistentRead": true}
+		get := map[string]any{"TableName": phys[i], "Key": ti.Get.Key, "ConsistentRead": true}
 		if ti.Get.ProjectionExpression != "" {
 			get["ProjectionExpression"] = ti.Get.ProjectionExpression
 			get["ExpressionAttributeNames"] = ti.Get.ExpressionAttributeNames
 		}
 		status, out := d.call("GetItem", get)
 		if status != http.StatusOK {
-			return status, out
+			return status, renameResponse(out, phys[i], ti.Get.TableName)
 		}
 		var got struct {
 			Item map[string]json.RawMessage `json:",omitempty"`

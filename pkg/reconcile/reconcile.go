@@ -84,7 +84,7 @@ const (
 	DefaultQuietInterval   = time.Hour
 	DefaultQuietAfter      = 6 * time.Hour
 	DefaultNearCapRatio    = 0.8
-	DefaultConcurrency     = 8
+	DefaultConcurrency     = 32
 )
 
 // Config configures [New].
@@ -126,7 +126,9 @@ type Config struct {
 	// NearCapRatio: a workload whose total is at least this share of its
 	// cap is near its cap. Default 0.8.
 	NearCapRatio float64
-	// Concurrency bounds the records folded at once. Default 8.
+	// Concurrency bounds the records folded at once: records go to
+	// Concurrency lanes by workload reference, so one workload folds in
+	// order and up to Concurrency workloads in parallel. Default 32.
 	Concurrency int
 
 	// Metrics receives EMF lines. Default: none.

@@ -1,0 +1,555 @@
+package localaws
+
+import (
+	"bytes"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"hash/fnv"
+	"math/big"
+	"net/http"
+	"regexp"
+	"sort"
+	"strings"
+)
+
+// Each table is kept as shards: minidyn tables of the same schema, one per
+// hash of the partition key value. minidyn keeps every table's keys in a
+// slice it sorts again on each new key, so inserting costs time in
+// proportion to the table's size; shards divide that size by
+// tableShards. An item, and so every item of one partition, lives in one
+// shard; a query on the table's own key reads one shard; a query on a
+// global secondary index and a scan read every shard and merge, in index
+// order, behind an opaque LastEvaluatedKey.
+const tableShards = 16
+
+const cursorAttr = "hookline_cursor"
+
+func physical(table string, shard int) string { return fmt.Sprintf("%s.s%02d", table, shard) }
+
+// tableInfo is a table's key schema and its indexes' key schemas.
+type tableInfo struct {
+	keys    []string // hash, range
+	types   map[string]string
+	indexes map[string][]string // index name -> hash, range
+}
+
+// info describes a table once, from its first shard.
+func (d *dynamoFront) info(table string) (*tableInfo, error) {
+	d.keyMu.RLock()
+	ti, ok := d.infos[table]
+	d.keyMu.RUnlock()
+	if ok {
+		return ti, nil
+	}
+	status, body := d.call("DescribeTable", map[string]string{"TableName": physical(table, 0)})
+	if status != http.StatusOK {
+		return nil, errNoTable
+	}
+	var out struct {
+		Table struct {
+			KeySchema              []struct{ AttributeName, KeyType string }
+			AttributeDefinitions   []struct{ AttributeName, AttributeType string }
+			GlobalSecondaryIndexes []struct {
+				IndexName string
+				KeySchema []struct{ AttributeName, KeyType string }
+			}
+		}
+	}
+	if err := json.Unmarshal(body, &out); err != nil {
+		return nil, err
+	}
+	order := func(ks []struct{ AttributeName, KeyType string }) []string {
+		var names []string
+		for _, k := range ks {
+			if k.KeyType == "HASH" {
+				names = append([]string{k.AttributeName}, names...)
+			} else {
+				names = append(names, k.AttributeName)
+			}
+		}
+		return names
+	}
+	ti = &tableInfo{keys: order(out.Table.KeySchema), types: map[string]string{}, indexes: map[string][]string{}}
+	for _, a := range out.Table.AttributeDefinitions {
+		ti.types[a.AttributeName] = a.AttributeType
+	}
+	for _, g := range out.Table.GlobalSecondaryIndexes {
+		ti.indexes[g.IndexName] = order(g.KeySchema)
+	}
+	if len(ti.keys) == 0 {
+		return nil, errNoTable
+	}
+	d.keyMu.Lock()
+	d.infos[table] = ti
+	d.keyMu.Unlock()
+	return ti, nil
+}
+
+// shardOf returns the shard of a partition key value.
+func shardOf(raw json.RawMessage) int {
+	var v map[string]string
+	json.Unmarshal(raw, &v)
+	h := fnv.New32a()
+	for typ, val := range v {
+		h.Write([]byte(typ + ":" + val))
+	}
+	return int(h.Sum32() % tableShards)
+}
+
+// withTable returns body with TableName (and any extra fields) replaced.
+func withFields(body []byte, fields map[string]any) ([]byte, error) {
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(body, &m); err != nil {
+		return nil, err
+	}
+	for k, v := range fields {
+		if v == nil {
+			delete(m, k)
+			continue
+		}
+		b, err := json.Marshal(v)
+		if err != nil {
+			return nil, err
+		}
+		m[k] = b
+	}
+	return json.Marshal(m)
+}
+
+// renameResponse replaces a physical table name by the logical one in a
+// response (TableName, TableArn).
+func renameResponse(out []byte, phys, logical string) []byte {
+	return bytes.ReplaceAll(out, []byte(`"`+phys+`"`), []byte(`"`+logical+`"`))
+}
+
+// createTable creates every shard of a table.
+func (d *dynamoFront) createTable(name string, body []byte) (int, []byte) {
+	var status int
+	var first []byte
+	for s := range tableShards {
+		b, err := withFields(body, map[string]any{"TableName": physical(name, s)})
+		if err != nil {
+			return apiError(http.StatusBadRequest, "SerializationException", err.Error())
+		}
+		st, out := d.callRaw("CreateTable", b)
+		if st != http.StatusOK {
+			return st, out
+		}
+		if s == 0 {
+			status, first = st, renameResponse(out, physical(name, 0), name)
+		}
+	}
+	return status, first
+}
+
+// allShards runs one request on every shard of a table and answers with
+// the first shard's response (DeleteTable, UpdateTable).
+func (d *dynamoFront) allShards(op, name string, body []byte) (int, []byte) {
+	var status int
+	var first []byte
+	for s := range tableShards {
+		b, err := withFields(body, map[string]any{"TableName": physical(name, s)})
+		if err != nil {
+			return apiError(http.StatusBadRequest, "SerializationException", err.Error())
+		}
+		st, out := d.callRaw(op, b)
+		if st != http.StatusOK {
+			return st, renameResponse(out, physical(name, s), name)
+		}
+		if s == 0 {
+			status, first = st, renameResponse(out, physical(name, 0), name)
+		}
+	}
+	return status, first
+}
+
+// scanState is the cursor of a sharded scan.
+type scanState struct {
+	Shard int
+	ESK   map[string]json.RawMessage `json:",omitempty"`
+}
+
+func encodeCursor(v any) map[string]any {
+	b, _ := json.Marshal(v)
+	return map[string]any{cursorAttr: map[string]string{"S": base64.RawURLEncoding.EncodeToString(b)}}
+}
+
+func decodeCursor(esk map[string]json.RawMessage, v any) bool {
+	raw, ok := esk[cursorAttr]
+	if !ok {
+		return false
+	}
+	var s map[string]string
+	if json.Unmarshal(raw, &s) != nil {
+		return false
+	}
+	b, err := base64.RawURLEncoding.DecodeString(s["S"])
+	return err == nil && json.Unmarshal(b, v) == nil
+}
+
+// pageResult is the part of a Query or Scan response the merge reads.
+type pageResult struct {
+	Items            []map[string]json.RawMessage
+	Count            int
+	ScannedCount     int
+	LastEvaluatedKey map[string]json.RawMessage
+}
+
+// scanShards runs a Scan over the shards in order, from the cursor, until
+// it has Limit items (or, without a Limit, to the end).
+func (d *dynamoFront) scanShards(table string, body []byte, countOnly bool) (int, []byte) {
+	var in struct {
+		Limit             int
+		ExclusiveStartKey map[string]json.RawMessage
+	}
+	if err := json.Unmarshal(body, &in); err != nil {
+		return apiError(http.StatusBadRequest, "SerializationException", err.Error())
+	}
+	st := scanState{}
+	if in.ExclusiveStartKey != nil && !decodeCursor(in.ExclusiveStartKey, &st) {
+		return apiError(http.StatusBadRequest, "ValidationException", "The provided starting key is invalid")
+	}
+	var res pageResult
+	for st.Shard < tableShards {
+		fields := map[string]any{"TableName": physical(table, st.Shard), "Select": nil, "ExclusiveStartKey": nil}
+		if st.ESK != nil {
+			fields["ExclusiveStartKey"] = st.ESK
+		}
+		if in.Limit > 0 {
+			fields["Limit"] = in.Limit - res.ScannedCount
+		}
+		b, err := withFields(body, fields)
+		if err != nil {
+			return apiError(http.StatusBadRequest, "SerializationException", err.Error())
+		}
+		status, out := d.callRaw("Scan", b)
+		if status != http.StatusOK {
+			return status, renameResponse(out, physical(table, st.Shard), table)
+		}
+		var p pageResult
+		if err := json.Unmarshal(out, &p); err != nil {
+			return apiError(http.StatusInternalServerError, "InternalServerError", err.Error())
+		}
+		res.Items = append(res.Items, p.Items...)
+		res.ScannedCount += max(p.ScannedCount, len(p.Items))
+		if p.LastEvaluatedKey != nil {
+			st.ESK = p.LastEvaluatedKey
+		} else {
+			st = scanState{Shard: st.Shard + 1}
+		}
+		if in.Limit > 0 && res.ScannedCount >= in.Limit {
+			break
+		}
+	}
+	resp := map[string]any{"Count": len(res.Items), "ScannedCount": res.ScannedCount}
+	if !countOnly {
+		resp["Items"] = res.Items
+		if res.Items == nil {
+			resp["Items"] = []any{}
+		}
+	}
+	if st.Shard < tableShards {
+		resp["LastEvaluatedKey"] = encodeCursor(st)
+	}
+	return jsonOK(resp)
+}
+
+// keyEq finds "<name> = <value>" in a key condition; the name may be a
+// #placeholder.
+var keyEq = regexp.MustCompile(`(#?[A-Za-z0-9_]+)\s*=\s*(:[A-Za-z0-9_]+)`)
+
+// query runs a Query: on the table's key, on the one shard that holds the
+// partition; on an index, on every shard, merged in index order.
+func (d *dynamoFront) query(body []byte) (int, []byte) {
+	var in struct {
+		TableName                 string
+		IndexName                 string
+		KeyConditionExpression    string
+		ExpressionAttributeNames  map[string]string
+		ExpressionAttributeValues map[string]json.RawMessage
+		KeyConditions             map[string]struct{ AttributeValueList []json.RawMessage }
+		Limit                     int
+		ScanIndexForward          *bool
+		Select                    string
+		ExclusiveStartKey         map[string]json.RawMessage
+	}
+	if err := json.Unmarshal(body, &in); err != nil {
+		return apiError(http.StatusBadRequest, "SerializationException", err.Error())
+	}
+	ti, err := d.info(in.TableName)
+	if err != nil {
+		return apiError(http.StatusBadRequest, "ResourceNotFoundException", "Requested resource not found")
+	}
+	if in.IndexName == "" {
+		var pkValue json.RawMessage
+		if kc, ok := in.KeyConditions[ti.keys[0]]; ok && len(kc.AttributeValueList) == 1 {
+			pkValue = kc.AttributeValueList[0]
+		}
+		for _, m := range keyEq.FindAllStringSubmatch(in.KeyConditionExpression, -1) {
+			name := m[1]
+			if strings.HasPrefix(name, "#") {
+				name = in.ExpressionAttributeNames[name]
+			}
+			if name == ti.keys[0] {
+				pkValue = in.ExpressionAttributeValues[m[2]]
+			}
+		}
+		if pkValue == nil {
+			return apiError(http.StatusBadRequest, "ValidationException", "Query condition missed key schema element: "+ti.keys[0])
+		}
+		phys := physical(in.TableName, shardOf(pkValue))
+		b, err := withFields(body, map[string]any{"TableName": phys})
+		if err != nil {
+			return apiError(http.StatusBadRequest, "SerializationException", err.Error())
+		}
+		status, out := d.callRaw("Query", b)
+		return status, renameResponse(out, phys, in.TableName)
+	}
+	idx, ok := ti.indexes[in.IndexName]
+	if !ok {
+		return d.callRaw("Query", body) // minidyn names the missing index
+	}
+	return d.queryIndex(in.TableName, ti, idx, body, in.Limit, in.ScanIndexForward == nil || *in.ScanIndexForward,
+		in.Select == "COUNT", in.ExclusiveStartKey)
+}
+
+// indexState is the cursor of a merged index query: per shard, where to
+// resume, or done.
+type indexState struct {
+	Done []bool
+	ESK  []map[string]json.RawMessage
+}
+
+func (d *dynamoFront) queryIndex(table string, ti *tableInfo, idx []string, body []byte, limit int, forward, countOnly bool,
+	esk map[string]json.RawMessage) (int, []byte) {
+	st := indexState{Done: make([]bool, tableShards), ESK: make([]map[string]json.RawMessage, tableShards)}
+	if esk != nil && !decodeCursor(esk, &st) {
+		return apiError(http.StatusBadRequest, "ValidationException", "The provided starting key is invalid")
+	}
+	type hit struct {
+		shard int
+		item  map[string]json.RawMessage
+	}
+	var hits []hit
+	pages := make([]pageResult, tableShards)
+	scanned := 0
+	for s := range tableShards {
+		if st.Done[s] {
+			continue
+		}
+		fields := map[string]any{"TableName": physical(table, s), "ExclusiveStartKey": nil, "Select": nil}
+		if st.ESK[s] != nil {
+			fields["ExclusiveStartKey"] = st.ESK[s]
+		}
+		b, err := withFields(body, fields)
+		if err != nil {
+			return apiError(http.StatusBadRequest, "SerializationException", err.Error())
+		}
+		status, out := d.callRaw("Query", b)
+		if status != http.StatusOK {
+			return status, renameResponse(out, physical(table, s), table)
+		}
+		if err := json.Unmarshal(out, &pages[s]); err != nil {
+			return apiError(http.StatusInternalServerError, "InternalServerError", err.Error())
+		}
+		scanned += max(pages[s].ScannedCount, len(pages[s].Items))
+		for _, it := range pages[s].Items {
+			hits = append(hits, hit{s, it})
+		}
+	}
+	if len(idx) > 1 {
+		rk, typ := idx[1], ti.types[idx[1]]
+		sort.SliceStable(hits, func(i, j int) bool {
+			c := compareAttr(hits[i].item[rk], hits[j].item[rk], typ)
+			if forward {
+				return c < 0
+			}
+			return c > 0
+		})
+	}
+	if limit > 0 && len(hits) > limit {
+		hits = hits[:limit]
+	}
+	used := make([]int, tableShards)
+	last := make([]map[string]json.RawMessage, tableShards)
+	items := make([]map[string]json.RawMessage, 0, len(hits))
+	for _, h := range hits {
+		used[h.shard]++
+		last[h.shard] = h.item
+		items = append(items, h.item)
+	}
+	more := false
+	for s := range tableShards {
+		if st.Done[s] {
+			continue
+		}
+		p := pages[s]
+		switch {
+		case used[s] == len(p.Items) && p.LastEvaluatedKey == nil:
+			st.Done[s], st.ESK[s] = true, nil
+		case used[s] == len(p.Items):
+			st.ESK[s] = p.LastEvaluatedKey
+		case used[s] > 0:
+			st.ESK[s] = itemKey(last[s], ti.keys, idx)
+		}
+		if !st.Done[s] {
+			more = true
+		}
+	}
+	resp := map[string]any{"Count": len(items), "ScannedCount": scanned}
+	if !countOnly {
+		resp["Items"] = items
+	}
+	if more {
+		resp["LastEvaluatedKey"] = encodeCursor(st)
+	}
+	return jsonOK(resp)
+}
+
+// itemKey is the LastEvaluatedKey of an item in an index: the table's key
+// and the index's key attributes.
+func itemKey(item map[string]json.RawMessage, keys ...[]string) map[string]json.RawMessage {
+	out := map[string]json.RawMessage{}
+	for _, ks := range keys {
+		for _, k := range ks {
+			if v, ok := item[k]; ok {
+				out[k] = v
+			}
+		}
+	}
+	return out
+}
+
+// compareAttr orders two scalar attribute values (S, N, B); typ is their
+// declared type, or "" to take it from the values.
+func compareAttr(a, b json.RawMessage, typ string) int {
+	var av, bv map[string]string
+	json.Unmarshal(a, &av)
+	json.Unmarshal(b, &bv)
+	if typ == "" {
+		for t := range av {
+			typ = t
+		}
+	}
+	x, y := av[typ], bv[typ]
+	if typ == "N" {
+		fx, okx := new(big.Float).SetString(x)
+		fy, oky := new(big.Float).SetString(y)
+		if okx && oky {
+			return fx.Cmp(fy)
+		}
+	}
+	if typ == "B" {
+		bx, _ := base64.StdEncoding.DecodeString(x)
+		by, _ := base64.StdEncoding.DecodeString(y)
+		return bytes.Compare(bx, by)
+	}
+	return strings.Compare(x, y)
+}
+
+// batchWrite routes each request of a BatchWriteItem to its item's shard.
+func (d *dynamoFront) batchWrite(body []byte) (int, []byte) {
+	var in struct {
+		RequestItems map[string][]struct {
+			PutRequest    *struct{ Item map[string]json.RawMessage }
+			DeleteRequest *struct{ Key map[string]json.RawMessage }
+		}
+	}
+	if err := json.Unmarshal(body, &in); err != nil {
+		return apiError(http.StatusBadRequest, "SerializationException", err.Error())
+	}
+	req := map[string][]any{}
+	logical := map[string]string{}
+	var ids []itemID
+	for table, writes := range in.RequestItems {
+		for _, w := range writes {
+			var attrs map[string]json.RawMessage
+			var wr any
+			switch {
+			case w.PutRequest != nil:
+				attrs = w.PutRequest.Item
+				wr = map[string]any{"PutRequest": map[string]any{"Item": attrs}}
+			case w.DeleteRequest != nil:
+				attrs = w.DeleteRequest.Key
+				wr = map[string]any{"DeleteRequest": map[string]any{"Key": attrs}}
+			default:
+				return apiError(http.StatusBadRequest, "ValidationException", "A write request needs a PutRequest or a DeleteRequest")
+			}
+			id, shard, _, err := d.locate(table, attrs)
+			if err == errNoTable {
+				return apiError(http.StatusBadRequest, "ResourceNotFoundException", "Requested resource not found")
+			}
+			if err != nil {
+				return apiError(http.StatusBadRequest, "ValidationException", err.Error())
+			}
+			phys := physical(table, shard)
+			logical[phys] = table
+			req[phys] = append(req[phys], wr)
+			ids = append(ids, id)
+		}
+	}
+	defer d.lock(ids, true)()
+	status, out := d.call("BatchWriteItem", map[string]any{"RequestItems": req})
+	for phys, table := range logical {
+		out = renameResponse(out, phys, table)
+	}
+	return status, out
+}
+
+// batchGet routes each key of a BatchGetItem to its item's shard and
+// answers under the logical table names.
+func (d *dynamoFront) batchGet(body []byte) (int, []byte) {
+	var in struct {
+		RequestItems map[string]map[string]json.RawMessage
+	}
+	if err := json.Unmarshal(body, &in); err != nil {
+		return apiError(http.StatusBadRequest, "SerializationException", err.Error())
+	}
+	req := map[string]map[string]any{}
+	logical := map[string]string{}
+	for table, spec := range in.RequestItems {
+		var keys []map[string]json.RawMessage
+		json.Unmarshal(spec["Keys"], &keys)
+		for _, k := range keys {
+			_, shard, _, err := d.locate(table, k)
+			if err == errNoTable {
+				return apiError(http.StatusBadRequest, "ResourceNotFoundException", "Requested resource not found")
+			}
+			if err != nil {
+				return apiError(http.StatusBadRequest, "ValidationException", err.Error())
+			}
+			phys := physical(table, shard)
+			logical[phys] = table
+			if req[phys] == nil {
+				req[phys] = map[string]any{}
+				for f, v := range spec {
+					req[phys][f] = v
+				}
+				req[phys]["Keys"] = []map[string]json.RawMessage{}
+			}
+			req[phys]["Keys"] = append(req[phys]["Keys"].([]map[string]json.RawMessage), k)
+		}
+	}
+	status, out := d.call("BatchGetItem", map[string]any{"RequestItems": req})
+	if status != http.StatusOK {
+		return status, out
+	}
+	var resp struct {
+		Responses       map[string][]json.RawMessage
+		UnprocessedKeys map[string]json.RawMessage
+	}
+	if err := json.Unmarshal(out, &resp); err != nil {
+		return apiError(http.StatusInternalServerError, "InternalServerError", err.Error())
+	}
+	merged := map[string][]json.RawMessage{}
+	for phys, items := range resp.Responses {
+		merged[logical[phys]] = append(merged[logical[phys]], items...)
+	}
+	for table := range in.RequestItems {
+		if merged[table] == nil {
+			merged[table] = []json.RawMessage{}
+		}
+	}
+	return jsonOK(map[string]any{"Responses": merged, "UnprocessedKeys": map[string]any{}})
+}
