@@ -43,6 +43,10 @@ bench: deps ## Run the benchmarks; figures are rates, ratios and latencies with 
 	@echo "== end to end: payments (registry on and off; ceiling = 800/s bare pipeline) and usage (events/s, event->page)"
 	$(GO) test -run '^$$' -bench E2E -benchtime 1x ./pkg/payments ./pkg/localrun
 
+.PHONY: soak
+soak: deps ## Longer payment fault model (20,000 events per provider profile), then each provider fault alone against each profile.
+	$(GO) test -count=1 -timeout 60m ./pkg/payments -run 'TestFaultModel$$|TestFaultMatrix' -v -model-events 20000 -model-matrix
+
 .PHONY: lint
 lint: ## gofmt check and go vet.
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi

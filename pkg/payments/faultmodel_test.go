@@ -30,7 +30,8 @@ import (
 var (
 	modelSeed   = flag.Uint64("seed", 0, "fault model: the seed to run (0 draws one, and prints it)")
 	modelEvents = flag.Int("model-events", 5000, "fault model: events per profile")
-	modelMatrix = flag.Bool("model-matrix", false, "fault model: also run each provider fault alone against each profile and print the table")
+	modelMatrix = flag.Bool("model-matrix", false, "fault model: run each provider fault alone against each profile and print the table")
+	matrixCell  = flag.Int("matrix-events", 1000, "fault model: events per fault and profile of the matrix")
 )
 
 // Timings of the fault model, scaled down from production as in the
@@ -180,7 +181,7 @@ func faultMatrix(t *testing.T, seed uint64) {
 	fmt.Println("|---|---|---|---|---|---|")
 	for _, f := range hostileFaults {
 		for _, p := range providersim.Profiles {
-			rates := modelRates{events: 2000, lostAcks: 0.002, providerFaults: 0.05, faults: []providersim.Fault{f}}
+			rates := modelRates{events: *matrixCell, lostAcks: 0.002, providerFaults: 0.05, faults: []providersim.Fault{f}}
 			rep := runModel(t, seed, p, rates)
 			name := f.Kind.String()
 			if f.Status != 0 {
