@@ -396,34 +396,55 @@ func TestDeferredResolvedHeldAndPaged(t *testing.T) {
 }
 
 func TestFoldManyRecordsInOneRun(t *testing.T) {
-	// Given 10,000 records (2,000 with -short) across pages of 1,000
-	n := 10_000
+	// Given 100,000 export records (5,000 with -short) over 64 workloads,
+	// in pages of 1,000, after a first run of 2,000 records on the same
+	// ledger that measures this machine's rate
+	n := 100_000
 	if testing.Short() {
-		n = 2_000
+		n = 5_000
 	}
+	const workloads, warm = 64, 2_000
 	f := newFixture(t, options{pageSize: 1000})
-	for w := range 10 {
+	for w := range workloads {
 		f.workload(t, fmt.Sprintf("w%d", w), 1<<40)
 	}
+	for i := range warm {
+		f.usage(t, id("warm", i), fmt.Sprintf("w%d", i%workloads), 1, t0.Add(-55*time.Minute+time.Duration(i)*time.Millisecond), published)
+	}
+	start := time.Now()
+	first := f.run(t)
+	baseline := float64(warm) / time.Since(start).Seconds()
+	f.clock.Advance(time.Hour)
+	step := 55 * time.Minute / time.Duration(n)
 	for i := range n {
-		f.usage(t, id("bulk", i), fmt.Sprintf("w%d", i%10), 1, t0.Add(-50*time.Minute+time.Duration(i)*time.Millisecond*200), published)
+		f.usage(t, id("bulk", i), fmt.Sprintf("w%d", i%workloads), 1, t0.Add(-5*time.Minute+time.Duration(i)*step), published)
 	}
 
 	// When one run folds them
-	start := time.Now()
+	start = time.Now()
 	run := f.run(t)
 	elapsed := time.Since(start)
 
-	// Then every record is applied once
-	if run.Missed != int64(n) || run.Records != int64(n) {
-		t.Fatalf("run = %+v", run.Counts)
+	// Then every record is applied once, and the cursor moved past them
+	if first.Missed != warm || run.Missed != int64(n) || run.Records != int64(n) {
+		t.Fatalf("first run = %+v; run = %+v", first.Counts, run.Counts)
 	}
 	var total int64
-	for w := range 10 {
+	for w := range workloads {
 		total += f.total(t, fmt.Sprintf("w%d", w))
 	}
-	if total != int64(n) {
-		t.Fatalf("total = %d, want %d", total, n)
+	if total != int64(warm+n) {
+		t.Fatalf("total = %d, want %d", total, warm+n)
 	}
-	fmt.Printf("folded %d records in one run in %s: %.0f records/s\n", n, elapsed.Round(time.Millisecond), float64(n)/elapsed.Seconds())
+	if c := f.cursor(t); !c.Position.Equal(run.Until) {
+		t.Fatalf("cursor = %s, want %s", c.Position, run.Until)
+	}
+	// And the rate held as the ledger grew: a fold whose cost grew with the
+	// ledger falls far below the first run's rate over 100,000 records
+	rate := float64(n) / elapsed.Seconds()
+	fmt.Printf("folded %d records in one run in %s: %.0f records/s (first run of %d: %.0f records/s; ratio %.2f; goal: 100,000 in < 60 s)\n",
+		n, elapsed.Round(time.Millisecond), rate, warm, baseline, rate/baseline)
+	if rate < 0.5*baseline {
+		t.Fatalf("fold rate fell from %.0f/s to %.0f/s as the ledger grew", baseline, rate)
+	}
 }
