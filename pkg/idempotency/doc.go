@@ -26,9 +26,12 @@
 //	case idempotency.PayloadMismatch:
 //		return errPoison // the key was used for a different payload
 //	}
+//	if c.Attempt > 1 {
+//		// an earlier holder may have acted: look for its effect first
+//	}
 //	res, err := charge(ctx, key) // the same key as the provider's Idempotency-Key
-//	if retriable(err) {
-//		_ = reg.Release(ctx, key, c.Token) // nothing happened: let a retry claim at once
+//	if notExecuted(err) {
+//		_ = reg.Release(ctx, key, c.Token, time.Now()) // no effect: claimable at once
 //		return err
 //	}
 //	return reg.Complete(ctx, key, c.Token, encode(res, err))
@@ -38,13 +41,13 @@
 //
 // # Claims
 //
-// [Registry.Claim] is one conditional PutItem. It writes an IN_PROGRESS
-// record when the key is new, when its record is past retention, or when it
-// is an IN_PROGRESS claim for the same payload whose holder's window has
-// passed (a takeover). Otherwise the condition fails, and the failure
-// carries the existing record (ReturnValuesOnConditionCheckFailure=ALL_OLD);
-// when it does not (some emulators omit it), one consistent GetItem reads
-// it. That record decides the typed outcome: [AlreadyCompleted] with the
+// [Registry.Claim] is one conditional PutItem for a new key (or one past
+// its retention). When a record blocks it, the failure carries the
+// existing record (ReturnValuesOnConditionCheckFailure=ALL_OLD); when it
+// does not (some emulators omit it), one consistent GetItem reads it. An
+// IN_PROGRESS claim for the same payload whose holder's window has passed
+// is then taken over by a second PutItem conditioned on that record's
+// token. That record decides the typed outcome: [AlreadyCompleted] with the
 // stored result, [InProgress] with the holder's HeldUntil, or
 // [PayloadMismatch]. Errors are kept for infrastructure failures
 // ([ErrUnavailable], in a [*StoreError]) and bad input.
@@ -52,21 +55,35 @@
 // Each claim gets a random token. [Registry.Complete] and [Registry.Release]
 // are conditioned on that token and on IN_PROGRESS, so a worker that stalled
 // past its window and lost the key to another gets [ErrClaimLost] and can
-// never overwrite or delete the new holder's record. A Complete repeated by
-// the same holder with the same result (the first response was lost)
+// never overwrite or end the new holder's claim. A Complete repeated by the
+// same holder with the same result (the first response was lost)
 // succeeds.
+//
+// Claims are numbered: [Claim.Attempt] is 1 for the first claim of a key
+// and one more for each claim after it, within the key's retention. A
+// takeover carries the count forward with a write conditioned on the very
+// record it replaces, so two workers cannot both become attempt 2. A record
+// is never deleted while it counts: [Registry.Release] ends a claim without
+// a result by setting when the key may be claimed again (now, when the
+// work provably had no effect; later, when its effect is unknown until
+// then). A caller whose claim has Attempt > 1 checks what earlier attempts
+// did before it acts.
 //
 // # The in-progress window
 //
 // A claim is held for Config.InProgressTimeout (default 60 s), our own
-// window, which must exceed the longest time the protected work can take.
-// When ctx has a deadline, the claim is held only until the deadline plus
-// Config.DeadlineMargin (default 5 s), if that is sooner. Lambda ends an
-// invocation at its deadline, so after it the holder is provably gone and a
-// redelivery need not wait out the whole window; the margin covers clock
-// skew between workers and a request already in flight at the deadline.
-// Without a deadline (a local run, a long batch) the window alone decides,
-// so a claim never depends on the Lambda timeout alone.
+// window, which must exceed the longest time the protected work can take,
+// including the time its effects may take to appear. When ctx has a
+// deadline, the claim is held only until the deadline plus
+// Config.DeadlineMargin (default 35 s), if that is sooner. Lambda ends an
+// invocation at its deadline, so after it the holder is provably gone; the
+// margin covers clock skew between workers and what a request already in
+// flight at the deadline may still do (a payment provider may commit after
+// its client gave up). Without a deadline (a local run, a long batch) the
+// window alone decides, so a claim never depends on the Lambda timeout
+// alone. The worker of package payments goes further: each provider call
+// ends early enough before the lease that its effects are visible when the
+// lease ends.
 //
 // A stale claim is taken over only for the same payload hash: its dead
 // holder may already have acted on its payload under this key.
@@ -128,4 +145,8 @@
 //     and a stale claim is never taken over for a different payload.
 //   - Cache: both keep a local LRU of completed keys; here entries also
 //     expire after CacheTTL and never outlive the record's retention.
+//   - Failed work: Powertools deletes the record of a failed invocation, so
+//     the next delivery runs the work as if it had never been tried. Here a
+//     claim is never deleted: its attempt count survives, so the next holder
+//     knows to check for an earlier effect.
 package idempotency

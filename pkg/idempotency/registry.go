@@ -16,7 +16,7 @@ import (
 // documentation.
 const (
 	DefaultInProgressTimeout = 60 * time.Second
-	DefaultDeadlineMargin    = 5 * time.Second
+	DefaultDeadlineMargin    = 35 * time.Second
 	DefaultRetention         = 35 * 24 * time.Hour
 	DefaultCacheTTL          = 5 * time.Minute
 )
@@ -48,8 +48,11 @@ type Config struct {
 	// work can take. A context deadline shortens it (see [Registry.Claim]).
 	InProgressTimeout time.Duration
 	// DeadlineMargin is added to a context deadline before it caps the
-	// in-progress window. It covers clock skew between workers and a request
-	// already in flight at the deadline.
+	// in-progress window. It covers clock skew between workers and what a
+	// request already in flight at the deadline may still do: a payment
+	// provider may commit a charge after its client gave up and show it in
+	// a lookup later still (its settle horizon, 30 s by default in package
+	// payments). Default 35 s.
 	DeadlineMargin time.Duration
 	// Retention is how long a key counts after it was claimed or completed.
 	// It must exceed the longest redelivery path.
