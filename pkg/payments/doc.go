@@ -1,15 +1,24 @@
 // Package payments is the payment worker: it turns payment events from the
-// payments queue into exactly one charge each, under at-least-once delivery.
+// payments queue into at most one charge each, under at-least-once
+// delivery and a hostile provider (docs/provider-contract.md).
 //
 // For every record of an SQS batch (processed concurrently up to a bound):
 //
 //  1. claim the idempotency key source:event_id with one conditional write
-//     ([idempotency.Registry.Claim]);
-//  2. charge through the provider with the same key as Idempotency-Key; a
-//     takeover or a redelivery looks the charge up first, and an unknown
-//     outcome (timeout, reset) is looked up before any second attempt;
-//  3. complete the key with the charge result, which later duplicates get
-//     back without calling the provider.
+//     ([idempotency.Registry.Claim]); claims are numbered, and attempt n
+//     sends under the provider key [ProviderKey](key, n);
+//  2. if earlier attempts exist, look each one's key up at the provider:
+//     the claim was granted only after they could no longer commit and the
+//     provider's lookup had caught up, so "not found" is an answer;
+//  3. otherwise charge once, with a deadline that ends the call
+//     Config.Horizon + Config.ClockSkew before the claim's lease does;
+//  4. complete the key with the result, which later duplicates get back
+//     without calling the provider.
+//
+// Every ambiguous answer (a timeout, a dropped connection, a 408, 409 or
+// 5xx, a body that cannot be read) is unknown: after one immediate lookup
+// the claim is released only for after the provider's horizon, and the
+// record comes back then. A claim that was attempted is never deleted.
 //
 // A key held by another worker fails the record back to the queue with its
 // visibility shortened to just past the holder's window. A payload that
@@ -17,5 +26,5 @@
 // with its reason, as does a malformed message, a request the provider
 // rejects, and a message on its last receive; every dead-lettered copy
 // carries failure_reason (and first_failure_reason) attributes for the ops
-// CLI. Retriable failures release the claim and back off.
+// CLI.
 package payments

@@ -5,30 +5,37 @@
 // [Client.CreateCharge] sends POST /v1/charges with an Idempotency-Key header
 // and classifies every response into one [Outcome]:
 //
-//   - 2xx: [Succeeded] or [Declined], by the status in the body.
-//   - 402: [Declined] (the card was declined; a decline is final).
-//   - 408, 409, 429 and 5xx: [Retriable]. The provider either did not complete
-//     the request or asked us to come back; Retry-After (seconds or an HTTP
+//   - 2xx: [Succeeded] or [Declined], by the status in the body; a charge
+//     still pending is [Unknown].
+//   - 402: [Declined] (a decline is final). The body may be the charge or a
+//     Stripe-style error object; either way the result carries a charge.
+//   - 429, or a connection that could not be opened: [Retriable]. The
+//     provider did not execute the request; Retry-After (seconds or an HTTP
 //     date) is honoured.
+//   - 408, 409, every 5xx, a timeout, a reset or EOF after the request was
+//     written, or a 2xx body that cannot be read: [Unknown]. The charge may
+//     exist: a proxy answers 502 or 504 after the backend committed, a 409
+//     means another request with the key is still in flight.
 //   - every other 3xx or 4xx (400, 401, 403, 404, 422, ...): [Rejected], a
-//     permanent failure of the request itself. Sending it again cannot help.
-//   - a timeout, connection reset or EOF after the request may have been
-//     written: [Unknown]. The charge may or may not exist.
+//     refusal of the request itself; [ErrKeyConflict] when the key was used
+//     with other parameters.
 //
-// CreateCharge retries [Retriable] results with exponential backoff and
-// jitter, always with the same Idempotency-Key. Treating a 5xx as "did not
-// happen" relies on that key: a provider that answers 5xx after charging is
-// only safe to retry because it will recognise the key. It never re-sends after an
-// [Unknown] result: a provider that does not honour keys would charge twice.
-// A caller that gets [Unknown] must call [Client.LookupCharge] with the same
-// key before it sends the charge again. [Client.ChargeOnce] does exactly that:
+// CreateCharge sends again, with the same key, only after [Retriable]. It
+// never re-sends after [Unknown]: whether an unknown charge exists is for
+// [Client.LookupCharge] to say, and only once the provider can no longer
+// commit it and its lookup has caught up (its settle horizon). [Match]
+// compares a charge found that way with the request, in the canonical form
+// of [ChargeRequest.Canonical]. The payment worker's state machine (package
+// payments) puts these together; docs/provider-contract.md is the contract
+// it assumes of a provider.
 //
-//	res := c.ChargeOnce(ctx, key, provider.ChargeRequest{
+//	res := c.CreateCharge(ctx, key, provider.ChargeRequest{
 //		EventID: "evt_123", Customer: "cus_1", Amount: 1999, Currency: "eur",
 //	})
 //	switch res.Outcome {
 //	case provider.Succeeded, provider.Declined: // final: store it with the key
-//	case provider.Retriable, provider.Unknown:  // retry the message later
+//	case provider.Retriable:                    // not executed: may be sent again
+//	case provider.Unknown:                      // look it up after the horizon
 //	case provider.Rejected:                     // poison: send to the DLQ
 //	}
 //
