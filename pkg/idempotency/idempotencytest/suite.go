@@ -382,9 +382,10 @@ func releaseCompleted(t *testing.T, f *Fixture) {
 	wantStatus(t, claim(t, f.Registry, "evt_1", hashA), idempotency.AlreadyCompleted)
 }
 
-func concurrentClaims(t *testing.T, f *Fixture) {
-	const n = 32
-	// Given 32 workers receiving the same event at once,
+// claimAtOnce has n workers claim key at the same moment and returns the
+// one that won, failing unless exactly one did.
+func claimAtOnce(t *testing.T, r *idempotency.Registry, n int, key string) (idempotency.Claim, []idempotency.Claim) {
+	t.Helper()
 	results := make([]idempotency.Claim, n)
 	errs := make([]error, n)
 	var wg sync.WaitGroup
@@ -392,13 +393,11 @@ func concurrentClaims(t *testing.T, f *Fixture) {
 	for i := range n {
 		wg.Go(func() {
 			<-start
-			results[i], errs[i] = f.Registry.Claim(t.Context(), "evt_1", hashA)
+			results[i], errs[i] = r.Claim(t.Context(), key, hashA)
 		})
 	}
-	// when they all claim it,
 	close(start)
 	wg.Wait()
-	// then exactly one holds it and the rest see its window.
 	var winner idempotency.Claim
 	wins := 0
 	for i, c := range results {
@@ -413,6 +412,13 @@ func concurrentClaims(t *testing.T, f *Fixture) {
 	if wins != 1 {
 		t.Fatalf("%d claims won, want exactly 1", wins)
 	}
+	return winner, results
+}
+
+func concurrentClaims(t *testing.T, f *Fixture) {
+	// Given 32 workers receiving the same event at once, when they all
+	// claim it, then exactly one holds it and the rest see its window.
+	winner, results := claimAtOnce(t, f.Registry, 32, "evt_1")
 	for i, c := range results {
 		if c.Status != idempotency.Claimed && (c.Status != idempotency.InProgress || !c.HeldUntil.Equal(winner.HeldUntil)) {
 			t.Errorf("claim %d = %+v, want in progress until %s", i, c, winner.HeldUntil)
@@ -425,37 +431,14 @@ func concurrentClaims(t *testing.T, f *Fixture) {
 }
 
 func concurrentTakeovers(t *testing.T, f *Fixture) {
-	const n = 16
 	// Given a stale claim of attempt 1,
 	mustClaim(t, f.Registry, "evt_1", hashA)
 	f.Clock.Advance(Window + time.Millisecond)
-	// when 16 workers take it over at once,
-	results := make([]idempotency.Claim, n)
-	errs := make([]error, n)
-	var wg sync.WaitGroup
-	start := make(chan struct{})
-	for i := range n {
-		wg.Go(func() {
-			<-start
-			results[i], errs[i] = f.Registry.Claim(t.Context(), "evt_1", hashA)
-		})
-	}
-	close(start)
-	wg.Wait()
-	// then exactly one wins, as attempt 2, and the record says so.
-	var winner idempotency.Claim
-	wins := 0
-	for i, c := range results {
-		if errs[i] != nil {
-			t.Fatalf("claim %d: %v", i, errs[i])
-		}
-		if c.Status == idempotency.Claimed {
-			wins++
-			winner = c
-		}
-	}
-	if wins != 1 || winner.Attempt != 2 {
-		t.Fatalf("%d takeovers won (attempt %d), want exactly 1 as attempt 2", wins, winner.Attempt)
+	// when 16 workers take it over at once, then exactly one wins, as
+	// attempt 2, and the record says so.
+	winner, _ := claimAtOnce(t, f.Registry, 16, "evt_1")
+	if winner.Attempt != 2 {
+		t.Fatalf("the takeover is attempt %d, want 2", winner.Attempt)
 	}
 	if rec, _ := status(t, f.Registry, "evt_1"); rec.Token != winner.Token || rec.Attempt != 2 {
 		t.Fatalf("record = %+v, want the winner's attempt 2", rec)
