@@ -177,8 +177,8 @@ func checkModel(t *testing.T, seed uint64, rep modelReport, minSuccess float64) 
 // 0.2% of acknowledgements lost, against each profile, and prints the
 // docs/provider-contract.md table.
 func faultMatrix(t *testing.T, seed uint64) {
-	fmt.Println("| fault (5% of charge calls, 0.2% acks lost) | profile | events | duplicate charges | lost | success |")
-	fmt.Println("|---|---|---|---|---|---|")
+	fmt.Println("| fault (5% of charge calls) | profile | events | faults fired | acks lost | duplicate charges | lost | success |")
+	fmt.Println("|---|---|---|---|---|---|---|---|")
 	for _, f := range hostileFaults {
 		for _, p := range providersim.Profiles {
 			rates := modelRates{events: *matrixCell, lostAcks: 0.002, providerFaults: 0.05, faults: []providersim.Fault{f}}
@@ -187,7 +187,7 @@ func faultMatrix(t *testing.T, seed uint64) {
 			if f.Status != 0 {
 				name += " " + strconv.Itoa(f.Status)
 			}
-			fmt.Printf("| %s | %s | %d | %d | %d | %.2f%% |\n", name, p, rep.events, rep.duplicateCharges, rep.lost, 100*rep.success())
+			fmt.Printf("| %s | %s | %d | %d | %d | %d | %d | %.2f%% |\n", name, p, rep.events, rep.faults[f.Kind], rep.lostAcks, rep.duplicateCharges, rep.lost, 100*rep.success())
 			checkModel(t, seed, rep, 0.99)
 		}
 	}
