@@ -25,6 +25,9 @@ type ChargeRequest struct {
 	// Amount is in minor units (cents).
 	Amount   int64  `json:"amount"`
 	Currency string `json:"currency"`
+	// Description is shown on the provider's charge (optional). It does
+	// not identify the charge: payload hashes and [Match] leave it out.
+	Description string `json:"description,omitempty"`
 }
 
 // Validate reports every missing or bad field at once.
