@@ -1,0 +1,88 @@
+package lab
+
+import (
+	"fmt"
+	"strings"
+)
+
+// Goals the lab checks.
+const (
+	GoalRate    = 500.0 // webhooks/s
+	GoalSuccess = 0.99
+	GoalP99     = 250.0 // ms, webhook -> charge
+	GoalRatio   = 0.8   // full ÷ bare
+	GoalDrain   = 30.0  // s, after a spike
+)
+
+// Finding is one goal a run missed: the figure, why, and the fix.
+type Finding struct {
+	Goal     string `json:"goal"`
+	Critical bool   `json:"critical"`
+	Measured string `json:"measured"`
+	Why      string `json:"why"`
+	Fix      string `json:"fix"`
+}
+
+func (f Finding) String() string {
+	crit := ""
+	if f.Critical {
+		crit = " (critical)"
+	}
+	return fmt.Sprintf("%s%s: %s; %s; fix: %s", f.Goal, crit, f.Measured, f.Why, f.Fix)
+}
+
+// Findings names each goal r missed.
+func Findings(r *Report) []Finding {
+	var out []Finding
+	add := func(f Finding) { out = append(out, f) }
+	if r.Duplicates > 0 {
+		f := Finding{Goal: "zero duplicate charges", Critical: true,
+			Measured: fmt.Sprintf("%d customers charged twice (%.0f a day at %.0f webhooks/s)", r.Duplicates, r.DuplicatesPerDay, r.Rate),
+			Why:      fmt.Sprintf("lost acknowledgements (%.1f%%) made SQS redeliver %d processed events, and each delivery charged again", 100*r.LostAcks, r.Redeliveries),
+			Fix:      "turn on idempotency (--idempotency on): claim source:event_id before charging, look up before charging again"}
+		if r.Idempotency {
+			f.Why = "duplicates with idempotency on break the provider contract: see docs/provider-contract.md, and check the settle horizon"
+			f.Fix = "raise PROVIDER_SETTLE_HORIZON above the provider's worst commit and lookup lag"
+		}
+		add(f)
+	}
+	if r.Lost > 0 {
+		add(Finding{Goal: "nothing lost", Critical: true, Measured: fmt.Sprintf("%d accepted events neither charged, declined nor dead-lettered", r.Lost),
+			Why: "the backlog did not settle within the drain window", Fix: "run longer, or raise the worker's concurrency"})
+	}
+	if r.Success < GoalSuccess {
+		add(Finding{Goal: "success ≥ 99%", Measured: fmt.Sprintf("%.2f%% (%d of %d offered charged; %d rejected at intake, %d declined, %d dead-lettered, %d pending)",
+			100*r.Success, r.Charged, r.Offered, r.Offered-r.Accepted, r.Declined, r.DeadLettered, r.Lost),
+			Why: whySuccess(r), Fix: "look at the DLQ reasons (hookline dlq peek payments-dlq) and the intake's 503s"})
+	}
+	if r.P99 > GoalP99 {
+		add(Finding{Goal: "p99 webhook → charge ≤ 250 ms", Measured: fmt.Sprintf("p99 %.0f ms (p50 %.0f ms); queue depth reached %d, the oldest unsettled event %.1f s", r.P99, r.P50, r.MaxQueueDepth, r.MaxOldestAge),
+			Why: "arrivals outran the workers and queued", Fix: "raise the event source's concurrency (or batch size); below capacity, find the slow step with a profile"})
+	}
+	if r.Ratio > 0 && r.Ratio < GoalRatio {
+		add(Finding{Goal: "full path ≥ 0.8× the bare pipeline", Measured: fmt.Sprintf("%.2f× (%.0f against %.0f events/s, same run)", r.Ratio, r.FullCeiling, r.BareCeiling),
+			Why: "the HTTP adapter, verification, the event-source adapter and the provider calls cost more than the AWS calls themselves", Fix: "profile the full path (go test -cpuprofile) and remove what is not AWS"})
+	}
+	if r.SpikeDrainedIn == "not within the run" {
+		add(Finding{Goal: "the backlog drains within 30 s of a spike", Measured: "it had not drained when the run ended",
+			Why: fmt.Sprintf("the spike (%s) outran the workers: the oldest unsettled event reached %.1f s", r.Spike, r.MaxOldestAge), Fix: "raise the event source's concurrency"})
+	}
+	return out
+}
+
+func whySuccess(r *Report) string {
+	var why []string
+	if r.Offered > r.Accepted {
+		why = append(why, fmt.Sprintf("%d webhooks were not accepted", r.Offered-r.Accepted))
+	}
+	if r.DeadLettered > 0 {
+		why = append(why, fmt.Sprintf("%d events were dead-lettered", r.DeadLettered))
+	}
+	if r.Lost > 0 {
+		why = append(why, fmt.Sprintf("%d events were still pending", r.Lost))
+	}
+	if len(why) == 0 {
+		return "declines count against success"
+	}
+	return strings.Join(why, ", ")
+}

@@ -1,0 +1,230 @@
+package lab
+
+import (
+	"context"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/aws/aws-lambda-go/events"
+
+	"github.com/hookline/hookline/pkg/payments"
+	"github.com/hookline/hookline/pkg/provider"
+)
+
+// Second is what one second of a run saw.
+type Second struct {
+	T            int     `json:"t"`
+	Offered      int     `json:"offered"`
+	Accepted     int     `json:"accepted"`
+	Charged      int     `json:"charged"`
+	Duplicates   int     `json:"duplicates"`
+	Redeliveries int     `json:"redeliveries"`
+	QueueDepth   int     `json:"queue_depth"`
+	OldestAge    float64 `json:"oldest_age_s"`
+	P50          float64 `json:"p50_ms"`
+	P99          float64 `json:"p99_ms"`
+}
+
+// observer records what happened to every event, by second.
+type observer struct {
+	mu       sync.Mutex
+	start    time.Time
+	offered  map[string]time.Time // when each webhook was due
+	accepted map[string]bool
+	charged  map[string]time.Time
+	declined map[string]bool
+	dead     map[string]string
+	secs     []Second
+	lat      [][]time.Duration
+}
+
+func newObserver(start time.Time) *observer {
+	return &observer{start: start, offered: map[string]time.Time{}, accepted: map[string]bool{},
+		charged: map[string]time.Time{}, declined: map[string]bool{}, dead: map[string]string{}}
+}
+
+// at returns the second that t falls in, growing the series.
+func (o *observer) at(t time.Time) *Second {
+	i := max(int(t.Sub(o.start)/time.Second), 0)
+	for len(o.secs) <= i {
+		o.secs = append(o.secs, Second{T: len(o.secs)})
+		o.lat = append(o.lat, nil)
+	}
+	return &o.secs[i]
+}
+
+func (o *observer) offer(id string, due time.Time) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.offered[id] = due
+	o.at(due).Offered++
+}
+
+func (o *observer) accept(id string, ok bool) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if ok {
+		o.accepted[id] = true
+		o.at(time.Now()).Accepted++
+	}
+}
+
+// settle records a final charge result seen by the worker.
+func (o *observer) settle(id string, res provider.Result) {
+	now := time.Now()
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	switch res.Outcome {
+	case provider.Declined:
+		o.declined[id] = true
+	case provider.Succeeded:
+		s := o.at(now)
+		if _, again := o.charged[id]; again {
+			s.Duplicates++
+			return
+		}
+		o.charged[id] = now
+		s.Charged++
+		if due, ok := o.offered[id]; ok {
+			o.lat[s.T] = append(o.lat[s.T], now.Sub(due))
+		}
+	}
+}
+
+func (o *observer) deadLetter(id, reason string) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.dead[id] = reason
+}
+
+func (o *observer) redelivered(n int) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.at(time.Now()).Redeliveries += n
+}
+
+// sample records the queue depth and the oldest unsettled event's age now.
+func (o *observer) sample(depth int) {
+	now := time.Now()
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	s := o.at(now)
+	s.QueueDepth = depth
+	oldest := now
+	for id := range o.accepted {
+		if o.settledLocked(id) {
+			continue
+		}
+		if due := o.offered[id]; due.Before(oldest) {
+			oldest = due
+		}
+	}
+	s.OldestAge = now.Sub(oldest).Seconds()
+}
+
+func (o *observer) settledLocked(id string) bool {
+	_, charged := o.charged[id]
+	return charged || o.declined[id] || o.dead[id] != ""
+}
+
+// open counts accepted events not yet settled.
+func (o *observer) open() int {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	n := 0
+	for id := range o.accepted {
+		if !o.settledLocked(id) {
+			n++
+		}
+	}
+	return n
+}
+
+// series finishes the per-second latencies and returns a copy.
+func (o *observer) series() []Second {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	out := slices.Clone(o.secs)
+	for i := range out {
+		p50, p99 := percentiles(o.lat[i])
+		out[i].P50, out[i].P99 = ms(p50), ms(p99)
+	}
+	return out
+}
+
+// latencies returns every webhook -> charge latency.
+func (o *observer) latencies() []time.Duration {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	var all []time.Duration
+	for _, l := range o.lat {
+		all = append(all, l...)
+	}
+	return all
+}
+
+func percentiles(d []time.Duration) (p50, p99 time.Duration) {
+	if len(d) == 0 {
+		return 0, 0
+	}
+	s := slices.Clone(d)
+	slices.Sort(s)
+	return s[len(s)/2], s[min(len(s)*99/100, len(s)-1)]
+}
+
+func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+
+// watchedCharger tells the observer about every final result.
+type watchedCharger struct {
+	payments.Charger
+	o *observer
+}
+
+func (c watchedCharger) CreateCharge(ctx context.Context, key string, req provider.ChargeRequest) provider.Result {
+	res := c.Charger.CreateCharge(ctx, key, req)
+	c.o.settle(req.EventID, res)
+	return res
+}
+
+func (c watchedCharger) LookupCharge(ctx context.Context, key string) (*provider.Charge, bool, error) {
+	ch, found, err := c.Charger.LookupCharge(ctx, key)
+	if err == nil && found && ch.EventID != "" {
+		// A charge found by lookup settles its event too.
+		res := provider.Result{Outcome: provider.Succeeded, Charge: ch}
+		if ch.Status == provider.StatusDeclined {
+			res.Outcome = provider.Declined
+		}
+		if ch.Status == provider.StatusSucceeded || ch.Status == provider.StatusDeclined {
+			c.o.settleFound(ch.EventID, res)
+		}
+	}
+	return ch, found, err
+}
+
+// settleFound records a charge found by lookup: never a duplicate of
+// itself.
+func (o *observer) settleFound(id string, res provider.Result) {
+	o.mu.Lock()
+	_, seen := o.charged[id]
+	o.mu.Unlock()
+	if !seen {
+		o.settle(id, res)
+	}
+}
+
+// watchedQueue tells the observer about dead letters.
+type watchedQueue struct {
+	payments.Queue
+	o *observer
+}
+
+func (q watchedQueue) DeadLetter(ctx context.Context, m events.SQSMessage, reason string) error {
+	err := q.Queue.DeadLetter(ctx, m, reason)
+	if err == nil {
+		if a, ok := m.MessageAttributes["event_id"]; ok && a.StringValue != nil {
+			q.o.deadLetter(*a.StringValue, reason)
+		}
+	}
+	return err
+}

@@ -1,0 +1,171 @@
+package lab
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Report is what one experiment measured.
+type Report struct {
+	Name        string  `json:"name"`
+	Rate        float64 `json:"rate"`
+	Duration    string  `json:"duration"`
+	LostAcks    float64 `json:"lost_acks"`
+	Idempotency bool    `json:"idempotency"`
+	Spike       string  `json:"spike"`
+	Profile     string  `json:"profile"`
+	FaultRate   float64 `json:"fault_rate"`
+	Seed        uint64  `json:"seed"`
+
+	Offered      int `json:"offered"`
+	Accepted     int `json:"accepted"`
+	Charged      int `json:"charged"`
+	Declined     int `json:"declined"`
+	DeadLettered int `json:"dead_lettered"`
+	Lost         int `json:"lost"`
+	// Duplicates are customers charged more than once, from the provider's
+	// own books; DuplicatesPerDay extrapolates them to a day at the rate
+	// measured.
+	Duplicates       int     `json:"duplicate_charges"`
+	DuplicatesPerDay float64 `json:"duplicate_charges_per_day"`
+	Redeliveries     int     `json:"redeliveries"`
+	Success          float64 `json:"success"`
+	P50              float64 `json:"p50_ms"`
+	P99              float64 `json:"p99_ms"`
+	// DrainedIn is how long the backlog took to settle after the load.
+	DrainedIn string `json:"drained_in"`
+	// SpikeDrainedIn is how long after the spike's end the oldest
+	// unsettled event was again younger than a second ("" without a spike).
+	SpikeDrainedIn string  `json:"spike_drained_in,omitempty"`
+	MaxOldestAge   float64 `json:"max_oldest_age_s"`
+	MaxQueueDepth  int     `json:"max_queue_depth"`
+
+	CallsPerEvent  map[string]float64 `json:"aws_calls_per_event"`
+	CostPerMillion Cost               `json:"cost_per_million_events"`
+
+	// FullCeiling and BareCeiling are events/s, saturated, measured in
+	// this run on the same emulators; Ratio is full ÷ bare.
+	FullCeiling float64 `json:"full_ceiling"`
+	BareCeiling float64 `json:"bare_ceiling"`
+	Ratio       float64 `json:"full_over_bare"`
+
+	Seconds  []Second  `json:"seconds"`
+	Findings []Finding `json:"findings"`
+}
+
+// report assembles the totals of the paced run.
+func (e *experiment) report(ids []string, drained time.Duration, before, after map[string]int64) *Report {
+	c := e.cfg
+	r := &Report{Name: c.Name, Rate: c.Rate, Duration: c.Duration.String(), LostAcks: c.LostAcks, Idempotency: c.Idempotency,
+		Spike: c.Spike.String(), Profile: c.Profile.String(), FaultRate: c.FaultRate, Seed: c.Seed,
+		Offered: len(ids), Duplicates: e.sys.Sim.DuplicateCharges(), DrainedIn: drained.Round(100 * time.Millisecond).String()}
+	o := e.obs
+	o.mu.Lock()
+	r.Accepted = len(o.accepted)
+	for id := range o.accepted {
+		_, charged := o.charged[id]
+		switch {
+		case charged:
+			r.Charged++
+		case o.declined[id]:
+			r.Declined++
+		case o.dead[id] != "":
+			r.DeadLettered++
+		default:
+			r.Lost++
+		}
+	}
+	o.mu.Unlock()
+	r.Seconds = o.series()
+	p50, p99 := percentiles(o.latencies())
+	r.P50, r.P99 = ms(p50), ms(p99)
+	for _, s := range r.Seconds {
+		r.Redeliveries += s.Redeliveries
+		r.MaxOldestAge = max(r.MaxOldestAge, s.OldestAge)
+		r.MaxQueueDepth = max(r.MaxQueueDepth, s.QueueDepth)
+	}
+	if r.Offered > 0 {
+		r.Success = float64(r.Charged) / float64(r.Offered)
+		r.DuplicatesPerDay = float64(r.Duplicates) / c.Duration.Seconds() * 86400
+	}
+	r.SpikeDrainedIn = spikeDrain(c.Spike, r.Seconds)
+	r.CallsPerEvent, r.CostPerMillion = e.costs(before, after, float64(max(r.Offered, 1)))
+	return r
+}
+
+// spikeDrain is how long after the spike the oldest unsettled event was
+// younger than a second again.
+func spikeDrain(sp Spike, secs []Second) string {
+	if sp.Factor == 0 {
+		return ""
+	}
+	end := int((sp.At + sp.For) / time.Second)
+	for _, s := range secs {
+		if s.T >= end && s.OldestAge < 1 {
+			return (time.Duration(s.T-end) * time.Second).String()
+		}
+	}
+	return "not within the run"
+}
+
+// costs returns the AWS calls per event and what a million events cost.
+func (e *experiment) costs(before, after map[string]int64, events float64) (map[string]float64, Cost) {
+	calls := map[string]int64{}
+	perEvent := map[string]float64{}
+	var sqsCalls float64
+	for k, v := range after {
+		if d := v - before[k]; d > 0 {
+			calls[k] = d
+			perEvent[k] = float64(d) / events
+			if strings.HasPrefix(k, "SQS.") {
+				sqsCalls += float64(d) / events
+			}
+		}
+	}
+	reads, writes := dynamoUnits(calls, events)
+	u := usage{
+		requests:      1,
+		invocations:   1 + float64(e.mapping.Stats().Invocations.Load())/events,
+		lambdaSeconds: time.Duration(e.busy.Load()).Seconds() / events,
+		sqsCalls:      sqsCalls, dynamoReads: reads, dynamoWrites: writes,
+	}
+	return perEvent, e.cfg.Prices.costOf(u)
+}
+
+// fullCeiling is the full path's saturated rate: a burst from 32
+// connections, timed from the first send to the last charge.
+func (e *experiment) fullCeiling(ctx context.Context) (float64, error) {
+	n := e.cfg.Burst
+	start := time.Now()
+	ids := make(chan int)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		var wg sync.WaitGroup
+		for range 32 {
+			wg.Go(func() {
+				for i := range ids {
+					id := fmt.Sprintf("evt_burst_%07d", i)
+					e.obs.offer(id, time.Now())
+					e.obs.accept(id, e.post(ctx, id, i))
+				}
+			})
+		}
+		wg.Wait()
+	}()
+	for i := range n {
+		ids <- i
+	}
+	close(ids)
+	<-done
+	for e.obs.open() > 0 && time.Since(start) < 5*time.Minute {
+		time.Sleep(20 * time.Millisecond)
+	}
+	if e.obs.open() > 0 {
+		return 0, fmt.Errorf("lab: the full-path burst did not settle within 5 minutes")
+	}
+	return float64(n) / time.Since(start).Seconds(), nil
+}

@@ -1,0 +1,307 @@
+package lab
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"hash/fnv"
+	"net/http"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/aws/aws-lambda-go/events"
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
+
+	"github.com/hookline/hookline/pkg/idempotency"
+	"github.com/hookline/hookline/pkg/lambdalocal"
+	"github.com/hookline/hookline/pkg/localrun"
+	"github.com/hookline/hookline/pkg/payments"
+	"github.com/hookline/hookline/pkg/provider"
+	"github.com/hookline/hookline/pkg/providersim"
+	"github.com/hookline/hookline/pkg/queue"
+	"github.com/hookline/hookline/pkg/webhook"
+)
+
+// experiment is one run on one local system.
+type experiment struct {
+	cfg     Config
+	sys     *localrun.System
+	obs     *observer
+	mapping *lambdalocal.SQSMapping
+	http    *http.Client
+	secret  string
+	busy    atomic.Int64 // summed worker run time, ns
+}
+
+// Run runs one experiment on a fresh local system and reports it.
+func Run(ctx context.Context, cfg Config) (*Report, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	cfg = cfg.withDefaults()
+	sys, err := localrun.Start(ctx, localrun.Config{
+		Addr: "127.0.0.1:0", NoWorkers: true, Logger: cfg.Logger,
+		Sim: providersim.Config{Profile: cfg.Profile, Seed: cfg.Seed},
+	})
+	if err != nil {
+		return nil, err
+	}
+	defer sys.Close()
+	e := &experiment{cfg: cfg, sys: sys, secret: localrun.DevSecrets[localrun.SecretVar("payments")],
+		http: &http.Client{Transport: &http.Transport{MaxIdleConns: 1024, MaxIdleConnsPerHost: 1024}, Timeout: 30 * time.Second}}
+	if err := e.setUp(ctx); err != nil {
+		return nil, err
+	}
+	runCtx, stop := context.WithCancel(ctx)
+	defer stop()
+	go e.mapping.Run(runCtx)
+	return e.run(ctx)
+}
+
+// setUp shortens the queue's visibility (lost acknowledgements come back
+// in 5 s, not the template's 180 s), injects provider faults and builds
+// the worker behind its event source.
+func (e *experiment) setUp(ctx context.Context) error {
+	url := e.sys.AWS.QueueURL("payments")
+	_, err := e.sys.AWS.SQS.SetQueueAttributes(ctx, &sqs.SetQueueAttributesInput{QueueUrl: aws.String(url),
+		Attributes: map[string]string{"VisibilityTimeout": "5"}})
+	if err != nil {
+		return fmt.Errorf("lab: %w", err)
+	}
+	if e.cfg.FaultRate > 0 {
+		e.sys.Sim.SetFaultFunc(e.providerFault)
+	}
+	e.obs = newObserver(time.Now())
+	w, err := e.worker(url)
+	if err != nil {
+		return err
+	}
+	e.mapping, err = lambdalocal.NewSQSMapping(lambdalocal.SQSMappingConfig{
+		SQS: e.sys.AWS.SQS, QueueURL: url, Function: "PaymentWorkerFunction", ReportBatchItemFailures: true,
+		Concurrency: e.cfg.Concurrency, Timeout: 30 * time.Second, DropAck: e.dropAck, Logger: e.cfg.Logger,
+		Handler: func(ctx context.Context, ev events.SQSEvent) (events.SQSEventResponse, error) {
+			redelivered := 0
+			for _, r := range ev.Records {
+				if n, _ := strconv.Atoi(r.Attributes["ApproximateReceiveCount"]); n > 1 {
+					redelivered++
+				}
+			}
+			e.obs.redelivered(redelivered)
+			start := time.Now()
+			defer func() { e.busy.Add(int64(time.Since(start))) }()
+			return w.Handle(ctx, ev)
+		},
+	})
+	return err
+}
+
+// worker builds the payment worker with idempotency on or off.
+func (e *experiment) worker(url string) (*payments.Worker, error) {
+	client, err := provider.New(provider.Config{BaseURL: e.sys.Sim.URL(), Timeout: 2 * time.Second})
+	if err != nil {
+		return nil, err
+	}
+	q, err := queue.New(queue.Config{SQS: e.sys.AWS.SQS, URL: url, DeadLetterURL: e.sys.AWS.QueueURL("payments-dlq")})
+	if err != nil {
+		return nil, err
+	}
+	var reg payments.Registry = unguarded{}
+	var charger payments.Charger = blindCharger{client}
+	if e.cfg.Idempotency {
+		store, err := idempotency.NewDynamoDB(idempotency.DynamoDBConfig{Client: e.sys.AWS.DynamoDB, Table: e.sys.AWS.TableName("IdempotencyTable")})
+		if err != nil {
+			return nil, err
+		}
+		if reg, err = idempotency.New(idempotency.Config{Store: store, Namespace: "payments", CacheSize: 10000}); err != nil {
+			return nil, err
+		}
+		charger = client
+	}
+	return payments.New(payments.Config{
+		Registry: reg, Provider: watchedCharger{Charger: charger, o: e.obs}, Queue: watchedQueue{Queue: q, o: e.obs},
+		Concurrency: 10, Logger: e.cfg.Logger,
+	})
+}
+
+// roll is a seeded number in [0, 1) for the parts.
+func (e *experiment) roll(parts ...string) float64 {
+	h := fnv.New64a()
+	fmt.Fprint(h, e.cfg.Seed)
+	for _, p := range parts {
+		h.Write([]byte{0})
+		h.Write([]byte(p))
+	}
+	z := h.Sum64() * 0x9e3779b97f4a7c15
+	return float64(z>>11) / (1 << 53)
+}
+
+func (e *experiment) dropAck(messageID string) bool {
+	return e.roll("ack", messageID) < e.cfg.LostAcks
+}
+
+// providerFault draws the hostile faults of the provider contract.
+func (e *experiment) providerFault(key string, n int) providersim.Fault {
+	if e.roll("fault", key, strconv.Itoa(n)) >= e.cfg.FaultRate {
+		return providersim.Fault{}
+	}
+	kinds := []providersim.Fault{
+		{Kind: providersim.FaultCommitThenError, Status: 502}, {Kind: providersim.FaultDropAfterCharge},
+		{Kind: providersim.FaultServerError}, {Kind: providersim.FaultRateLimit, RetryAfter: "0"},
+	}
+	return kinds[int(e.roll("kind", key, strconv.Itoa(n))*float64(len(kinds)))]
+}
+
+// run offers the load, drains, measures the ceilings and reports.
+func (e *experiment) run(ctx context.Context) (*Report, error) {
+	before := e.sys.AWS.Calls.Snapshot()
+	sampling, stopSampling := context.WithCancel(ctx)
+	var wg sync.WaitGroup
+	wg.Go(func() { e.sampleEachSecond(sampling) })
+	offered := e.offer(ctx)
+	drained := e.drain(ctx)
+	stopSampling()
+	wg.Wait()
+	after := e.sys.AWS.Calls.Snapshot()
+	rep := e.report(offered, drained, before, after)
+	full, err := e.fullCeiling(ctx)
+	if err != nil {
+		return nil, err
+	}
+	bare, err := bareCeiling(ctx, e.sys.AWS, e.cfg.Burst)
+	if err != nil {
+		return nil, err
+	}
+	rep.FullCeiling, rep.BareCeiling = full, bare
+	if bare > 0 {
+		rep.Ratio = full / bare
+	}
+	rep.Findings = Findings(rep)
+	return rep, nil
+}
+
+// offer sends webhooks open loop: each is due at its own time, whatever
+// happened to the ones before. It returns the IDs offered.
+func (e *experiment) offer(ctx context.Context) []string {
+	var ids []string
+	start := time.Now()
+	e.obs.mu.Lock()
+	e.obs.start = start
+	e.obs.mu.Unlock()
+	tick := time.NewTicker(time.Millisecond)
+	defer tick.Stop()
+	var wg sync.WaitGroup
+	due, last := 0.0, start
+	for now := range tick.C {
+		t := now.Sub(start)
+		if t >= e.cfg.Duration || ctx.Err() != nil {
+			break
+		}
+		due += e.cfg.rateAt(t) * now.Sub(last).Seconds()
+		last = now
+		for float64(len(ids)) < due {
+			id := fmt.Sprintf("evt_lab_%07d", len(ids))
+			ids = append(ids, id)
+			e.obs.offer(id, now)
+			wg.Go(func() { e.obs.accept(id, e.post(ctx, id, len(ids))) })
+		}
+		e.progress(t)
+	}
+	wg.Wait()
+	return ids
+}
+
+// post sends one signed webhook and reports whether it was accepted.
+func (e *experiment) post(ctx context.Context, id string, i int) bool {
+	body := []byte(fmt.Sprintf(`{"id":%q,"type":"payment.requested","data":{"customer":"cus_%s","amount":%d,"currency":"usd"}}`,
+		id, id, 1000+(i%50)*10))
+	h, err := webhook.SignHeaders(webhook.SchemeStandard, []string{e.secret}, id, time.Now(), body)
+	if err != nil {
+		return false
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, e.sys.URL+"/webhooks/payments", bytes.NewReader(body))
+	if err != nil {
+		return false
+	}
+	req.Header = h
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := e.http.Do(req)
+	if err != nil {
+		return false
+	}
+	resp.Body.Close()
+	return resp.StatusCode == http.StatusOK
+}
+
+// progress prints a line when a second has passed.
+func (e *experiment) progress(t time.Duration) {
+	if e.cfg.Progress == nil || t%time.Second >= time.Millisecond {
+		return
+	}
+	s := e.obs.series()
+	if n := int(t / time.Second); n >= 1 && n-1 < len(s) {
+		p := s[n-1]
+		fmt.Fprintf(e.cfg.Progress, "t=%3ds offered %4d accepted %4d charged %4d dup %3d redelivered %3d depth %5d oldest %5.1fs p50 %4.0fms p99 %5.0fms\n",
+			p.T, p.Offered, p.Accepted, p.Charged, p.Duplicates, p.Redeliveries, p.QueueDepth, p.OldestAge, p.P50, p.P99)
+	}
+}
+
+// sampleEachSecond records the queue's depth once a second.
+func (e *experiment) sampleEachSecond(ctx context.Context) {
+	t := time.NewTicker(time.Second)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		out, err := e.sys.AWS.SQS.GetQueueAttributes(ctx, &sqs.GetQueueAttributesInput{
+			QueueUrl:       aws.String(e.sys.AWS.QueueURL("payments")),
+			AttributeNames: []sqstypes.QueueAttributeName{sqstypes.QueueAttributeNameApproximateNumberOfMessages},
+		})
+		depth := -1
+		if err == nil {
+			depth, _ = strconv.Atoi(out.Attributes[string(sqstypes.QueueAttributeNameApproximateNumberOfMessages)])
+		}
+		e.obs.sample(depth)
+	}
+}
+
+// drain waits until every accepted event settled, then one visibility
+// timeout more so that lost acknowledgements come back and are counted.
+// It returns how long the backlog took to settle after the load.
+func (e *experiment) drain(ctx context.Context) time.Duration {
+	start := time.Now()
+	deadline := start.Add(e.cfg.Drain)
+	for e.obs.open() > 0 && time.Now().Before(deadline) && ctx.Err() == nil {
+		time.Sleep(50 * time.Millisecond)
+	}
+	settled := time.Since(start)
+	if e.cfg.LostAcks > 0 {
+		time.Sleep(min(6*time.Second, time.Until(deadline)))
+	}
+	return settled
+}
+
+// unguarded is the worker without idempotency: every delivery claims.
+type unguarded struct{}
+
+func (unguarded) Claim(context.Context, string, string) (idempotency.Claim, error) {
+	return idempotency.Claim{Status: idempotency.Claimed, Token: "none", Attempt: 1, HeldUntil: time.Now().Add(time.Hour)}, nil
+}
+func (unguarded) Complete(context.Context, string, string, []byte) error { return nil }
+func (unguarded) Release(context.Context, string, string, time.Time) error {
+	return nil
+}
+
+// blindCharger never finds an earlier charge: with unguarded, the worker
+// has no idempotency at all.
+type blindCharger struct{ *provider.Client }
+
+func (blindCharger) LookupCharge(context.Context, string) (*provider.Charge, bool, error) {
+	return nil, false, nil
+}

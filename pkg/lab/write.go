@@ -1,0 +1,175 @@
+package lab
+
+import (
+	"encoding/json"
+	"fmt"
+	"image/color"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/plotutil"
+	"gonum.org/v1/plot/vg"
+)
+
+// Summary writes a run's totals and findings as text.
+func Summary(w io.Writer, r *Report) {
+	fmt.Fprintf(w, "== %s: %g webhooks/s for %s, %.1f%% acks lost, idempotency %v, spike %s, provider %s\n",
+		r.Name, r.Rate, r.Duration, 100*r.LostAcks, onOff(r.Idempotency), r.Spike, r.Profile)
+	fmt.Fprintf(w, "offered %d, accepted %d, charged %d, declined %d, dead-lettered %d, lost %d; success %.2f%%\n",
+		r.Offered, r.Accepted, r.Charged, r.Declined, r.DeadLettered, r.Lost, 100*r.Success)
+	fmt.Fprintf(w, "duplicate charges %d (%.0f a day at this rate); redeliveries %d\n", r.Duplicates, r.DuplicatesPerDay, r.Redeliveries)
+	fmt.Fprintf(w, "webhook -> charge p50 %.0f ms, p99 %.0f ms; max queue depth %d, oldest unsettled %.1f s; drained in %s\n",
+		r.P50, r.P99, r.MaxQueueDepth, r.MaxOldestAge, r.DrainedIn)
+	if r.SpikeDrainedIn != "" {
+		fmt.Fprintf(w, "after the spike the backlog drained in %s\n", r.SpikeDrainedIn)
+	}
+	fmt.Fprintf(w, "AWS calls per event: %s\n", calls(r.CallsPerEvent))
+	fmt.Fprintf(w, "cost per million events: $%.2f (API Gateway %.2f, Lambda %.2f, SQS %.2f, DynamoDB %.2f; %s)\n",
+		r.CostPerMillion.Total, r.CostPerMillion.APIGateway, r.CostPerMillion.Lambda, r.CostPerMillion.SQS, r.CostPerMillion.DynamoDB, r.CostPerMillion.Prices)
+	fmt.Fprintf(w, "ceilings, same run: full path %.0f events/s, bare pipeline %.0f events/s: full ÷ bare = %.2f×\n",
+		r.FullCeiling, r.BareCeiling, r.Ratio)
+	if len(r.Findings) == 0 {
+		fmt.Fprintln(w, "what broke: nothing; every goal held")
+	}
+	for _, f := range r.Findings {
+		fmt.Fprintf(w, "what broke: %s\n", f)
+	}
+}
+
+func onOff(b bool) string {
+	if b {
+		return "on"
+	}
+	return "off"
+}
+
+func calls(m map[string]float64) string {
+	var keys []string
+	total := 0.0
+	for k, v := range m {
+		keys = append(keys, k)
+		total += v
+	}
+	sort.Strings(keys)
+	var parts []string
+	for _, k := range keys {
+		parts = append(parts, fmt.Sprintf("%s %.2f", k, m[k]))
+	}
+	return fmt.Sprintf("%.2f (%s)", total, strings.Join(parts, ", "))
+}
+
+// Compare writes two runs side by side.
+func Compare(w io.Writer, a, b *Report) {
+	fmt.Fprintf(w, "| | %s | %s |\n|---|---|---|\n", a.Name, b.Name)
+	row := func(name, x, y string) { fmt.Fprintf(w, "| %s | %s | %s |\n", name, x, y) }
+	row("idempotency", onOff(a.Idempotency), onOff(b.Idempotency))
+	row("offered", fmt.Sprint(a.Offered), fmt.Sprint(b.Offered))
+	row("duplicate charges", fmt.Sprint(a.Duplicates), fmt.Sprint(b.Duplicates))
+	row("duplicates a day", fmt.Sprintf("%.0f", a.DuplicatesPerDay), fmt.Sprintf("%.0f", b.DuplicatesPerDay))
+	row("success", fmt.Sprintf("%.2f%%", 100*a.Success), fmt.Sprintf("%.2f%%", 100*b.Success))
+	row("lost", fmt.Sprint(a.Lost), fmt.Sprint(b.Lost))
+	row("p99 webhook → charge", fmt.Sprintf("%.0f ms", a.P99), fmt.Sprintf("%.0f ms", b.P99))
+	row("cost per million events", fmt.Sprintf("$%.2f", a.CostPerMillion.Total), fmt.Sprintf("$%.2f", b.CostPerMillion.Total))
+	row("full ÷ bare (same run)", fmt.Sprintf("%.2f×", a.Ratio), fmt.Sprintf("%.2f×", b.Ratio))
+}
+
+// WriteReport writes dir/report.md, dir/report.json and the plots of each
+// run (dir/<name>-*.svg). With two runs or more, report.md compares the
+// first two.
+func WriteReport(dir string, runs ...*Report) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("lab: %w", err)
+	}
+	data, err := json.MarshalIndent(runs, "", "  ")
+	if err != nil {
+		return fmt.Errorf("lab: %w", err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "report.json"), data, 0o644); err != nil {
+		return fmt.Errorf("lab: %w", err)
+	}
+	var md strings.Builder
+	md.WriteString("# Lab report\n\nWritten by `make lab` (`hookline lab`); every figure below was measured in the run it describes.\n\n")
+	if len(runs) >= 2 {
+		md.WriteString("## Before and after\n\n")
+		Compare(&md, runs[0], runs[1])
+		md.WriteString("\n")
+	}
+	for _, r := range runs {
+		fmt.Fprintf(&md, "## %s\n\n```text\n", r.Name)
+		Summary(&md, r)
+		md.WriteString("```\n\n")
+		for _, p := range plots {
+			name := r.Name + "-" + p.file
+			if err := p.draw(r, filepath.Join(dir, name)); err != nil {
+				return err
+			}
+			fmt.Fprintf(&md, "![%s](%s)\n", p.title, name)
+		}
+		md.WriteString("\n")
+	}
+	return os.WriteFile(filepath.Join(dir, "report.md"), []byte(md.String()), 0o644)
+}
+
+// plotSpec is one plot of a run's seconds.
+type plotSpec struct {
+	file, title, y string
+	lines          []line
+}
+
+type line struct {
+	name string
+	val  func(Second) float64
+}
+
+var plots = []plotSpec{
+	{"rate.svg", "rate", "events/s", []line{
+		{"offered", func(s Second) float64 { return float64(s.Offered) }},
+		{"accepted", func(s Second) float64 { return float64(s.Accepted) }},
+		{"charged", func(s Second) float64 { return float64(s.Charged) }},
+	}},
+	{"latency.svg", "webhook → charge", "ms", []line{
+		{"p50", func(s Second) float64 { return s.P50 }},
+		{"p99", func(s Second) float64 { return s.P99 }},
+	}},
+	{"duplicates.svg", "duplicates and redeliveries", "per second", []line{
+		{"duplicate charges", func(s Second) float64 { return float64(s.Duplicates) }},
+		{"redeliveries", func(s Second) float64 { return float64(s.Redeliveries) }},
+	}},
+	{"queue.svg", "queue", "messages / seconds", []line{
+		{"depth (messages)", func(s Second) float64 { return float64(s.QueueDepth) }},
+		{"oldest unsettled (s)", func(s Second) float64 { return s.OldestAge }},
+	}},
+}
+
+func (p plotSpec) draw(r *Report, path string) error {
+	pl := plot.New()
+	pl.Title.Text = fmt.Sprintf("%s: %s", r.Name, p.title)
+	pl.X.Label.Text = "second"
+	pl.Y.Label.Text = p.y
+	pl.Legend.Top = true
+	for i, l := range p.lines {
+		pts := make(plotter.XYs, len(r.Seconds))
+		for j, s := range r.Seconds {
+			pts[j].X, pts[j].Y = float64(s.T), max(l.val(s), 0)
+		}
+		ln, err := plotter.NewLine(pts)
+		if err != nil {
+			return fmt.Errorf("lab: plot: %w", err)
+		}
+		ln.Color = plotutil.Color(i)
+		if ln.Color == nil {
+			ln.Color = color.Black
+		}
+		pl.Add(ln)
+		pl.Legend.Add(l.name, ln)
+	}
+	if err := pl.Save(8*vg.Inch, 3*vg.Inch, path); err != nil {
+		return fmt.Errorf("lab: plot %s: %w", path, err)
+	}
+	return nil
+}
