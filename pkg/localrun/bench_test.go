@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"flag"
 	"fmt"
 	"net/http"
 	"regexp"
@@ -153,4 +154,128 @@ func sendUsage(b *testing.B, sys *localrun.System, workloads, n int, units int64
 	close(ids)
 	wg.Wait()
 	return sent
+}
+
+var (
+	pacedRate        = flag.Int("usage.rate", 500, "arrival rate of BenchmarkUsagePaced, events/s")
+	pacedConcurrency = flag.Int("usage.concurrency", 0, "concurrent spend-worker invocations (0: localrun's default)")
+)
+
+// BenchmarkUsagePaced offers signed usage webhooks at a fixed arrival rate
+// (open loop: each event is sent at its scheduled time whether or not the
+// earlier ones were answered; -usage.rate, default 500/s) for 100
+// workloads with a cap of 1000, 25 events of 50 units each, so every
+// workload crosses its cap once. It reports the offered and attributed
+// rates, their ratio (1.0: the path keeps up), and the latency from each
+// tipping event's webhook to its page at the pager sink, p50 and p99.
+// Run with -benchtime 1x.
+func BenchmarkUsagePaced(b *testing.B) {
+	for range b.N {
+		runUsagePaced(b, 100, 25, 50, *pacedRate)
+	}
+}
+
+func runUsagePaced(b *testing.B, workloads, perWorkload int, units int64, rate int) {
+	var mu sync.Mutex
+	paged := map[string]time.Time{}
+	sys, err := localrun.Start(context.Background(), localrun.Config{
+		Addr: "127.0.0.1:0", MaxConcurrency: *pacedConcurrency, Lookup: func(string) (string, bool) { return "", false },
+		Sim: providersim.Config{OnPage: func(ev pager.Event) {
+			if ev.Payload == nil {
+				return
+			}
+			if m := tippingEvent.FindStringSubmatch(ev.Payload.Summary); m != nil {
+				mu.Lock()
+				paged[m[1]] = time.Now()
+				mu.Unlock()
+			}
+		}},
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer sys.Close()
+	ledger, err := sys.Ledger()
+	if err != nil {
+		b.Fatal(err)
+	}
+	ctx := context.Background()
+	for w := range workloads {
+		if _, err := ledger.Spend.CreateWorkload(ctx, spend.NewWorkload{ID: fmt.Sprintf("wl-%02d", w), Owner: "bench", Route: "rk", Cap: 1000}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	n := workloads * perWorkload
+	secret := localrun.DevSecrets[localrun.SecretVar("usage")]
+	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 512}}
+	var smu sync.Mutex
+	sent := make(map[string]time.Time, n)
+	var wg sync.WaitGroup
+	b.ResetTimer()
+	start := time.Now()
+	interval := time.Second / time.Duration(rate)
+	for i := range n {
+		at := start.Add(time.Duration(i) * interval)
+		time.Sleep(time.Until(at))
+		wg.Go(func() {
+			rec := fmt.Sprintf("ur_paced_%06d", i)
+			ev := provider.UsageEvent{ID: "evt_" + rec, Type: provider.UsageEventType, Created: time.Now().UTC(),
+				Data: provider.UsageRecord{RecordID: rec, WorkloadRef: fmt.Sprintf("wl-%02d", i%workloads), Units: units, OccurredAt: time.Now().UTC()}}
+			body, _ := json.Marshal(ev)
+			h, _ := webhook.SignHeaders(webhook.SchemeStandard, []string{secret}, ev.ID, time.Now(), body)
+			req, _ := http.NewRequest(http.MethodPost, sys.URL+"/webhooks/usage", bytes.NewReader(body))
+			req.Header = h
+			req.Header.Set("Content-Type", "application/json")
+			sentAt := time.Now()
+			resp, err := client.Do(req)
+			if err != nil || resp.StatusCode != 200 {
+				b.Errorf("usage webhook %s: %v %v", ev.ID, err, resp)
+				return
+			}
+			resp.Body.Close()
+			smu.Lock()
+			sent[ev.ID] = sentAt
+			smu.Unlock()
+		})
+	}
+	offered := float64(n) / time.Since(start).Seconds()
+	wg.Wait()
+	want := int64(perWorkload) * units
+	for !allAttributed(ctx, ledger.Spend, workloads, want) {
+		time.Sleep(20 * time.Millisecond)
+		if time.Since(start) > 5*time.Minute {
+			b.Fatal("usage not attributed within 5 minutes")
+		}
+	}
+	elapsed := time.Since(start)
+	b.StopTimer()
+	for deadline := time.Now().Add(30 * time.Second); ; {
+		mu.Lock()
+		got := len(paged)
+		mu.Unlock()
+		if got >= workloads || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	var lat []time.Duration
+	mu.Lock()
+	for ev, at := range paged {
+		lat = append(lat, at.Sub(sent[ev]))
+	}
+	mu.Unlock()
+	if len(lat) != workloads {
+		b.Fatalf("%d pages for %d workloads", len(lat), workloads)
+	}
+	slices.Sort(lat)
+	attributed := float64(n) / elapsed.Seconds()
+	p50, p99 := lat[len(lat)/2], lat[(len(lat)*99)/100]
+	b.ReportMetric(offered, "offered/s")
+	b.ReportMetric(attributed, "attributed/s")
+	b.ReportMetric(attributed/offered, "ratio")
+	b.ReportMetric(float64(p50.Milliseconds()), "event_to_page_p50_ms")
+	b.ReportMetric(float64(p99.Milliseconds()), "event_to_page_p99_ms")
+	b.ReportMetric(0, "ns/op")
+	fmt.Printf("usage paced: %d events offered at %.0f/s, attributed at %.0f/s (ratio %.2f), event→page p50 %s p99 %s (%d pages)\n",
+		n, offered, attributed, attributed/offered, p50.Round(time.Millisecond), p99.Round(time.Millisecond), len(lat))
 }

@@ -247,6 +247,41 @@ func (o *Outbox) Flush(ctx context.Context) (FlushResult, error) {
 	return res, errors.Join(errs...)
 }
 
+// FlushKeys sends the pending pages with the given dedup keys, as
+// [Outbox.Flush] does, reading each by its key instead of listing every
+// pending page: a caller that enqueued pages flushes just those, at a
+// cost that does not grow with the outbox. Keys of pages already sent, or
+// absent, are skipped.
+func (o *Outbox) FlushKeys(ctx context.Context, keys []string) (FlushResult, error) {
+	var res FlushResult
+	if o.sender == nil {
+		return res, ErrNoSender
+	}
+	var errs []error
+	for _, k := range keys {
+		if err := ctx.Err(); err != nil {
+			return res, err
+		}
+		p, err := o.Get(ctx, k)
+		if errors.Is(err, ErrNotFound) {
+			res.Skipped++
+			continue
+		}
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		if p.Status != StatusPending {
+			res.Skipped++
+			continue
+		}
+		if err := o.flushOne(ctx, p, &res); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return res, errors.Join(errs...)
+}
+
 func (o *Outbox) flushOne(ctx context.Context, p Page, res *FlushResult) error {
 	now := o.now()
 	if p.NextAttemptAt.After(now) {

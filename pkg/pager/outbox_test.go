@@ -236,3 +236,31 @@ func decodeBody(r *http.Request) (Event, error) {
 	err := json.NewDecoder(r.Body).Decode(&ev)
 	return ev, err
 }
+
+func TestFlushKeysSendsOnlyTheNamedPendingPages(t *testing.T) {
+	ctx := context.Background()
+	// given two pending pages
+	o, pd, _ := newOutboxForTest(t, http.StatusAccepted)
+	for _, k := range []string{"cap:w1:pause:e0", "cap:w2:pause:e0"} {
+		if ok, err := o.Enqueue(ctx, testEvent(k)); err != nil || !ok {
+			t.Fatalf("Enqueue %s = %v, %v", k, ok, err)
+		}
+	}
+	// when one is flushed by its key, with an unknown key beside it
+	res, err := o.FlushKeys(ctx, []string{"cap:w1:pause:e0", "no-such-page"})
+	// then only that page is sent, and the other stays pending
+	if err != nil || res.Sent != 1 || res.Skipped != 1 {
+		t.Fatalf("FlushKeys = %+v, %v; want one sent, one skipped", res, err)
+	}
+	if pd.accepted["cap:w1:pause:e0"] != 1 || pd.accepted["cap:w2:pause:e0"] != 0 {
+		t.Fatalf("accepted %v", pd.accepted)
+	}
+	// and flushing the sent key again sends nothing
+	if res, err := o.FlushKeys(ctx, []string{"cap:w1:pause:e0"}); err != nil || res.Sent != 0 || pd.calls != 1 {
+		t.Fatalf("second FlushKeys = %+v, %v, calls %d", res, err, pd.calls)
+	}
+	pending, _ := o.Pending(ctx)
+	if len(pending) != 1 || pending[0].DedupKey != "cap:w2:pause:e0" {
+		t.Fatalf("pending = %+v", pending)
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"sync"
 	"time"
 
 	"github.com/aws/aws-lambda-go/events"
@@ -39,6 +40,21 @@ type Flusher interface {
 	Flush(ctx context.Context) (pager.FlushResult, error)
 }
 
+// KeyFlusher sends the pending pages with the given dedup keys;
+// [*pager.Outbox] is one. A Pages that is also a KeyFlusher is flushed
+// by the keys of the pages this batch enqueued, with a full Flush at most
+// every FullFlushEvery (and after a send failed), so that the cost of a
+// batch does not grow with the outbox.
+type KeyFlusher interface {
+	FlushKeys(ctx context.Context, keys []string) (pager.FlushResult, error)
+}
+
+var _ KeyFlusher = (*pager.Outbox)(nil)
+
+// FullFlushEvery bounds how long a page enqueued by an earlier, crashed
+// invocation can wait for a worker's flush.
+const FullFlushEvery = 30 * time.Second
+
 // Queue is what the worker needs from the queue it consumes.
 type Queue interface {
 	DeadLetter(ctx context.Context, m events.SQSMessage, reason string) error
@@ -56,7 +72,25 @@ type Config struct {
 }
 
 // Worker handles SQS batches from the usage queue.
-type Worker struct{ cfg Config }
+type Worker struct {
+	cfg Config
+
+	mu       sync.Mutex
+	lastFull time.Time // last full Flush
+	backlog  bool      // a send failed: the next flush is a full one
+}
+
+// pageKeys collects the dedup keys of the pages one batch enqueued.
+type pageKeys struct {
+	mu   sync.Mutex
+	keys []string
+}
+
+func (k *pageKeys) add(keys ...string) {
+	k.mu.Lock()
+	k.keys = append(k.keys, keys...)
+	k.mu.Unlock()
+}
 
 // New validates cfg and builds a Worker.
 func New(cfg Config) (*Worker, error) {
@@ -77,33 +111,67 @@ func New(cfg Config) (*Worker, error) {
 
 // Handle is the Lambda entry point.
 func (w *Worker) Handle(ctx context.Context, ev events.SQSEvent) (events.SQSEventResponse, error) {
-	resp := queue.HandleBatch(ctx, ev, w.cfg.Concurrency, w.process)
-	w.flush(ctx)
+	keys := &pageKeys{}
+	resp := queue.HandleBatch(ctx, ev, w.cfg.Concurrency, func(ctx context.Context, m events.SQSMessage) bool {
+		return w.process(ctx, m, keys)
+	})
+	w.flush(ctx, keys.keys)
 	return resp, nil
 }
 
-func (w *Worker) flush(ctx context.Context) {
+// flush sends the pages this batch enqueued, or every pending page when a
+// full flush is due.
+func (w *Worker) flush(ctx context.Context, keys []string) {
 	if w.cfg.Pages == nil {
 		return
 	}
-	if _, err := w.cfg.Pages.Flush(ctx); err != nil {
+	kf, byKey := w.cfg.Pages.(KeyFlusher)
+	now := w.cfg.Now()
+	w.mu.Lock()
+	full := !byKey || w.backlog || now.Sub(w.lastFull) >= FullFlushEvery
+	if full {
+		w.lastFull, w.backlog = now, false
+	}
+	w.mu.Unlock()
+	var res pager.FlushResult
+	var err error
+	switch {
+	case full:
+		res, err = w.cfg.Pages.Flush(ctx)
+	case len(keys) > 0:
+		res, err = kf.FlushKeys(ctx, keys)
+	default:
+		return
+	}
+	if err != nil || res.Retried > 0 {
+		w.mu.Lock()
+		w.backlog = true
+		w.mu.Unlock()
+	}
+	if err != nil {
 		w.cfg.Logger.WarnContext(ctx, "page flush failed; pages stay in the outbox", "err", err)
 	}
 }
 
 // process applies one record and reports whether it is acknowledged.
-func (w *Worker) process(ctx context.Context, m events.SQSMessage) bool {
+func (w *Worker) process(ctx context.Context, m events.SQSMessage, keys *pageKeys) bool {
 	u, receivedAt, err := parse(m, w.cfg.Now())
 	if err != nil {
 		return w.deadLetter(ctx, m, "malformed_message")
 	}
 	res, err := w.cfg.Ledger.Apply(ctx, u)
 	if spend.IsRefused(err) {
-		return w.refused(ctx, m, u, err)
+		return w.refused(ctx, m, u, err, keys)
 	}
 	if err != nil {
 		w.cfg.Logger.WarnContext(ctx, "usage not applied; record returns to the queue", "record_id", u.RecordID, "err", err)
 		return false
+	}
+	for _, d := range res.Decisions {
+		keys.add(d.DedupKey)
+	}
+	if res.Disagreement != nil {
+		keys.add(res.Disagreement.DedupKey)
 	}
 	w.observe(u, receivedAt, res)
 	w.cfg.Logger.InfoContext(ctx, "usage "+string(res.Outcome), "record_id", u.RecordID, "event_id", u.EventID,
@@ -124,15 +192,17 @@ func (w *Worker) observe(u spend.Usage, receivedAt time.Time, res spend.Result) 
 // refused quarantines a record the ledger refuses for good (retrying
 // cannot apply it): it is stored with the reason and paged once to the
 // reconciliation owner, and the message is acknowledged.
-func (w *Worker) refused(ctx context.Context, m events.SQSMessage, u spend.Usage, cause error) bool {
+func (w *Worker) refused(ctx context.Context, m events.SQSMessage, u spend.Usage, cause error, keys *pageKeys) bool {
 	q, ok := w.cfg.Ledger.(Quarantiner)
 	if !ok {
 		return w.deadLetter(ctx, m, "invalid_usage")
 	}
-	if _, _, err := q.Quarantine(ctx, u, cause.Error()); err != nil {
+	rec, _, err := q.Quarantine(ctx, u, cause.Error())
+	if err != nil {
 		w.cfg.Logger.WarnContext(ctx, "quarantine failed; record returns to the queue", "record_id", u.RecordID, "err", err)
 		return false
 	}
+	keys.add(rec.DedupKey)
 	w.cfg.Logger.WarnContext(ctx, "usage quarantined", "record_id", u.RecordID, "event_id", u.EventID, "reason", cause.Error())
 	w.cfg.Metrics.Count("usage_events", 1, emf.Dims{"outcome": "quarantined"})
 	return true
