@@ -171,7 +171,7 @@ func (f *fakeStripe) commit(key, params string, form url.Values) (int, []byte) {
 		"amount": json.Number(form.Get("amount")), "currency": form.Get("currency"), "customer": customer,
 		"description": form.Get("description"), "payment_method": form.Get("payment_method"),
 		"metadata": map[string]string{"hookline_key": form.Get("metadata[hookline_key]"), "event_id": form.Get("metadata[event_id]")},
-		"status": "succeeded",
+		"status":   "succeeded",
 	}
 	status := 200
 	var body []byte
