@@ -45,6 +45,10 @@ bench: deps ## Run the benchmarks; figures are rates, ratios and latencies with 
 	@echo "== usage path paced at 500/s, open loop (attributed/offered, event->page p50/p99)"
 	$(GO) test -run '^$$' -bench UsagePaced -benchtime 1x ./pkg/localrun
 
+.PHONY: lab
+lab: deps ## Payments lab: idempotency off, on, and a 3x spike, 500 webhooks/s for 60 s each; writes docs/lab/.
+	$(GO) run ./cmd/hookline lab --suite --rate 500 --duration 60s --out docs/lab
+
 .PHONY: soak
 soak: deps ## Longer payment fault model (20,000 events per provider profile), then each provider fault alone against each profile.
 	$(GO) test -count=1 -timeout 60m ./pkg/payments -run 'TestFaultModel$$|TestFaultMatrix' -v -model-events 20000 -model-matrix

@@ -19,6 +19,7 @@ var grammar = []struct {
 	required []string // required flags with a valid value, as "--name=value"
 }{
 	{path: "run"},
+	{path: "lab"},
 	{path: "dev send-webhook", required: []string{"--source=payments", "--file=testdata/x.json"}},
 	{path: "dev send-usage", required: []string{"--workload=img-resize", "--units=400"}},
 	{path: "workload create", args: []string{"workload-7"}, required: []string{"--owner=o", "--route=r", "--cap=1000"}},

@@ -106,7 +106,7 @@ commands in the same directory reach its local AWS through
 		c.GroupID = "oncall"
 		root.AddCommand(c)
 	}
-	for _, c := range []*cobra.Command{newRunCmd(), newDevCmd()} {
+	for _, c := range []*cobra.Command{newRunCmd(), newLabCmd(), newDevCmd()} {
 		c.GroupID = "dev"
 		root.AddCommand(c)
 	}
