@@ -40,7 +40,7 @@ bench: deps ## Run the benchmarks; figures are rates, ratios and latencies with 
 	$(GO) test -run '^$$' -bench . -benchtime 2s ./pkg/provider
 	@echo "== reconciler fold (records/s; 1k vs 100k ledger entries and 0 vs 5 ms injected latency, each ratio from the same run)"
 	$(GO) test -run '^$$' -bench Fold -benchtime 2000x ./pkg/reconcile
-	@echo "== end to end: payments (registry on and off; ceiling = 800/s bare pipeline) and usage (events/s, event->page)"
+	@echo "== end to end: payments (registry on and off; x_ceiling = full / bare pipeline measured in the same run) and usage (events/s, event->page)"
 	$(GO) test -run '^$$' -bench E2E -benchtime 1x ./pkg/payments ./pkg/localrun
 	@echo "== usage path paced at 500/s, open loop (attributed/offered, event->page p50/p99)"
 	$(GO) test -run '^$$' -bench UsagePaced -benchtime 1x ./pkg/localrun

@@ -19,13 +19,13 @@ import (
 	"github.com/hookline/hookline/pkg/localaws"
 )
 
-// bareCeiling is the bare pipeline's saturated rate on env: the DynamoDB
+// BareCeiling is the bare pipeline's saturated rate on env: the DynamoDB
 // and SQS calls of the full path and nothing else. Intake is 32
 // goroutines doing a conditional put, a send and a status update; four
 // pollers receive batches of 10, make a conditional claim and a
 // conditioned complete per message, and delete in batches. It is timed
 // from the first intake to the last delete of n events.
-func bareCeiling(ctx context.Context, env *localaws.Env, n int) (float64, error) {
+func BareCeiling(ctx context.Context, env *localaws.Env, n int) (float64, error) {
 	q, err := env.SQS.CreateQueue(ctx, &sqs.CreateQueueInput{QueueName: aws.String(fmt.Sprintf("lab-bare-%08x", rand.Uint32()))})
 	if err != nil {
 		return 0, fmt.Errorf("lab: bare queue: %w", err)

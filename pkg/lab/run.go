@@ -171,7 +171,7 @@ func (e *experiment) run(ctx context.Context) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
-	bare, err := bareCeiling(ctx, e.sys.AWS, e.cfg.Burst)
+	bare, err := BareCeiling(ctx, e.sys.AWS, e.cfg.Burst)
 	if err != nil {
 		return nil, err
 	}
