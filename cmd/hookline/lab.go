@@ -108,7 +108,12 @@ func runLabSuite(ctx context.Context, out io.Writer, base lab.Config, f labFlags
 // config turns the flags into an experiment, refusing ambiguous values.
 func (f labFlags) config(progress io.Writer) (lab.Config, error) {
 	cfg := lab.Config{Rate: f.rate, Duration: f.duration, LostAcks: f.lostAcks, FaultRate: f.faults, Seed: f.seed,
-		Burst: f.burst, Progress: progress, Logger: logger(verbose)}
+		Burst: f.burst, Progress: progress}
+	if verbose {
+		// The functions' own logs; without -v the progress lines are the
+		// output.
+		cfg.Logger = logger(true)
+	}
 	switch f.idempotency {
 	case "on":
 		cfg.Idempotency = true

@@ -194,7 +194,7 @@ func (e *experiment) offer(ctx context.Context) []string {
 	tick := time.NewTicker(time.Millisecond)
 	defer tick.Stop()
 	var wg sync.WaitGroup
-	due, last := 0.0, start
+	due, last, printed := 0.0, start, 0
 	for now := range tick.C {
 		t := now.Sub(start)
 		if t >= e.cfg.Duration || ctx.Err() != nil {
@@ -208,7 +208,10 @@ func (e *experiment) offer(ctx context.Context) []string {
 			e.obs.offer(id, now)
 			wg.Go(func() { e.obs.accept(id, e.post(ctx, id, len(ids))) })
 		}
-		e.progress(t)
+		if sec := int(t / time.Second); sec > printed {
+			printed = sec
+			e.progress(sec - 1)
+		}
 	}
 	wg.Wait()
 	return ids
@@ -236,14 +239,13 @@ func (e *experiment) post(ctx context.Context, id string, i int) bool {
 	return resp.StatusCode == http.StatusOK
 }
 
-// progress prints a line when a second has passed.
-func (e *experiment) progress(t time.Duration) {
-	if e.cfg.Progress == nil || t%time.Second >= time.Millisecond {
+// progress prints the line of second n.
+func (e *experiment) progress(n int) {
+	if e.cfg.Progress == nil {
 		return
 	}
-	s := e.obs.series()
-	if n := int(t / time.Second); n >= 1 && n-1 < len(s) {
-		p := s[n-1]
+	if s := e.obs.series(); n < len(s) {
+		p := s[n]
 		fmt.Fprintf(e.cfg.Progress, "t=%3ds offered %4d accepted %4d charged %4d dup %3d redelivered %3d depth %5d oldest %5.1fs p50 %4.0fms p99 %5.0fms\n",
 			p.T, p.Offered, p.Accepted, p.Charged, p.Duplicates, p.Redeliveries, p.QueueDepth, p.OldestAge, p.P50, p.P99)
 	}
