@@ -10,6 +10,7 @@ import (
 	"regexp"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -211,6 +212,7 @@ func runUsagePaced(b *testing.B, workloads, perWorkload int, units int64, rate i
 	var smu sync.Mutex
 	sent := make(map[string]time.Time, n)
 	var wg sync.WaitGroup
+	var retries atomic.Int64
 	b.ResetTimer()
 	start := time.Now()
 	interval := time.Second / time.Duration(rate)
@@ -222,17 +224,30 @@ func runUsagePaced(b *testing.B, workloads, perWorkload int, units int64, rate i
 			ev := provider.UsageEvent{ID: "evt_" + rec, Type: provider.UsageEventType, Created: time.Now().UTC(),
 				Data: provider.UsageRecord{RecordID: rec, WorkloadRef: fmt.Sprintf("wl-%02d", i%workloads), Units: units, OccurredAt: time.Now().UTC()}}
 			body, _ := json.Marshal(ev)
-			h, _ := webhook.SignHeaders(webhook.SchemeStandard, []string{secret}, ev.ID, time.Now(), body)
-			req, _ := http.NewRequest(http.MethodPost, sys.URL+"/webhooks/usage", bytes.NewReader(body))
-			req.Header = h
-			req.Header.Set("Content-Type", "application/json")
 			sentAt := time.Now()
-			resp, err := client.Do(req)
-			if err != nil || resp.StatusCode != 200 {
-				b.Errorf("usage webhook %s: %v %v", ev.ID, err, resp)
-				return
+			// As a provider does, retry a 5xx (the receiver sheds load
+			// with 503 when intake cannot keep up) after a backoff.
+			for attempt, wait := 1, 100*time.Millisecond; ; attempt, wait = attempt+1, wait*2 {
+				h, _ := webhook.SignHeaders(webhook.SchemeStandard, []string{secret}, ev.ID, time.Now(), body)
+				req, _ := http.NewRequest(http.MethodPost, sys.URL+"/webhooks/usage", bytes.NewReader(body))
+				req.Header = h
+				req.Header.Set("Content-Type", "application/json")
+				resp, err := client.Do(req)
+				status := 0
+				if err == nil {
+					status = resp.StatusCode
+					resp.Body.Close()
+				}
+				if status == http.StatusOK {
+					break
+				}
+				if (err == nil && status < 500) || attempt == 6 {
+					b.Errorf("usage webhook %s: status %d, %v (attempt %d)", ev.ID, status, err, attempt)
+					return
+				}
+				retries.Add(1)
+				time.Sleep(wait)
 			}
-			resp.Body.Close()
 			smu.Lock()
 			sent[ev.ID] = sentAt
 			smu.Unlock()
@@ -275,7 +290,8 @@ func runUsagePaced(b *testing.B, workloads, perWorkload int, units int64, rate i
 	b.ReportMetric(attributed/offered, "ratio")
 	b.ReportMetric(float64(p50.Milliseconds()), "event_to_page_p50_ms")
 	b.ReportMetric(float64(p99.Milliseconds()), "event_to_page_p99_ms")
+	b.ReportMetric(float64(retries.Load()), "retried_5xx")
 	b.ReportMetric(0, "ns/op")
-	fmt.Printf("usage paced: %d events offered at %.0f/s, attributed at %.0f/s (ratio %.2f), event→page p50 %s p99 %s (%d pages)\n",
-		n, offered, attributed, attributed/offered, p50.Round(time.Millisecond), p99.Round(time.Millisecond), len(lat))
+	fmt.Printf("usage paced: %d events offered at %.0f/s, attributed at %.0f/s (ratio %.2f), event→page p50 %s p99 %s (%d pages), %d 5xx answers retried\n",
+		n, offered, attributed, attributed/offered, p50.Round(time.Millisecond), p99.Round(time.Millisecond), len(lat), retries.Load())
 }
