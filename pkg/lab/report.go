@@ -112,15 +112,20 @@ func spikeDrain(sp Spike, secs []Second) string {
 }
 
 // costs returns the AWS calls per event and what a million events cost.
+// Receives are priced as one per batch invoked: Lambda's pollers long-poll
+// an SQS queue, while the local event source short-polls (see
+// lambdalocal.SQSMapping.Run), so its empty receives are not what AWS
+// would bill.
 func (e *experiment) costs(before, after map[string]int64, events float64) (map[string]float64, Cost) {
 	calls := map[string]int64{}
 	perEvent := map[string]float64{}
-	var sqsCalls float64
+	batches := float64(e.mapping.Stats().Invocations.Load()) / events
+	sqsCalls := batches
 	for k, v := range after {
 		if d := v - before[k]; d > 0 {
 			calls[k] = d
 			perEvent[k] = float64(d) / events
-			if strings.HasPrefix(k, "SQS.") {
+			if strings.HasPrefix(k, "SQS.") && k != "SQS.ReceiveMessage" && k != "SQS.GetQueueAttributes" {
 				sqsCalls += float64(d) / events
 			}
 		}
@@ -128,7 +133,7 @@ func (e *experiment) costs(before, after map[string]int64, events float64) (map[
 	reads, writes := dynamoUnits(calls, events)
 	u := usage{
 		requests:      1,
-		invocations:   1 + float64(e.mapping.Stats().Invocations.Load())/events,
+		invocations:   1 + batches,
 		lambdaSeconds: time.Duration(e.busy.Load()).Seconds() / events,
 		sqsCalls:      sqsCalls, dynamoReads: reads, dynamoWrites: writes,
 	}
