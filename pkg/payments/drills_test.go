@@ -183,7 +183,8 @@ func TestDrillPoisonMessagesReachTheDLQWithTheirReason(t *testing.T) {
 		setup  func(*rig)
 		reason string
 	}{
-		{"malformed body", `{"id":"evt_poison","data":{"amount":"lots"}}`, nil, "malformed_message"},
+		{"malformed body", `{"id":"evt_poison","data":{"amount":"lots"}}`, nil,
+			`malformed_message: source "payments": customer: /data/customer is missing; currency: /data/currency is missing; amount: /data/amount is not a number`},
 		{"provider keeps failing", paymentBody("evt_down", 3000), func(r *rig) {
 			r.sim.SetFaultRate(1, providersim.Fault{Kind: providersim.FaultServerError})
 		}, "retries_exhausted: provider_outcome_unknown"},

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/aws/aws-lambda-go/events"
 
@@ -33,37 +34,41 @@ func (p Payment) Hash() string {
 	return idempotency.Hash(c.Customer, fmt.Sprint(c.Amount), c.Currency)
 }
 
-type body struct {
-	ID   string `json:"id"`
-	Data struct {
-		Customer string `json:"customer"`
-		Amount   int64  `json:"amount"`
-		Currency string `json:"currency"`
-	} `json:"data"`
+// ParseMessage reads a payment from an SQS record with hookline's own
+// body shape ([HooklineMapping]); see [ParseMessageWith].
+func ParseMessage(m events.SQSMessage) (Payment, error) {
+	return ParseMessageWith(m, nil)
 }
 
-// ParseMessage reads a payment from an SQS record: the intake attributes
-// name the source and event ID, the body carries the charge.
-func ParseMessage(m events.SQSMessage) (Payment, error) {
-	var b body
-	if err := json.Unmarshal([]byte(m.Body), &b); err != nil {
-		return Payment{}, fmt.Errorf("%w: body is not JSON", ErrMalformed)
-	}
+// ParseMessageWith reads a payment from an SQS record: the intake
+// attributes name the source and event ID, and the source's mapping in ms
+// (nil: [HooklineMapping] for every source) says where the body keeps the
+// charge. An error wraps [ErrMalformed] and names the source and each
+// missing or bad field; [MalformedReason] turns it into a dead-letter
+// reason.
+func ParseMessageWith(m events.SQSMessage, ms *Mappings) (Payment, error) {
 	p := Payment{Source: attr(m, "source"), EventID: attr(m, "event_id")}
 	if p.Source == "" {
 		p.Source = "payments"
 	}
-	if p.EventID == "" {
-		p.EventID = b.ID
+	req, err := ms.For(p.Source).Apply([]byte(m.Body), p.EventID)
+	if err != nil {
+		return Payment{}, fmt.Errorf("%w: source %q: %w", ErrMalformed, p.Source, err)
 	}
-	p.Charge = provider.ChargeRequest{EventID: p.EventID, Customer: b.Data.Customer, Amount: b.Data.Amount, Currency: b.Data.Currency}
-	if p.EventID == "" {
-		return Payment{}, fmt.Errorf("%w: no event id", ErrMalformed)
-	}
+	p.EventID = req.EventID
+	p.Charge = req
 	if err := p.Charge.Validate(); err != nil {
-		return Payment{}, fmt.Errorf("%w: %w", ErrMalformed, err)
+		return Payment{}, fmt.Errorf("%w: source %q: %w", ErrMalformed, p.Source, err)
 	}
 	return p, nil
+}
+
+// MalformedReason is the dead-letter reason of a message that does not
+// map: "malformed_message: " and what is wrong, on one line.
+func MalformedReason(err error) string {
+	detail := strings.TrimPrefix(err.Error(), ErrMalformed.Error())
+	detail = strings.TrimPrefix(detail, ": ")
+	return "malformed_message: " + strings.ReplaceAll(detail, "\n", "; ")
 }
 
 func attr(m events.SQSMessage, name string) string {

@@ -43,6 +43,9 @@ type Config struct {
 	Registry Registry
 	Provider Charger
 	Queue    Queue
+	// Mappings says how each source's body becomes a charge (nil:
+	// [HooklineMapping] for every source).
+	Mappings *Mappings
 	// Concurrency bounds the records of one batch processed at once
 	// (default 10).
 	Concurrency int
@@ -125,11 +128,11 @@ type outcome struct {
 
 // process handles one record and reports whether it is acknowledged.
 func (w *Worker) process(ctx context.Context, m events.SQSMessage) bool {
-	p, err := ParseMessage(m)
+	p, err := ParseMessageWith(m, w.cfg.Mappings)
 	var out outcome
 	if err != nil {
 		p.Source, p.EventID = cmp.Or(attr(m, "source"), "unknown"), attr(m, "event_id")
-		out = outcome{name: "dead_lettered", reason: "malformed_message"}
+		out = outcome{name: "dead_lettered", reason: MalformedReason(err)}
 	} else {
 		out = w.pay(ctx, p, receiveCount(m))
 	}
