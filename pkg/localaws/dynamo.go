@@ -263,7 +263,7 @@ func (d *dynamoFront) single(op string, body []byte, exclusive bool) (int, []byt
 		return apiError(http.StatusBadRequest, "ValidationException", err.Error())
 	}
 	phys := physical(in.TableName, shard)
-	if body, err = withFields(body, map[string]any{"TableName": phys}); err != nil {
+	if body, err = withTable(body, in.TableName, phys); err != nil {
 		return apiError(http.StatusBadRequest, "SerializationException", err.Error())
 	}
 	defer d.lock([]itemID{id}, exclusive)()
@@ -291,7 +291,7 @@ func (d *dynamoFront) putItem(body []byte) (int, []byte) {
 		return apiError(http.StatusBadRequest, "ValidationException", err.Error())
 	}
 	phys := physical(in.TableName, shard)
-	if body, err = withFields(body, map[string]any{"TableName": phys}); err != nil {
+	if body, err = withTable(body, in.TableName, phys); err != nil {
 		return apiError(http.StatusBadRequest, "SerializationException", err.Error())
 	}
 	defer d.lock([]itemID{id}, true)()

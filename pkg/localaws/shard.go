@@ -117,6 +117,19 @@ func withFields(body []byte, fields map[string]any) ([]byte, error) {
 	return json.Marshal(m)
 }
 
+// withTable returns body with its TableName set to phys. The SDK writes
+// compact JSON, so the name is replaced in place when it appears once;
+// anything else is rewritten through a full decode.
+func withTable(body []byte, logical, phys string) ([]byte, error) {
+	quoted, _ := json.Marshal(logical)
+	field := append([]byte(`"TableName":`), quoted...)
+	if bytes.Count(body, field) == 1 {
+		pq, _ := json.Marshal(phys)
+		return bytes.Replace(body, field, append([]byte(`"TableName":`), pq...), 1), nil
+	}
+	return withFields(body, map[string]any{"TableName": phys})
+}
+
 // renameResponse replaces a physical table name by the logical one in a
 // response (TableName, TableArn).
 func renameResponse(out []byte, phys, logical string) []byte {
@@ -299,7 +312,7 @@ func (d *dynamoFront) query(body []byte) (int, []byte) {
 			return apiError(http.StatusBadRequest, "ValidationException", "Query condition missed key schema element: "+ti.keys[0])
 		}
 		phys := physical(in.TableName, shardOf(pkValue))
-		b, err := withFields(body, map[string]any{"TableName": phys})
+		b, err := withTable(body, in.TableName, phys)
 		if err != nil {
 			return apiError(http.StatusBadRequest, "SerializationException", err.Error())
 		}
