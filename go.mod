@@ -11,7 +11,6 @@ require (
 	github.com/aws/aws-sdk-go-v2/service/sqs v1.53.0
 	github.com/awslabs/goformation/v7 v7.14.9
 	github.com/standard-webhooks/standard-webhooks/libraries v0.0.1
-	github.com/stripe/stripe-go/v82 v82.5.1
 	github.com/stripe/stripe-go/v84 v84.4.1
 	github.com/truora/minidyn v0.8.2
 	gonum.org/v1/plot v0.17.0

@@ -6,7 +6,7 @@ import (
 )
 
 // benchBody returns a JSON event body of exactly 1 KiB.
-func benchBody(b *testing.B) []byte {
+func benchBody(b testing.TB) []byte {
 	b.Helper()
 	head := `{"id":"evt_bench","object":"event","created":1800000000,"type":"payment_intent.succeeded","data":{"object":{"note":"`
 	tail := `"}}}`

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
 )
 
 // standardSecretPrefix marks a Standard Webhooks secret; the rest is base64.
@@ -22,21 +23,47 @@ type standardSignature struct {
 	value   string
 }
 
-// parseStandardSignatureHeader splits a webhook-signature header into its
-// space-separated "version,value" entries. It does not decode the values:
-// versions this package does not know may encode them differently.
-func parseStandardSignatureHeader(header string) ([]standardSignature, error) {
-	fields := strings.Fields(header)
-	if len(fields) == 0 {
-		return nil, fmt.Errorf("%s header: %w", HeaderWebhookSignature, ErrMissingSignature)
-	}
-	sigs := make([]standardSignature, 0, len(fields))
-	for i, f := range fields {
-		version, value, ok := strings.Cut(f, ",")
-		if !ok || version == "" || value == "" {
-			return nil, fmt.Errorf("%s header entry %d: want version,signature: %w", HeaderWebhookSignature, i, ErrMalformedHeader)
+// eachStandardSignature calls fn with the version and value of each
+// space-separated "version,value" entry of a webhook-signature header, in
+// order, until fn returns false. It does not decode the values: versions
+// this package does not know may encode them differently. It allocates
+// nothing, and reports an entry that is not "version,value".
+func eachStandardSignature(header string, fn func(version, value string) bool) error {
+	rest := header
+	for i := 0; ; i++ {
+		rest = strings.TrimLeftFunc(rest, unicode.IsSpace)
+		if rest == "" {
+			if i == 0 {
+				return fmt.Errorf("%s header: %w", HeaderWebhookSignature, ErrMissingSignature)
+			}
+			return nil
 		}
+		end := strings.IndexFunc(rest, unicode.IsSpace)
+		if end < 0 {
+			end = len(rest)
+		}
+		field := rest[:end]
+		rest = rest[end:]
+		version, value, ok := strings.Cut(field, ",")
+		if !ok || version == "" || value == "" {
+			return fmt.Errorf("%s header entry %d: want version,signature: %w", HeaderWebhookSignature, i, ErrMalformedHeader)
+		}
+		if !fn(version, value) {
+			return nil
+		}
+	}
+}
+
+// parseStandardSignatureHeader splits a webhook-signature header into its
+// entries, as [eachStandardSignature] reads them.
+func parseStandardSignatureHeader(header string) ([]standardSignature, error) {
+	var sigs []standardSignature
+	err := eachStandardSignature(header, func(version, value string) bool {
 		sigs = append(sigs, standardSignature{version: version, value: value})
+		return true
+	})
+	if err != nil {
+		return nil, err
 	}
 	return sigs, nil
 }
@@ -93,9 +120,10 @@ func SignStandard(secret, id string, ts time.Time, body []byte) (string, error) 
 	return standardVersion + "," + base64.StdEncoding.EncodeToString(sum), nil
 }
 
-// verifyStandard checks the Standard Webhooks headers and signature. keys are
-// the decoded secrets.
-func verifyStandard(h Headers, body []byte, keys [][]byte, now time.Time, tolerance time.Duration) (Verified, error) {
+// verifyStandard checks the Standard Webhooks headers and signature against
+// keys, the active secrets newest first. The whole header is checked for
+// form before any MAC is computed.
+func verifyStandard(h Headers, body []byte, keys []*macKey, now time.Time, tolerance time.Duration) (Verified, error) {
 	sigHeader := h.Get(HeaderWebhookSignature)
 	if strings.TrimSpace(sigHeader) == "" {
 		return Verified{}, fmt.Errorf("%s header: %w", HeaderWebhookSignature, ErrMissingSignature)
@@ -115,31 +143,43 @@ func verifyStandard(h Headers, body []byte, keys [][]byte, now time.Time, tolera
 	if err != nil {
 		return Verified{}, fmt.Errorf("%s header: %w", HeaderWebhookTimestamp, err)
 	}
-	sigs, err := parseStandardSignatureHeader(sigHeader)
-	if err != nil {
+	sawV1, candidates := false, 0
+	if err := eachStandardSignature(sigHeader, func(version, value string) bool {
+		if version == standardVersion {
+			sawV1 = true
+			if _, ok := decodeStandardMAC(value); ok {
+				candidates++
+			}
+		}
+		return true
+	}); err != nil {
 		return Verified{}, err
-	}
-
-	var candidates [][]byte
-	sawV1 := false
-	for _, s := range sigs {
-		if s.version != standardVersion {
-			continue // other versions, such as v1a, are not ours to check
-		}
-		sawV1 = true
-		raw, err := base64.StdEncoding.DecodeString(s.value)
-		if err != nil || len(raw) != sha256.Size {
-			continue // cannot match; another entry still may
-		}
-		candidates = append(candidates, raw)
 	}
 	if !sawV1 {
 		return Verified{}, fmt.Errorf("%s header: no %s signature: %w", HeaderWebhookSignature, standardVersion, ErrMissingSignature)
 	}
-	if len(candidates) == 0 {
+	if candidates == 0 {
 		return Verified{}, ErrBadSignature
 	}
-	if !anyMatch(keys, candidates, func(key []byte) []byte { return standardMAC(key, id, tsText, body) }) {
+	matched := false
+	for _, k := range keys {
+		st := k.get()
+		want := st.standard(id, tsText, body)
+		eachStandardSignature(sigHeader, func(version, value string) bool {
+			if version != standardVersion {
+				return true
+			}
+			if raw, ok := decodeStandardMAC(value); ok && hmac.Equal(want, raw[:]) {
+				matched = true
+			}
+			return !matched
+		})
+		k.put(st)
+		if matched {
+			break
+		}
+	}
+	if !matched {
 		return Verified{}, ErrBadSignature
 	}
 	if err := checkWindow(ts, now, tolerance); err != nil {
@@ -148,18 +188,23 @@ func verifyStandard(h Headers, body []byte, keys [][]byte, now time.Time, tolera
 	return Verified{EventID: id, Timestamp: ts}, nil
 }
 
-// anyMatch reports whether the MAC of any key equals any candidate. Every
-// comparison is constant-time.
-func anyMatch(keys, candidates [][]byte, mac func(key []byte) []byte) bool {
-	for _, key := range keys {
-		want := mac(key)
-		for _, c := range candidates {
-			if hmac.Equal(want, c) {
-				return true
-			}
-		}
+// standardMACLen is the length of a v1 signature: base64, with padding, of
+// a SHA-256 sum.
+var standardMACLen = base64.StdEncoding.EncodedLen(sha256.Size)
+
+// decodeStandardMAC decodes a v1 signature value, without allocating; ok is
+// false for anything that is not one SHA-256 sum.
+func decodeStandardMAC(value string) (sum [sha256.Size]byte, ok bool) {
+	if len(value) != standardMACLen {
+		return sum, false
 	}
-	return false
+	var raw [sha256.Size + 1]byte // DecodedLen of standardMACLen
+	n, err := base64.StdEncoding.Decode(raw[:], stringBytes(value))
+	if err != nil || n != sha256.Size {
+		return sum, false
+	}
+	copy(sum[:], raw[:n])
+	return sum, true
 }
 
 // maxUnixDigits bounds a timestamp's length: ten digits reach the year 2286,

@@ -17,39 +17,80 @@ type stripeHeader struct {
 	v1        []string
 }
 
-// parseStripeHeader parses "t=<unix>,v1=<hex>[,v1=<hex>...]". Keys other than
-// t and v1 (such as v0) are ignored; t must appear exactly once.
-func parseStripeHeader(header string) (stripeHeader, error) {
-	var out stripeHeader
-	seenT := false
-	for i, item := range strings.Split(header, ",") {
+// eachStripeItem calls fn with the key and value of each comma-separated
+// "key=value" item of a Stripe-Signature header, until fn returns false. It
+// allocates nothing, and reports an item that is not "key=value".
+func eachStripeItem(header string, fn func(key, value string) bool) error {
+	rest := header
+	for i := 0; ; i++ {
+		item, more, found := strings.Cut(rest, ",")
 		key, value, ok := strings.Cut(strings.TrimSpace(item), "=")
 		if !ok || key == "" {
-			return stripeHeader{}, fmt.Errorf("%s header item %d: want key=value: %w", HeaderStripeSignature, i, ErrMalformedHeader)
+			return fmt.Errorf("%s header item %d: want key=value: %w", HeaderStripeSignature, i, ErrMalformedHeader)
 		}
+		if !fn(key, value) || !found {
+			return nil
+		}
+		rest = more
+	}
+}
+
+// checkStripeHeader checks a Stripe-Signature header's form,
+// "t=<unix>,v1=<hex>[,v1=<hex>...]", and returns its timestamp text and the
+// number of v1 signatures. Keys other than t and v1 (such as v0) are
+// ignored; t must appear exactly once. It allocates nothing unless the
+// header is malformed.
+func checkStripeHeader(header string) (timestamp string, v1 int, err error) {
+	seenT := false
+	var bad error
+	err = eachStripeItem(header, func(key, value string) bool {
 		switch key {
 		case "t":
 			if seenT {
-				return stripeHeader{}, fmt.Errorf("%s header: repeated t: %w", HeaderStripeSignature, ErrMalformedHeader)
+				bad = fmt.Errorf("%s header: repeated t: %w", HeaderStripeSignature, ErrMalformedHeader)
+				return false
 			}
 			if _, err := parseUnix(value); err != nil {
-				return stripeHeader{}, fmt.Errorf("%s header t: %w", HeaderStripeSignature, err)
+				bad = fmt.Errorf("%s header t: %w", HeaderStripeSignature, err)
+				return false
 			}
-			seenT = true
-			out.timestamp = value
+			seenT, timestamp = true, value
 		case "v1":
 			if value == "" {
-				return stripeHeader{}, fmt.Errorf("%s header item %d: empty v1: %w", HeaderStripeSignature, i, ErrMalformedHeader)
+				bad = fmt.Errorf("%s header: empty v1: %w", HeaderStripeSignature, ErrMalformedHeader)
+				return false
 			}
+			v1++
+		}
+		return true
+	})
+	switch {
+	case err != nil:
+		return "", 0, err
+	case bad != nil:
+		return "", 0, bad
+	case !seenT:
+		return "", 0, fmt.Errorf("%s header: no t: %w", HeaderStripeSignature, ErrMalformedHeader)
+	case v1 == 0:
+		return "", 0, fmt.Errorf("%s header: no v1 signature: %w", HeaderStripeSignature, ErrMissingSignature)
+	}
+	return timestamp, v1, nil
+}
+
+// parseStripeHeader parses a Stripe-Signature header as [checkStripeHeader]
+// reads it, keeping every v1 value.
+func parseStripeHeader(header string) (stripeHeader, error) {
+	ts, _, err := checkStripeHeader(header)
+	if err != nil {
+		return stripeHeader{}, err
+	}
+	out := stripeHeader{timestamp: ts}
+	eachStripeItem(header, func(key, value string) bool {
+		if key == "v1" {
 			out.v1 = append(out.v1, value)
 		}
-	}
-	if !seenT {
-		return stripeHeader{}, fmt.Errorf("%s header: no t: %w", HeaderStripeSignature, ErrMalformedHeader)
-	}
-	if len(out.v1) == 0 {
-		return stripeHeader{}, fmt.Errorf("%s header: no v1 signature: %w", HeaderStripeSignature, ErrMissingSignature)
-	}
+		return true
+	})
 	return out, nil
 }
 
@@ -81,33 +122,55 @@ func SignStripe(secret string, ts time.Time, body []byte) string {
 	return "t=" + t + ",v1=" + hexMAC(secret, t, body)
 }
 
-// verifyStripe checks the Stripe-Signature header. The event ID is not in the
-// header; the caller takes it from the body once verified.
-func verifyStripe(h Headers, body []byte, keys [][]byte, now time.Time, tolerance time.Duration) (Verified, error) {
+// verifyStripe checks the Stripe-Signature header against keys, the active
+// secrets newest first. The event ID is not in the header; the caller takes
+// it from the body once verified.
+func verifyStripe(h Headers, body []byte, keys []*macKey, now time.Time, tolerance time.Duration) (Verified, error) {
 	header := h.Get(HeaderStripeSignature)
 	if strings.TrimSpace(header) == "" {
 		return Verified{}, fmt.Errorf("%s header: %w", HeaderStripeSignature, ErrMissingSignature)
 	}
-	parsed, err := parseStripeHeader(header)
+	tsText, _, err := checkStripeHeader(header)
 	if err != nil {
 		return Verified{}, err
 	}
-	ts, err := parseUnix(parsed.timestamp)
+	ts, err := parseUnix(tsText)
 	if err != nil {
 		return Verified{}, fmt.Errorf("%s header t: %w", HeaderStripeSignature, err)
 	}
-	var candidates [][]byte
-	for _, v := range parsed.v1 {
-		raw, err := hex.DecodeString(v)
-		if err != nil || len(raw) != sha256.Size {
-			continue // cannot match; another entry still may
+	candidates := 0
+	eachStripeItem(header, func(key, value string) bool {
+		if key == "v1" && len(value) == 2*sha256.Size {
+			var raw [sha256.Size]byte
+			if _, err := hex.Decode(raw[:], stringBytes(value)); err == nil {
+				candidates++
+			}
 		}
-		candidates = append(candidates, raw)
-	}
-	if len(candidates) == 0 {
+		return true
+	})
+	if candidates == 0 {
 		return Verified{}, ErrBadSignature
 	}
-	if !anyMatch(keys, candidates, func(key []byte) []byte { return stripeMAC(key, parsed.timestamp, body) }) {
+	matched := false
+	for _, k := range keys {
+		st := k.get()
+		want := st.stripe(tsText, body)
+		eachStripeItem(header, func(key, value string) bool {
+			if key != "v1" || len(value) != 2*sha256.Size {
+				return true
+			}
+			var raw [sha256.Size]byte
+			if _, err := hex.Decode(raw[:], stringBytes(value)); err == nil && hmac.Equal(want, raw[:]) {
+				matched = true
+			}
+			return !matched
+		})
+		k.put(st)
+		if matched {
+			break
+		}
+	}
+	if !matched {
 		return Verified{}, ErrBadSignature
 	}
 	if err := checkWindow(ts, now, tolerance); err != nil {

@@ -86,6 +86,7 @@ type Verifier struct {
 	tolerance time.Duration
 	maxBody   int64
 	now       func() time.Time
+	keys      keyCache
 }
 
 // NewVerifier returns a Verifier for cfg.
@@ -120,7 +121,8 @@ func (v *Verifier) Verify(h Headers, body []byte, secrets []string) (Verified, e
 	if int64(len(body)) > v.maxBody {
 		return Verified{}, fmt.Errorf("%d bytes, limit %d: %w", len(body), v.maxBody, ErrBodyTooLarge)
 	}
-	keys, err := secretKeys(v.scheme, secrets)
+	var buf [4]*macKey
+	keys, err := v.macKeys(secrets, buf[:0])
 	if err != nil {
 		return Verified{}, err
 	}
@@ -147,6 +149,31 @@ func (v *Verifier) Verify(h Headers, body []byte, secrets []string) (Verified, e
 	}
 	return got, nil
 }
+
+// macKeys appends the cached keys of secrets to dst.
+func (v *Verifier) macKeys(secrets []string, dst []*macKey) ([]*macKey, error) {
+	if len(secrets) == 0 {
+		return nil, ErrNoSecrets
+	}
+	decode := stripeSecretKey
+	if v.scheme == SchemeStandard {
+		decode = decodeStandardSecret
+	}
+	for i, s := range secrets {
+		if s == "" {
+			return nil, fmt.Errorf("secret %d: empty: %w", i, ErrBadSecret)
+		}
+		k, err := v.keys.lookup(s, decode)
+		if err != nil {
+			return nil, fmt.Errorf("secret %d: %w", i, err)
+		}
+		dst = append(dst, k)
+	}
+	return dst, nil
+}
+
+// stripeSecretKey is a Stripe secret's HMAC key: the secret as it is.
+func stripeSecretKey(s string) ([]byte, error) { return []byte(s), nil }
 
 // secretKeys turns configured secrets into HMAC keys for scheme.
 func secretKeys(scheme Scheme, secrets []string) ([][]byte, error) {
