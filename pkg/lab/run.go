@@ -37,6 +37,12 @@ type experiment struct {
 	busy    atomic.Int64 // summed worker run time, ns
 }
 
+// maxInFlight bounds the webhooks in flight at once, as a provider's
+// delivery pool does; an arrival beyond it is offered but not sent, and
+// counts as not accepted. Each delivery times out after 10 s, as
+// providers' do.
+const maxInFlight = 2048
+
 // Run runs one experiment on a fresh local system and reports it.
 func Run(ctx context.Context, cfg Config) (*Report, error) {
 	if err := cfg.Validate(); err != nil {
@@ -52,7 +58,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	}
 	defer sys.Close()
 	e := &experiment{cfg: cfg, sys: sys, secret: localrun.DevSecrets[localrun.SecretVar("payments")],
-		http: &http.Client{Transport: &http.Transport{MaxIdleConns: 1024, MaxIdleConnsPerHost: 1024}, Timeout: 30 * time.Second}}
+		http: &http.Client{Transport: &http.Transport{MaxIdleConns: maxInFlight, MaxIdleConnsPerHost: maxInFlight}, Timeout: 10 * time.Second}}
 	if err := e.setUp(ctx); err != nil {
 		return nil, err
 	}
@@ -194,6 +200,7 @@ func (e *experiment) offer(ctx context.Context) []string {
 	tick := time.NewTicker(time.Millisecond)
 	defer tick.Stop()
 	var wg sync.WaitGroup
+	slots := make(chan struct{}, maxInFlight)
 	due, last, printed := 0.0, start, 0
 	for now := range tick.C {
 		t := now.Sub(start)
@@ -206,7 +213,15 @@ func (e *experiment) offer(ctx context.Context) []string {
 			id := fmt.Sprintf("evt_lab_%07d", len(ids))
 			ids = append(ids, id)
 			e.obs.offer(id, now)
-			wg.Go(func() { e.obs.accept(id, e.post(ctx, id, len(ids))) })
+			select {
+			case slots <- struct{}{}:
+				i := len(ids)
+				wg.Go(func() {
+					defer func() { <-slots }()
+					e.obs.accept(id, e.post(ctx, id, i))
+				})
+			default: // the sender is saturated: offered, never sent
+			}
 		}
 		if sec := int(t / time.Second); sec > printed {
 			printed = sec
