@@ -6,6 +6,7 @@ import (
 	"github.com/hookline/hookline/pkg/payments"
 	"github.com/hookline/hookline/pkg/provider"
 	"github.com/hookline/hookline/pkg/queue"
+	"github.com/hookline/hookline/pkg/stripecharge"
 )
 
 // NewPaymentWorker builds the payment worker from its environment.
@@ -29,7 +30,7 @@ func NewPaymentWorker(d Deps) (*payments.Worker, error) {
 	if err != nil {
 		return nil, err
 	}
-	client, err := provider.New(provider.Config{BaseURL: cfg.ProviderURL, APIKey: cfg.ProviderAPIKey, Timeout: cfg.ProviderTimeout, Logger: d.logger()})
+	client, err := newCharger(d, cfg)
 	if err != nil {
 		return nil, err
 	}
@@ -38,10 +39,19 @@ func NewPaymentWorker(d Deps) (*payments.Worker, error) {
 		return nil, err
 	}
 	return payments.New(payments.Config{
-		Registry: reg, Provider: client, Queue: q, Concurrency: cfg.Concurrency,
+		Registry: reg, Provider: client, Queue: q, Mappings: cfg.Mappings, Concurrency: cfg.Concurrency,
 		Horizon: cfg.ProviderHorizon, ClockSkew: cfg.ClockSkew,
 		Metrics: d.metrics(), Logger: d.logger(),
 	})
+}
+
+// newCharger builds the provider the configuration selects: hookline's
+// generic provider API, or Stripe.
+func newCharger(d Deps, cfg config.PaymentWorker) (payments.Charger, error) {
+	if cfg.PaymentProvider == config.ProviderStripe {
+		return stripecharge.New(stripecharge.Config{APIKey: cfg.ProviderAPIKey, URL: cfg.ProviderURL, Timeout: cfg.ProviderTimeout, Logger: d.logger()})
+	}
+	return provider.New(provider.Config{BaseURL: cfg.ProviderURL, APIKey: cfg.ProviderAPIKey, Timeout: cfg.ProviderTimeout, Logger: d.logger()})
 }
 
 func newQueue(d Deps, w config.Worker) (*queue.Queue, error) {

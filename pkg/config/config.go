@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/hookline/hookline/pkg/payments"
 	"github.com/hookline/hookline/pkg/webhook"
 )
 
@@ -151,29 +152,75 @@ type PaymentWorker struct {
 	// differences between workers.
 	ProviderHorizon time.Duration
 	ClockSkew       time.Duration
+	// PaymentProvider is "generic" (hookline's provider API, which the
+	// simulator speaks) or "stripe" (PaymentIntents through stripe-go).
+	PaymentProvider string
+	// Mappings says how each source's webhook body becomes a charge.
+	Mappings *payments.Mappings
 }
 
-// PaymentWorkerFromEnv reads IDEMPOTENCY_TABLE, QUEUE_URL,
-// DEAD_LETTER_QUEUE_URL and PROVIDER_URL, plus the optional
-// IDEMPOTENCY_NAMESPACE (payments), IN_PROGRESS_TIMEOUT (60s),
-// IDEMPOTENCY_RETENTION (35 days), IDEMPOTENCY_CACHE_SIZE (10000),
-// PROVIDER_API_KEY, PROVIDER_TIMEOUT (5s), PROVIDER_SETTLE_HORIZON (30s),
-// CLOCK_SKEW (1s) and BATCH_CONCURRENCY (10). The in-progress window must
-// leave a charge call room before the horizon and the skew.
+// Payment providers of [PaymentWorker].
+const (
+	ProviderGeneric = "generic"
+	ProviderStripe  = "stripe"
+)
+
+// stripeSearchLag is how far Stripe's Search API, the Stripe adapter's
+// lookup, may lag a commit under normal conditions ("less than a minute").
+const stripeSearchLag = time.Minute
+
+// PaymentWorkerFromEnv reads IDEMPOTENCY_TABLE, QUEUE_URL and
+// DEAD_LETTER_QUEUE_URL, plus the optional PAYMENT_PROVIDER (generic or
+// stripe; default generic), PROVIDER_URL (required for generic; Stripe's
+// API for stripe), PROVIDER_API_KEY (required for stripe: the secret key),
+// PAYMENT_MAPPINGS (JSON, see [payments.ParseMappings]; default hookline's
+// shape for every source), IDEMPOTENCY_NAMESPACE (payments),
+// IN_PROGRESS_TIMEOUT (60s; 150s for stripe), IDEMPOTENCY_RETENTION (35
+// days), IDEMPOTENCY_CACHE_SIZE (10000), PROVIDER_TIMEOUT (5s),
+// PROVIDER_SETTLE_HORIZON (30s; 90s for stripe, and at least 60s, as
+// Stripe's search lags up to a minute), CLOCK_SKEW (1s) and
+// BATCH_CONCURRENCY (10). The in-progress window must leave a charge call
+// room before the horizon and the skew.
 func PaymentWorkerFromEnv(lookup Lookup) (PaymentWorker, error) {
 	e := newEnv(lookup)
+	kind := e.optional("PAYMENT_PROVIDER", ProviderGeneric)
+	inProgress, horizon := 60*time.Second, 30*time.Second
+	if kind == ProviderStripe {
+		inProgress, horizon = 150*time.Second, 90*time.Second
+	}
 	cfg := PaymentWorker{
 		Worker:            workerFromEnv(e),
 		IdempotencyTable:  e.required("IDEMPOTENCY_TABLE"),
 		Namespace:         e.optional("IDEMPOTENCY_NAMESPACE", "payments"),
-		InProgressTimeout: e.duration("IN_PROGRESS_TIMEOUT", 60*time.Second),
+		InProgressTimeout: e.duration("IN_PROGRESS_TIMEOUT", inProgress),
 		Retention:         e.duration("IDEMPOTENCY_RETENTION", 35*24*time.Hour),
 		CacheSize:         e.integer("IDEMPOTENCY_CACHE_SIZE", 10000),
-		ProviderURL:       e.required("PROVIDER_URL"),
 		ProviderAPIKey:    e.optional("PROVIDER_API_KEY", ""),
 		ProviderTimeout:   e.duration("PROVIDER_TIMEOUT", 5*time.Second),
-		ProviderHorizon:   e.duration("PROVIDER_SETTLE_HORIZON", 30*time.Second),
+		ProviderHorizon:   e.duration("PROVIDER_SETTLE_HORIZON", horizon),
 		ClockSkew:         e.duration("CLOCK_SKEW", time.Second),
+		PaymentProvider:   kind,
+		Mappings:          payments.DefaultMappings(),
+	}
+	switch kind {
+	case ProviderGeneric:
+		cfg.ProviderURL = e.required("PROVIDER_URL")
+	case ProviderStripe:
+		cfg.ProviderURL = e.optional("PROVIDER_URL", "")
+		cfg.ProviderAPIKey = e.required("PROVIDER_API_KEY")
+		if cfg.ProviderHorizon < stripeSearchLag {
+			e.errs = append(e.errs, fmt.Errorf("config: PROVIDER_SETTLE_HORIZON %s must be at least %s with PAYMENT_PROVIDER=stripe: Stripe's search, its lookup, lags up to a minute", cfg.ProviderHorizon, stripeSearchLag))
+		}
+	default:
+		e.errs = append(e.errs, fmt.Errorf("config: PAYMENT_PROVIDER=%q is not generic or stripe", kind))
+	}
+	if raw := e.optional("PAYMENT_MAPPINGS", ""); raw != "" {
+		ms, err := payments.ParseMappings([]byte(raw))
+		if err != nil {
+			e.errs = append(e.errs, fmt.Errorf("config: PAYMENT_MAPPINGS: %w", err))
+		} else {
+			cfg.Mappings = ms
+		}
 	}
 	if err := e.err(); err != nil {
 		return cfg, err
