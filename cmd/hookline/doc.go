@@ -1,7 +1,15 @@
-// Command hookline is the operator's tool: it runs the system locally,
-// sends signed test webhooks, explains pages, inspects and redrives
-// dead-letter queues and replays intake.
+// Command hookline is the operator's tool, built on cobra. On-call commands
+// explain pages, administer workloads, inspect and redrive dead-letter
+// queues and replay intake; developer commands run the system locally and
+// send signed test webhooks and usage. The grammar is noun-verb, each
+// command has its own flags, and the deployment template is built in, so it
+// works from any directory.
 //
+//	hookline workload explain workload-7
+//	hookline event explain evt_usage_ur_3
+//	hookline dlq redrive payments-dlq --dry-run --skip-completed
+//	hookline intake replay --source payments --since 2h --dry-run
+//	hookline dev send-webhook --source payments --file testdata/payments/payment_requested.json
 //	hookline run
-//	hookline help
+//	hookline help <command>
 package main
