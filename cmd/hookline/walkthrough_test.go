@@ -20,7 +20,8 @@ import (
 //
 //   - a ```console block holds commands after "$ " and, below each, the
 //     lines it prints (in order; other lines may come between them);
-//   - a ```text make-run block holds lines the `make run` terminal prints.
+//   - a ```text make-run block holds lines the `make run` terminal prints,
+//     each exactly once (one charge, one page).
 //
 // In an expected line, "..." stands for any text. Read-only commands
 // (admission, explain, list, grep) are retried until their output matches,
@@ -191,9 +192,15 @@ func TestReadmeWalkthroughs(t *testing.T) {
 
 	for i, s := range steps {
 		if s.command == "" {
-			// then the run terminal shows the lines, in time
-			waitFor(t, 60*time.Second, func() string { return runOut.String() }, s.want,
-				fmt.Sprintf("step %d (%s): the make run terminal", i, s.section))
+			// then the run terminal shows the lines, in time, each once:
+			// one charge, one page per trip
+			label := fmt.Sprintf("step %d (%s): the make run terminal", i, s.section)
+			waitFor(t, 60*time.Second, func() string { return runOut.String() }, s.want, label)
+			for _, w := range s.want {
+				if n := countMatches(runOut.String(), w); n != 1 {
+					t.Fatalf("%s: %d lines match %q, want exactly one:\n%s", label, n, w, runOut.String())
+				}
+			}
 			continue
 		}
 		args := strings.Fields(s.command)
@@ -265,6 +272,18 @@ func waitFor(t *testing.T, limit time.Duration, output func() string, want []str
 		}
 		time.Sleep(250 * time.Millisecond)
 	}
+}
+
+// countMatches counts the lines of output that the expected line matches.
+func countMatches(output, want string) int {
+	re := lineMatcher(strings.TrimRight(want, " "))
+	n := 0
+	for _, line := range strings.Split(output, "\n") {
+		if re.MatchString(strings.TrimRight(line, " ")) {
+			n++
+		}
+	}
+	return n
 }
 
 // lastLines returns at most n trailing lines of s.
