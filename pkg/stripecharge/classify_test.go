@@ -147,7 +147,7 @@ func TestNetworkFaults(t *testing.T) {
 	c := newClient(t, f.URL())
 	t.Run("dropped after a commit: the same key is resent and replayed", func(t *testing.T) {
 		// Given Stripe commits and the connection drops before the answer
-		f.fault = func(url.Values) fakeFault { return fakeFault{commit: true, drop: true} }
+		f.setFault(func(url.Values) fakeFault { return fakeFault{commit: true, drop: true} })
 		// When the adapter charges (net/http resends a request that
 		// carries an Idempotency-Key on a connection that died before
 		// any answer)
@@ -158,14 +158,14 @@ func TestNetworkFaults(t *testing.T) {
 		}
 	})
 	t.Run("dropped every time is unknown", func(t *testing.T) {
-		f.fault = func(url.Values) fakeFault { return fakeFault{drop: true} }
+		f.setFault(func(url.Values) fakeFault { return fakeFault{drop: true} })
 		res := c.CreateCharge(context.Background(), "k-drop2", chargeReq)
 		if res.Outcome != provider.Unknown || !errors.Is(res.Err, provider.ErrUnknownOutcome) {
 			t.Fatalf("outcome %s, err %v", res.Outcome, res.Err)
 		}
 	})
 	t.Run("deadline is unknown", func(t *testing.T) {
-		f.fault = func(url.Values) fakeFault { return fakeFault{commit: true, delay: 300 * time.Millisecond} }
+		f.setFault(func(url.Values) fakeFault { return fakeFault{commit: true, delay: 300 * time.Millisecond} })
 		ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
 		defer cancel()
 		res := c.CreateCharge(ctx, "k-slow", chargeReq)

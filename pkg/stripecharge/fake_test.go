@@ -248,3 +248,15 @@ func (f *fakeStripe) createCount() int {
 	defer f.mu.Unlock()
 	return len(f.creates)
 }
+
+func (f *fakeStripe) setLag(d time.Duration) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.lag = d
+}
+
+func (f *fakeStripe) setFault(fault func(url.Values) fakeFault) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.fault = fault
+}
