@@ -1,0 +1,278 @@
+package stripecharge_test
+
+import (
+	"context"
+	"fmt"
+	"net/url"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-lambda-go/events"
+	"github.com/aws/aws-lambda-go/lambdacontext"
+
+	"github.com/hookline/hookline/pkg/idempotency"
+	"github.com/hookline/hookline/pkg/localaws"
+	"github.com/hookline/hookline/pkg/payments"
+	"github.com/hookline/hookline/pkg/stripecharge"
+)
+
+// Timings of the worker drills, scaled down: the fake commits at most
+// drillCommit after a client gave up and its search lags drillLag, so the
+// horizon covers both.
+const (
+	drillClientTimeout = 300 * time.Millisecond
+	drillCommit        = 600 * time.Millisecond
+	drillLag           = 200 * time.Millisecond
+	drillHorizon       = 1500 * time.Millisecond
+	drillSkew          = 100 * time.Millisecond
+)
+
+// workerRig is the payment worker with the Stripe adapter against the
+// fake, its idempotency table on the local DynamoDB, and Stripe's
+// invoice.finalized mapping for the source "stripe".
+type workerRig struct {
+	fake   *fakeStripe
+	worker *payments.Worker
+	queue  *drillQueue
+}
+
+func newWorkerRig(t *testing.T, env *localaws.Env) *workerRig {
+	t.Helper()
+	f := newFakeStripe(t)
+	f.setLag(drillLag)
+	client, err := stripecharge.New(stripecharge.Config{APIKey: "sk_test_drill", URL: f.URL(), Timeout: drillClientTimeout})
+	if err != nil {
+		t.Fatal(err)
+	}
+	store, err := idempotency.NewDynamoDB(idempotency.DynamoDBConfig{Client: env.DynamoDB, Table: env.TableName("IdempotencyTable")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Each rig its own namespace: the drills share one table.
+	reg, err := idempotency.New(idempotency.Config{Store: store, Namespace: fmt.Sprintf("stripe-drill-%d", time.Now().UnixNano()),
+		InProgressTimeout: 3 * time.Second, DeadlineMargin: drillHorizon + drillSkew})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ms, err := payments.NewMappings(map[string]payments.Mapping{"stripe": payments.StripeInvoiceMapping})
+	if err != nil {
+		t.Fatal(err)
+	}
+	q := &drillQueue{after: map[string]time.Duration{}, dead: map[string]string{}}
+	w, err := payments.New(payments.Config{Registry: reg, Provider: client, Queue: q, Mappings: ms,
+		RetryBase: 100 * time.Millisecond, Horizon: drillHorizon, ClockSkew: drillSkew})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &workerRig{fake: f, worker: w, queue: q}
+}
+
+func invoiceEvent(eventID, customer string, amount int64) events.SQSMessage {
+	body := fmt.Sprintf(`{"id":%q,"object":"event","type":"invoice.finalized","data":{"object":{"id":"in_%s","object":"invoice","customer":%q,"amount_due":%d,"currency":"usd","number":"N-%s"}}}`,
+		eventID, eventID, customer, amount, eventID)
+	src, id := "stripe", eventID
+	return events.SQSMessage{MessageId: "m-" + eventID, ReceiptHandle: "m-" + eventID, Body: body,
+		MessageAttributes: map[string]events.SQSMessageAttribute{
+			"source":   {DataType: "String", StringValue: &src},
+			"event_id": {DataType: "String", StringValue: &id},
+		}}
+}
+
+// deliver invokes the worker with m received for the n-th time and
+// reports whether it was acknowledged.
+func (r *workerRig) deliver(m events.SQSMessage, n int) bool {
+	m.Attributes = map[string]string{"ApproximateReceiveCount": strconv.Itoa(n)}
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+	defer cancel()
+	ctx = lambdacontext.NewContext(ctx, &lambdacontext.LambdaContext{AwsRequestID: m.MessageId})
+	resp, err := r.worker.Handle(ctx, events.SQSEvent{Records: []events.SQSMessage{m}})
+	return err == nil && len(resp.BatchItemFailures) == 0
+}
+
+// settle delivers m until it is acknowledged, waiting as the worker asked
+// between deliveries, and returns its dead-letter reason ("" if none).
+func (r *workerRig) settle(t *testing.T, m events.SQSMessage) string {
+	t.Helper()
+	for n := 1; n <= 12; n++ {
+		if r.deliver(m, n) {
+			return r.queue.deadLettered(m.MessageId)
+		}
+		time.Sleep(min(r.queue.retryAfter(m.MessageId), 4*time.Second))
+	}
+	t.Fatalf("%s: not acknowledged after 12 deliveries", m.MessageId)
+	return ""
+}
+
+type drillQueue struct {
+	mu    sync.Mutex
+	after map[string]time.Duration
+	dead  map[string]string
+}
+
+func (q *drillQueue) RetryAfter(_ context.Context, receipt string, d time.Duration) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	q.after[receipt] = d
+}
+
+func (q *drillQueue) DeadLetter(_ context.Context, m events.SQSMessage, reason string) error {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	q.dead[m.MessageId] = reason
+	return nil
+}
+
+func (q *drillQueue) MaxReceiveCount(context.Context) int { return 10 }
+
+func (q *drillQueue) retryAfter(receipt string) time.Duration {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	d, ok := q.after[receipt]
+	delete(q.after, receipt)
+	if !ok {
+		return 500 * time.Millisecond
+	}
+	return d
+}
+
+func (q *drillQueue) deadLettered(id string) string {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return q.dead[id]
+}
+
+// onceFor injects fault into the first create of each named event only.
+func onceFor(fault fakeFault, eventIDs ...string) func(url.Values) fakeFault {
+	var mu sync.Mutex
+	seen := map[string]bool{}
+	return func(form url.Values) fakeFault {
+		mu.Lock()
+		defer mu.Unlock()
+		id := form.Get("metadata[event_id]")
+		for _, want := range eventIDs {
+			if id == want && !seen[id] {
+				seen[id] = true
+				return fault
+			}
+		}
+		return fakeFault{commit: true}
+	}
+}
+
+// TestWorkerChargesOnceThroughStripe runs the hostile-provider drills of
+// docs/provider-contract.md through the real worker, the adapter and the
+// local DynamoDB, against the fake in Stripe's profile (keys honoured and
+// replayed): every event is charged exactly once.
+func TestWorkerChargesOnceThroughStripe(t *testing.T) {
+	env := localaws.StartForTest(t)
+	drills := []struct {
+		name  string
+		fault fakeFault
+	}{
+		{name: "commit, then 500", fault: fakeFault{commit: true, status: 500, body: `{"error":{"type":"api_error"}}`}},
+		{name: "commit, then 502 from a proxy", fault: fakeFault{commit: true, status: 502, body: `<html>bad gateway</html>`}},
+		{name: "commit, then 408", fault: fakeFault{commit: true, status: 408, body: `{"error":{"type":"invalid_request_error"}}`}},
+		{name: "commit after the client gave up", fault: fakeFault{commit: true, delay: drillCommit}},
+		{name: "429 without a commit", fault: fakeFault{status: 429, body: `{"error":{"type":"invalid_request_error","code":"rate_limit"}}`}},
+		{name: "503 without a commit", fault: fakeFault{status: 503, body: `{"error":{"type":"api_error"}}`}},
+		{name: "connection dropped without a commit", fault: fakeFault{drop: true}},
+	}
+	for i, d := range drills {
+		t.Run(d.name, func(t *testing.T) {
+			// Given Stripe misbehaving on the event's first create
+			r := newWorkerRig(t, env)
+			id := fmt.Sprintf("evt_drill_%d", i)
+			r.fake.setFault(onceFor(d.fault, id))
+			// When the event is delivered until acknowledged, and then a
+			// duplicate copy arrives
+			m := invoiceEvent(id, "cus_drill", 4200)
+			if reason := r.settle(t, m); reason != "" {
+				t.Fatalf("dead-lettered: %s", reason)
+			}
+			dup := m
+			dup.MessageId, dup.ReceiptHandle = m.MessageId+"-dup", m.MessageId+"-dup"
+			if reason := r.settle(t, dup); reason != "" {
+				t.Fatalf("duplicate dead-lettered: %s", reason)
+			}
+			// Then the customer was charged exactly once
+			time.Sleep(drillCommit) // a late commit has landed
+			if n := r.fake.charges(id); n != 1 {
+				t.Fatalf("charged %d times (%d creates)", n, r.fake.createCount())
+			}
+		})
+	}
+}
+
+func TestWorkerThroughStripe(t *testing.T) {
+	env := localaws.StartForTest(t)
+
+	t.Run("five concurrent copies charge once", func(t *testing.T) {
+		r := newWorkerRig(t, env)
+		m := invoiceEvent("evt_five", "cus_five", 1000)
+		var wg sync.WaitGroup
+		var failed atomic.Int32
+		for c := range 5 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				cp := m
+				cp.MessageId, cp.ReceiptHandle = fmt.Sprintf("%s-%d", m.MessageId, c), fmt.Sprintf("%s-%d", m.MessageId, c)
+				if r.settle(t, cp) != "" {
+					failed.Add(1)
+				}
+			}()
+		}
+		wg.Wait()
+		if failed.Load() != 0 || r.fake.charges("evt_five") != 1 {
+			t.Fatalf("%d dead-lettered, %d charges", failed.Load(), r.fake.charges("evt_five"))
+		}
+	})
+
+	t.Run("a decline is acknowledged, never retried into a charge", func(t *testing.T) {
+		r := newWorkerRig(t, env)
+		r.fake.mu.Lock()
+		r.fake.declines["cus_poor"] = true
+		r.fake.mu.Unlock()
+		m := invoiceEvent("evt_declined", "cus_poor", 1000)
+		if reason := r.settle(t, m); reason != "" || r.fake.createCount() != 1 || r.fake.charges("evt_declined") != 0 {
+			t.Fatalf("reason %q, %d creates, %d charges", reason, r.fake.createCount(), r.fake.charges("evt_declined"))
+		}
+	})
+
+	t.Run("requires_action waits for the customer, then completes without a second charge", func(t *testing.T) {
+		r := newWorkerRig(t, env)
+		r.fake.mu.Lock()
+		r.fake.pending["cus_3ds"] = true
+		r.fake.mu.Unlock()
+		m := invoiceEvent("evt_3ds", "cus_3ds", 1000)
+		if r.deliver(m, 1) {
+			t.Fatal("a pending intent was acknowledged")
+		}
+		r.fake.setIntentStatus("stripe:evt_3ds", "succeeded")
+		time.Sleep(r.queue.retryAfter(m.MessageId))
+		for n := 2; !r.deliver(m, n); n++ {
+			if n > 10 {
+				t.Fatal("never completed")
+			}
+			time.Sleep(min(r.queue.retryAfter(m.MessageId), 4*time.Second))
+		}
+		if r.fake.createCount() != 1 || r.fake.charges("evt_3ds") != 1 {
+			t.Fatalf("%d creates, %d charges", r.fake.createCount(), r.fake.charges("evt_3ds"))
+		}
+	})
+
+	t.Run("an invoice without a customer goes to the DLQ with its reason", func(t *testing.T) {
+		r := newWorkerRig(t, env)
+		m := invoiceEvent("evt_nocus", "", 1000)
+		m.Body = strings.Replace(m.Body, `"customer":""`, `"customer":null`, 1)
+		reason := r.settle(t, m)
+		want := `malformed_message: source "stripe": customer: /data/object/customer is missing`
+		if reason != want || r.fake.createCount() != 0 {
+			t.Fatalf("reason %q, want %q; %d creates", reason, want, r.fake.createCount())
+		}
+	})
+}
