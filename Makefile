@@ -16,7 +16,7 @@ $(NODE_MODULES): localstack/package.json localstack/package-lock.json
 	@touch $@
 
 .PHONY: deps
-deps: $(NODE_MODULES) ## Install what the build and tests need (Go modules, the pinned SQS emulator).
+deps: $(NODE_MODULES) ## Install what the build and tests need (Go modules and tools, stripe-mock among them; the pinned SQS emulator).
 	$(GO) mod download
 
 .PHONY: run
