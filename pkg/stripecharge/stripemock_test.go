@@ -57,11 +57,17 @@ func buildStripeMock(t *testing.T) string {
 // the named resources, and returns the file's path.
 func fixtures(t *testing.T, patch map[string]map[string]any) string {
 	t.Helper()
-	dir, err := exec.Command("go", "list", "-m", "-f", "{{.Dir}}", stripeMockModule).Output()
+	// go mod download fetches the pinned version if the module cache
+	// lacks it (a fresh clone) and says where it is.
+	out, err := exec.Command("go", "mod", "download", "-json", stripeMockModule).Output()
 	if err != nil {
-		t.Fatalf("locate %s: %v", stripeMockModule, err)
+		t.Fatalf("download %s: %v", stripeMockModule, err)
 	}
-	raw, err := os.ReadFile(filepath.Join(strings.TrimSpace(string(dir)), "embedded", "openapi", "fixtures3.json"))
+	var mod struct{ Dir string }
+	if err := json.Unmarshal(out, &mod); err != nil || mod.Dir == "" {
+		t.Fatalf("locate %s: %q %v", stripeMockModule, out, err)
+	}
+	raw, err := os.ReadFile(filepath.Join(mod.Dir, "embedded", "openapi", "fixtures3.json"))
 	if err != nil {
 		t.Fatalf("read stripe-mock fixtures: %v", err)
 	}
@@ -76,12 +82,12 @@ func fixtures(t *testing.T, patch map[string]map[string]any) string {
 			f.Resources[res][k] = v
 		}
 	}
-	out, err := json.Marshal(f)
+	patched, err := json.Marshal(f)
 	if err != nil {
 		t.Fatal(err)
 	}
 	path := filepath.Join(t.TempDir(), "fixtures.json")
-	if err := os.WriteFile(path, out, 0o600); err != nil {
+	if err := os.WriteFile(path, patched, 0o600); err != nil {
 		t.Fatal(err)
 	}
 	return path
