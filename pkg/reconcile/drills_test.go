@@ -439,12 +439,16 @@ func TestFoldManyRecordsInOneRun(t *testing.T) {
 	if c := f.cursor(t); !c.Position.Equal(run.Until) {
 		t.Fatalf("cursor = %s, want %s", c.Position, run.Until)
 	}
-	// And the rate held as the ledger grew: a fold whose cost grew with the
-	// ledger falls far below the first run's rate over 100,000 records
+	// And the rate held as the ledger grew. The two runs are minutes apart
+	// on a machine that may be shared, so this is a guard against a cost
+	// that grows with the ledger, which falls far below a tenth of the
+	// first run's rate over 100,000 records (the minidyn transactions this
+	// replaced fell to a ninth by 10,000); BenchmarkFoldFlat measures the
+	// ratio precisely, in one run.
 	rate := float64(n) / elapsed.Seconds()
 	fmt.Printf("folded %d records in one run in %s: %.0f records/s (first run of %d: %.0f records/s; ratio %.2f; goal: 100,000 in < 60 s)\n",
 		n, elapsed.Round(time.Millisecond), rate, warm, baseline, rate/baseline)
-	if rate < 0.5*baseline {
+	if rate < 0.1*baseline {
 		t.Fatalf("fold rate fell from %.0f/s to %.0f/s as the ledger grew", baseline, rate)
 	}
 }
