@@ -180,3 +180,34 @@ func TestMappingsFor(t *testing.T) {
 		t.Fatalf("the * mapping must apply to unnamed sources: %v", err)
 	}
 }
+
+// BenchmarkParseMessageWith measures mapping one body: hookline's shape
+// and the Stripe invoice.finalized fixture (about 1.3 KiB).
+func BenchmarkParseMessageWith(b *testing.B) {
+	raw, err := os.ReadFile("testdata/mapping/mappings.example.json")
+	if err != nil {
+		b.Fatal(err)
+	}
+	ms, err := payments.ParseMappings(raw)
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, bc := range []struct{ name, source, fixture string }{
+		{"hookline", "payments", "hookline_payment"},
+		{"stripe_invoice", "stripe", "stripe_invoice_finalized"},
+	} {
+		body, err := os.ReadFile(filepath.Join("testdata/mapping", bc.fixture+".json"))
+		if err != nil {
+			b.Fatal(err)
+		}
+		m := mappingMessage(bc.source, string(body))
+		b.Run(bc.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := payments.ParseMessageWith(m, ms); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
