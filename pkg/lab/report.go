@@ -162,12 +162,18 @@ func (e *experiment) fullCeiling(ctx context.Context) (float64, error) {
 		wg.Wait()
 	}()
 	for i := range n {
+		if ctx.Err() != nil {
+			break
+		}
 		ids <- i
 	}
 	close(ids)
 	<-done
-	for e.obs.open() > 0 && time.Since(start) < 5*time.Minute {
+	for e.obs.open() > 0 && time.Since(start) < 5*time.Minute && ctx.Err() == nil {
 		time.Sleep(20 * time.Millisecond)
+	}
+	if err := ctx.Err(); err != nil {
+		return 0, fmt.Errorf("lab: stopped: %w", err)
 	}
 	if e.obs.open() > 0 {
 		return 0, fmt.Errorf("lab: the full-path burst did not settle within 5 minutes")

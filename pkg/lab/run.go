@@ -171,6 +171,9 @@ func (e *experiment) run(ctx context.Context) (*Report, error) {
 	drained := e.drain(ctx)
 	stopSampling()
 	wg.Wait()
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("lab: stopped: %w", err)
+	}
 	after := e.sys.AWS.Calls.Snapshot()
 	rep := e.report(offered, drained, before, after)
 	full, err := e.fullCeiling(ctx)
