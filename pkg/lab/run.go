@@ -35,6 +35,7 @@ type experiment struct {
 	http    *http.Client
 	secret  string
 	busy    atomic.Int64 // summed worker run time, ns
+	acks    sync.Map     // message ID -> *atomic.Int64, deletes asked for it
 }
 
 // maxInFlight bounds the webhooks in flight at once, as a provider's
@@ -145,8 +146,13 @@ func (e *experiment) roll(parts ...string) float64 {
 	return float64(z>>11) / (1 << 53)
 }
 
+// dropAck loses an acknowledgement. SQS keeps a message's ID across
+// redeliveries, so each delete of one message is a draw of its own: a lost
+// acknowledgement is not lost again on every redelivery.
 func (e *experiment) dropAck(messageID string) bool {
-	return e.roll("ack", messageID) < e.cfg.LostAcks
+	n, _ := e.acks.LoadOrStore(messageID, new(atomic.Int64))
+	k := n.(*atomic.Int64).Add(1)
+	return e.roll("ack", messageID, strconv.FormatInt(k, 10)) < e.cfg.LostAcks
 }
 
 // providerFault draws the hostile faults of the provider contract.
