@@ -224,7 +224,9 @@ func runModel(t *testing.T, seed uint64, p providersim.Profile, rates modelRates
 	var wg sync.WaitGroup
 	wg.Go(func() { m.redrive(ctx) })
 	replayed := m.intake(ctx)
-	ok := m.waitSettled(90 * time.Second)
+	// 90 s, or 20 ms an event for longer runs (make soak).
+	limit := max(90*time.Second, time.Duration(rates.events)*20*time.Millisecond)
+	ok := m.waitSettled(limit)
 	cancel()
 	wg.Wait()
 	<-mapping
@@ -233,7 +235,7 @@ func runModel(t *testing.T, seed uint64, p providersim.Profile, rates modelRates
 	rep := m.report(p, replayed)
 	rep.elapsed = time.Since(start)
 	if !ok {
-		rep.problems = append(rep.problems, "the model did not settle within 90 s")
+		rep.problems = append(rep.problems, fmt.Sprintf("the model did not settle within %s", limit))
 	}
 	return rep
 }
