@@ -218,8 +218,13 @@ func newDLQStatusCmd() *cobra.Command {
 }
 
 func statusText(st ops.Status) string {
-	if st.Error != "" {
+	switch {
+	case st.Error != "":
 		return st.State + " (" + st.Error + ")"
+	case st.State == ops.StateInProgress:
+		return fmt.Sprintf("%s (attempt %d, claimable %s)", st.State, st.Attempts, st.HeldUntil.UTC().Format(time.RFC3339))
+	case st.Attempts > 1:
+		return fmt.Sprintf("%s (after %d attempts)", st.State, st.Attempts)
 	}
 	return st.State
 }

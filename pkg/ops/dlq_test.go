@@ -90,6 +90,9 @@ func TestPeekLeavesMessagesVisible(t *testing.T) {
 			t.Fatalf("round %d: states %v, want %v", round, states, want)
 		}
 		for _, m := range msgs {
+			if m.EventID == "evt_wip" && (m.Status.Attempts != 1 || m.Status.HeldUntil.IsZero()) {
+				t.Fatalf("round %d: the claim's attempt and lease are not shown: %+v", round, m.Status)
+			}
 			if m.Status.Key != "payments:"+m.EventID || m.ReceiveCount != 5 || m.FirstFailureReason != "provider_retriable" ||
 				!strings.HasPrefix(m.FailureReason, "retries_exhausted") || m.SentAt.IsZero() {
 				t.Fatalf("round %d: message %+v", round, m)

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/hookline/hookline/pkg/idempotency"
 	"github.com/hookline/hookline/pkg/payments"
@@ -44,6 +45,12 @@ type Status struct {
 	// record it, so deleting the message loses nothing.
 	Done  bool   `json:"done"`
 	Error string `json:"error,omitempty"`
+	// Attempts counts the payment worker's claims of the key: more than one
+	// means an earlier attempt may have reached the provider, and the next
+	// one looks it up before charging (docs/provider-contract.md).
+	Attempts int `json:"attempts,omitempty"`
+	// HeldUntil is when an IN_PROGRESS key may be claimed again.
+	HeldUntil time.Time `json:"held_until,omitzero"`
 }
 
 // Checker tells whether a message's effect is already recorded.
@@ -81,9 +88,9 @@ func (c PaymentsChecker) Check(ctx context.Context, m Message) Status {
 	case rec.PayloadHash != "" && rec.PayloadHash != p.Hash():
 		st.State = StateMismatch
 	case rec.State == idempotency.StateCompleted:
-		st.State, st.Done = StateCompleted, true
+		st.State, st.Done, st.Attempts = StateCompleted, true, rec.Attempt
 	default:
-		st.State = StateInProgress
+		st.State, st.Attempts, st.HeldUntil = StateInProgress, rec.Attempt, rec.HeldUntil
 	}
 	return st
 }
