@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"strconv"
-	"sync"
 	"testing"
 	"time"
 
@@ -14,6 +13,7 @@ import (
 	"github.com/hookline/hookline/pkg/idempotency"
 	"github.com/hookline/hookline/pkg/localaws"
 	"github.com/hookline/hookline/pkg/payments"
+	"github.com/hookline/hookline/pkg/payments/paymentstest"
 	"github.com/hookline/hookline/pkg/provider"
 	"github.com/hookline/hookline/pkg/providersim"
 )
@@ -29,7 +29,7 @@ type contractRig struct {
 	client  *provider.Client
 	reg     *idempotency.Registry
 	store   idempotency.Store
-	queue   *recordingQueue
+	queue   *paymentstest.RecordingQueue
 	worker  *payments.Worker
 	timeout time.Duration // the function timeout of one delivery
 }
@@ -52,7 +52,7 @@ func newContractRig(t *testing.T, env *localaws.Env, profile providersim.Profile
 	t.Cleanup(func() { sim.Close() })
 	client, err := provider.New(provider.Config{BaseURL: sim.URL(), Timeout: contractClientTimeout, MaxAttempts: 4, BaseBackoff: 10 * time.Millisecond, MaxBackoff: 50 * time.Millisecond})
 	must(t, err)
-	r := &contractRig{env: env, sim: sim, client: client, queue: newRecordingQueue(), timeout: 2 * time.Second}
+	r := &contractRig{env: env, sim: sim, client: client, queue: paymentstest.NewRecordingQueue(), timeout: 2 * time.Second}
 	store, err := idempotency.NewDynamoDB(idempotency.DynamoDBConfig{Client: env.DynamoDB, Table: env.TableName("IdempotencyTable")})
 	must(t, err)
 	r.store = store
@@ -87,12 +87,12 @@ func (r *contractRig) settle(t *testing.T, m events.SQSMessage) string {
 	t.Helper()
 	for n := 1; n <= 12; n++ {
 		if r.deliver(m, n) {
-			if r.queue.deadLettered(m.MessageId) != "" {
+			if r.queue.DeadLettered(m.MessageId) != "" {
 				return "dead_lettered"
 			}
 			return "acknowledged"
 		}
-		time.Sleep(min(r.queue.retryAfter(m.MessageId, time.Second), 3*time.Second))
+		time.Sleep(min(r.queue.TakeRetryAfter(m.MessageId, time.Second), 3*time.Second))
 	}
 	t.Fatalf("%s: neither acknowledged nor dead-lettered after 12 deliveries", m.MessageId)
 	return ""
@@ -104,50 +104,6 @@ func (r *contractRig) status(t *testing.T, eventID string) idempotency.Record {
 	rec, _, err := r.reg.Status(context.Background(), "payments:"+eventID)
 	must(t, err)
 	return rec
-}
-
-// recordingQueue records what the worker asks of the queue.
-type recordingQueue struct {
-	mu    sync.Mutex
-	after map[string]time.Duration
-	dead  map[string]string
-}
-
-func newRecordingQueue() *recordingQueue {
-	return &recordingQueue{after: map[string]time.Duration{}, dead: map[string]string{}}
-}
-
-func (q *recordingQueue) RetryAfter(_ context.Context, receipt string, d time.Duration) {
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	q.after[receipt] = d
-}
-
-func (q *recordingQueue) DeadLetter(_ context.Context, m events.SQSMessage, reason string) error {
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	q.dead[m.MessageId] = reason
-	return nil
-}
-
-func (q *recordingQueue) MaxReceiveCount(context.Context) int { return 10 }
-
-// retryAfter returns, and forgets, the wait the worker asked for receipt.
-func (q *recordingQueue) retryAfter(receipt string, def time.Duration) time.Duration {
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	d, ok := q.after[receipt]
-	delete(q.after, receipt)
-	if !ok {
-		return def
-	}
-	return d
-}
-
-func (q *recordingQueue) deadLettered(id string) string {
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	return q.dead[id]
 }
 
 // forEachProfile runs drill against the simulator in every profile, on one

@@ -17,6 +17,7 @@ import (
 	"github.com/hookline/hookline/pkg/idempotency"
 	"github.com/hookline/hookline/pkg/localaws"
 	"github.com/hookline/hookline/pkg/payments"
+	"github.com/hookline/hookline/pkg/payments/paymentstest"
 	"github.com/hookline/hookline/pkg/stripecharge"
 )
 
@@ -37,7 +38,7 @@ const (
 type workerRig struct {
 	fake   *fakeStripe
 	worker *payments.Worker
-	queue  *drillQueue
+	queue  *paymentstest.RecordingQueue
 }
 
 func newWorkerRig(t *testing.T, env *localaws.Env) *workerRig {
@@ -62,7 +63,7 @@ func newWorkerRig(t *testing.T, env *localaws.Env) *workerRig {
 	if err != nil {
 		t.Fatal(err)
 	}
-	q := &drillQueue{after: map[string]time.Duration{}, dead: map[string]string{}}
+	q := paymentstest.NewRecordingQueue()
 	w, err := payments.New(payments.Config{Registry: reg, Provider: client, Queue: q, Mappings: ms,
 		RetryBase: 100 * time.Millisecond, Horizon: drillHorizon, ClockSkew: drillSkew})
 	if err != nil {
@@ -99,50 +100,12 @@ func (r *workerRig) settle(t *testing.T, m events.SQSMessage) string {
 	t.Helper()
 	for n := 1; n <= 12; n++ {
 		if r.deliver(m, n) {
-			return r.queue.deadLettered(m.MessageId)
+			return r.queue.DeadLettered(m.MessageId)
 		}
-		time.Sleep(min(r.queue.retryAfter(m.MessageId), 4*time.Second))
+		time.Sleep(min(r.queue.TakeRetryAfter(m.MessageId, 500*time.Millisecond), 4*time.Second))
 	}
 	t.Fatalf("%s: not acknowledged after 12 deliveries", m.MessageId)
 	return ""
-}
-
-type drillQueue struct {
-	mu    sync.Mutex
-	after map[string]time.Duration
-	dead  map[string]string
-}
-
-func (q *drillQueue) RetryAfter(_ context.Context, receipt string, d time.Duration) {
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	q.after[receipt] = d
-}
-
-func (q *drillQueue) DeadLetter(_ context.Context, m events.SQSMessage, reason string) error {
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	q.dead[m.MessageId] = reason
-	return nil
-}
-
-func (q *drillQueue) MaxReceiveCount(context.Context) int { return 10 }
-
-func (q *drillQueue) retryAfter(receipt string) time.Duration {
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	d, ok := q.after[receipt]
-	delete(q.after, receipt)
-	if !ok {
-		return 500 * time.Millisecond
-	}
-	return d
-}
-
-func (q *drillQueue) deadLettered(id string) string {
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	return q.dead[id]
 }
 
 // onceFor injects fault into the first create of each named event only.
@@ -253,12 +216,12 @@ func TestWorkerThroughStripe(t *testing.T) {
 			t.Fatal("a pending intent was acknowledged")
 		}
 		r.fake.setIntentStatus("stripe:evt_3ds", "succeeded")
-		time.Sleep(r.queue.retryAfter(m.MessageId))
+		time.Sleep(r.queue.TakeRetryAfter(m.MessageId, 500*time.Millisecond))
 		for n := 2; !r.deliver(m, n); n++ {
 			if n > 10 {
 				t.Fatal("never completed")
 			}
-			time.Sleep(min(r.queue.retryAfter(m.MessageId), 4*time.Second))
+			time.Sleep(min(r.queue.TakeRetryAfter(m.MessageId, 500*time.Millisecond), 4*time.Second))
 		}
 		if r.fake.createCount() != 1 || r.fake.charges("evt_3ds") != 1 {
 			t.Fatalf("%d creates, %d charges", r.fake.createCount(), r.fake.charges("evt_3ds"))
