@@ -65,7 +65,7 @@ func (d *dynamoFront) cli(op string, body []byte) (int, []byte) {
 		return status, out
 	case "DescribeTable":
 		phys := physical(in.TableName, 0)
-		status, out := d.call(op, map[string]string{"TableName": phys})
+		status, out := d.call(0, op, map[string]string{"TableName": phys})
 		if status == http.StatusNotFound || (status != http.StatusOK && errorType(out) == "ResourceNotFoundException") {
 			return apiError(http.StatusBadRequest, "ResourceNotFoundException", "Requested resource not found: Table: "+in.TableName+" not found")
 		}
@@ -140,7 +140,7 @@ func (d *dynamoFront) cli(op string, body []byte) (int, []byte) {
 		}
 		return d.scanShards(in.TableName, body, in.Select == "COUNT")
 	}
-	return d.callRaw(op, body)
+	return d.callRaw(0, op, body)
 }
 
 // activeStatus sets an empty TableStatus under field to ACTIVE: a table

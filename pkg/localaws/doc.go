@@ -1,8 +1,10 @@
 // Package localaws starts hookline's embedded local AWS and creates every
 // queue and table that infra/template.yaml declares.
 //
-// DynamoDB is github.com/truora/minidyn, served in-process on a free
-// 127.0.0.1 port. SQS is the pinned npm package local-aws-sqs, run as a
+// DynamoDB is github.com/truora/minidyn, served on a free 127.0.0.1 port
+// (for the AWS CLI and other processes) and, to [Env.DynamoDB], in-process:
+// that client's requests go through the SDK's whole stack and reach the
+// handler without a socket. SQS is the pinned npm package local-aws-sqs, run as a
 // child process (localstack/sqs-server.js) that exits when its parent does.
 // When AWS_ENDPOINT_URL, AWS_ENDPOINT_URL_SQS or AWS_ENDPOINT_URL_DYNAMODB is
 // set, nothing is started for that service and the same resources are
@@ -24,6 +26,10 @@
 //     TransactionCanceledException with a reason per item, no two
 //     operations on one item, at most 100 items;
 //   - answers PutItem ReturnValues=ALL_OLD with the replaced item;
+//   - keeps each table as 16 minidyn tables (shards) by partition key, each
+//     shard in its own minidyn engine, because minidyn re-sorts a table's
+//     keys on every insert and runs every operation of an engine behind one
+//     lock;
 //   - answers what the AWS CLI asks when an operator inspects the tables:
 //     ListTables, DescribeTable's TableStatus, Describe/UpdateTimeToLive,
 //     DescribeContinuousBackups and Scan Select=COUNT.

@@ -1,21 +1,24 @@
 package localaws
 
 import (
-	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"hash/fnv"
 	"io"
 	"net/http"
-	"net/http/httptest"
 	"slices"
 	"sort"
 	"strings"
 	"sync"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	ddbtypes "github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/truora/minidyn/server"
 )
 
-// dynamoFront sits in front of minidyn and absorbs its gaps:
+// dynamoFront sits in front of minidyn's engine and absorbs its gaps:
 //
 //   - TransactWriteItems and TransactGetItems run here, over minidyn's
 //     single-item operations, with per-item locks (transact.go): their
@@ -29,9 +32,13 @@ import (
 //     (minidyn echoes the new one).
 //   - The AWS CLI's inspection calls are answered (cli.go).
 //
-// Other operations pass through unchanged.
+// Item operations call minidyn's engine with typed values (engine.go);
+// other operations pass through its JSON API unchanged.
 type dynamoFront struct {
-	next http.Handler
+	// engines hold the shards: shard s of every table lives in
+	// engines[s]. minidyn serialises every operation of an engine behind
+	// one lock, so operations on different shards run in parallel.
+	engines [tableShards]engine
 
 	keyMu sync.RWMutex
 	infos map[string]*tableInfo // by logical table name
@@ -48,21 +55,23 @@ const lockStripes = 1024
 
 const targetPrefix = "DynamoDB_20120810."
 
-func newDynamoFront(next http.Handler) *dynamoFront {
-	return &dynamoFront{next: next, infos: map[string]*tableInfo{}}
+func newDynamoFront() *dynamoFront {
+	d := &dynamoFront{infos: map[string]*tableInfo{}}
+	for s := range d.engines {
+		d.engines[s] = newEngine()
+	}
+	return d
 }
 
+// client returns the engine that holds a shard.
+func (d *dynamoFront) client(shard int) *server.Client { return d.engines[shard].c }
+
 func (d *dynamoFront) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	op := strings.TrimPrefix(r.Header.Get("X-Amz-Target"), targetPrefix)
-	switch op {
-	case "TransactWriteItems", "TransactGetItems", "PutItem", "UpdateItem", "DeleteItem", "GetItem",
-		"Query", "BatchWriteItem", "BatchGetItem",
-		"ListTables", "DescribeTable", "DescribeTimeToLive", "UpdateTimeToLive", "DescribeContinuousBackups",
-		"Scan", "CreateTable", "DeleteTable", "UpdateTable":
-	default:
-		d.next.ServeHTTP(w, r)
+	if r.Method != http.MethodPost {
+		http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
 		return
 	}
+	op := strings.TrimPrefix(r.Header.Get("X-Amz-Target"), targetPrefix)
 	body, err := io.ReadAll(r.Body)
 	if err != nil {
 		writeAPIError(w, http.StatusBadRequest, "SerializationException", err.Error())
@@ -82,37 +91,39 @@ func (d *dynamoFront) serve(op string, body []byte) (int, []byte) {
 		return d.transactGet(body)
 	case "PutItem":
 		return d.putItem(body)
-	case "UpdateItem", "DeleteItem":
-		return d.single(op, body, true)
+	case "UpdateItem":
+		return itemOp(d, body, true, func(in *server.UpdateItemInput) (**string, item) { return &in.TableName, in.Key }, (*server.Client).UpdateItem)
+	case "DeleteItem":
+		return itemOp(d, body, true, func(in *server.DeleteItemInput) (**string, item) { return &in.TableName, in.Key }, (*server.Client).DeleteItem)
 	case "GetItem":
-		return d.single(op, body, false)
+		return itemOp(d, body, false, func(in *server.GetItemInput) (**string, item) { return &in.TableName, in.Key }, (*server.Client).GetItem)
 	case "Query":
 		return d.query(body)
 	case "BatchWriteItem":
 		return d.batchWrite(body)
 	case "BatchGetItem":
 		return d.batchGet(body)
-	default:
+	case "ListTables", "DescribeTable", "DescribeTimeToLive", "UpdateTimeToLive", "DescribeContinuousBackups",
+		"Scan", "CreateTable", "DeleteTable", "UpdateTable":
 		return d.cli(op, body)
+	default:
+		return d.callRaw(0, op, body)
 	}
 }
 
-// call runs one operation on minidyn in-process.
-func (d *dynamoFront) call(op string, in any) (int, []byte) {
+// call runs one operation on a shard's engine from a value encoded as its
+// JSON request.
+func (d *dynamoFront) call(shard int, op string, in any) (int, []byte) {
 	body, err := json.Marshal(in)
 	if err != nil {
 		return apiError(http.StatusInternalServerError, "InternalFailure", err.Error())
 	}
-	return d.callRaw(op, body)
+	return d.callRaw(shard, op, body)
 }
 
-func (d *dynamoFront) callRaw(op string, body []byte) (int, []byte) {
-	req := httptest.NewRequest(http.MethodPost, "/", bytes.NewReader(body))
-	req.Header.Set("X-Amz-Target", targetPrefix+op)
-	req.Header.Set("Content-Type", "application/x-amz-json-1.0")
-	rec := httptest.NewRecorder()
-	d.next.ServeHTTP(rec, req)
-	return rec.Code, rec.Body.Bytes()
+// callRaw runs one operation on a shard's engine from its JSON request.
+func (d *dynamoFront) callRaw(shard int, op string, body []byte) (int, []byte) {
+	return d.engines[shard].serveJSON(op, body)
 }
 
 // errorType returns the short error type of an error body
@@ -144,6 +155,14 @@ func writeAPIError(w http.ResponseWriter, status int, typ, msg string) {
 
 var errNoTable = errors.New("Requested resource not found")
 
+// locateError answers a request whose item could not be located.
+func locateError(err error) (int, []byte) {
+	if err == errNoTable {
+		return apiError(http.StatusBadRequest, "ResourceNotFoundException", "Requested resource not found")
+	}
+	return apiError(http.StatusBadRequest, "ValidationException", err.Error())
+}
+
 // keyNames returns a table's key attribute names, hash first.
 func (d *dynamoFront) keyNames(table string) ([]string, error) {
 	ti, err := d.info(table)
@@ -159,44 +178,32 @@ func (d *dynamoFront) forgetTable(table string) {
 	d.keyMu.Unlock()
 }
 
-// locate returns an item's identity, shard and key.
-func (d *dynamoFront) locate(table string, attrs map[string]json.RawMessage) (itemID, int, map[string]json.RawMessage, error) {
-	id, key, err := d.idOf(table, attrs)
-	if err != nil {
-		return "", 0, nil, err
-	}
-	names, _ := d.keyNames(table)
-	return id, shardOf(key[names[0]]), key, nil
-}
-
 // itemID is an item's identity: its table and key values, canonical.
 type itemID string
 
-// idOf returns the identity of the item under key (or of item, whose key
-// attributes are picked out), and the key itself.
-func (d *dynamoFront) idOf(table string, attrs map[string]json.RawMessage) (itemID, map[string]json.RawMessage, error) {
+// locate returns the identity, the shard and the key of the item under
+// key (or of item, whose key attributes are picked out).
+func (d *dynamoFront) locate(table string, attrs item) (itemID, int, item, error) {
 	names, err := d.keyNames(table)
 	if err != nil {
-		return "", nil, err
+		return "", 0, nil, err
 	}
 	var b strings.Builder
 	b.WriteString(table)
-	key := make(map[string]json.RawMessage, len(names))
+	key := make(item, len(names))
 	for _, n := range names {
-		raw, ok := attrs[n]
+		v, ok := attrs[n]
 		if !ok {
-			return "", nil, fmt.Errorf("One of the required keys was not given a value: %s", n)
+			return "", 0, nil, fmt.Errorf("One of the required keys was not given a value: %s", n)
 		}
-		var v map[string]string
-		if err := json.Unmarshal(raw, &v); err != nil || len(v) != 1 {
-			return "", nil, fmt.Errorf("The key attribute %s must be a scalar (S, N or B)", n)
+		typ, val, ok := scalar(v)
+		if !ok {
+			return "", 0, nil, fmt.Errorf("The key attribute %s must be a scalar (S, N or B)", n)
 		}
-		for typ, val := range v {
-			b.WriteString("\x00" + typ + ":" + val)
-		}
-		key[n] = raw
+		b.WriteString("\x00" + typ + ":" + val)
+		key[n] = v
 	}
-	return itemID(b.String()), key, nil
+	return itemID(b.String()), shardOfValue(key[names[0]]), key, nil
 }
 
 func stripeOf(id itemID) int {
@@ -232,81 +239,59 @@ func (d *dynamoFront) lock(ids []itemID, exclusive bool) func() {
 	}
 }
 
-// get reads an item of a (physical) table consistently through minidyn;
-// nil when absent.
-func (d *dynamoFront) get(table string, key map[string]json.RawMessage) (map[string]json.RawMessage, error) {
-	status, body := d.call("GetItem", map[string]any{"TableName": table, "Key": key, "ConsistentRead": true})
-	if status != http.StatusOK {
-		return nil, fmt.Errorf("get: %s", body)
-	}
-	var out struct{ Item map[string]json.RawMessage }
-	if err := json.Unmarshal(body, &out); err != nil {
-		return nil, err
-	}
-	return out.Item, nil
-}
-
-// single runs UpdateItem, DeleteItem or GetItem under its item's lock.
-func (d *dynamoFront) single(op string, body []byte, exclusive bool) (int, []byte) {
-	var in struct {
-		TableName string
-		Key       map[string]json.RawMessage
-	}
-	if err := json.Unmarshal(body, &in); err != nil {
+// itemOp runs UpdateItem, DeleteItem or GetItem on the shard that holds
+// its item, under the item's lock. target returns the input's table name
+// field and key.
+func itemOp[In, Out any](d *dynamoFront, body []byte, exclusive bool, target func(*In) (**string, item),
+	run func(*server.Client, context.Context, *In) (Out, error)) (int, []byte) {
+	in := new(In)
+	if err := json.Unmarshal(body, in); err != nil {
 		return apiError(http.StatusBadRequest, "SerializationException", err.Error())
 	}
-	id, shard, _, err := d.locate(in.TableName, in.Key)
-	if err == errNoTable {
-		return apiError(http.StatusBadRequest, "ResourceNotFoundException", "Requested resource not found")
-	}
+	table, key := target(in)
+	logical := aws.ToString(*table)
+	id, shard, _, err := d.locate(logical, key)
 	if err != nil {
-		return apiError(http.StatusBadRequest, "ValidationException", err.Error())
+		return locateError(err)
 	}
-	phys := physical(in.TableName, shard)
-	if body, err = withTable(body, in.TableName, phys); err != nil {
-		return apiError(http.StatusBadRequest, "SerializationException", err.Error())
-	}
+	phys := physical(logical, shard)
+	*table = aws.String(phys)
 	defer d.lock([]itemID{id}, exclusive)()
-	status, out := d.callRaw(op, body)
-	return status, renameResponse(out, phys, in.TableName)
+	out, err := run(d.client(shard), context.Background(), in)
+	if err != nil {
+		status, b := wireError(err)
+		return status, renameResponse(b, phys, logical)
+	}
+	return encodeOK(out)
 }
 
 // putItem runs PutItem under its item's lock, and answers
 // ReturnValues=ALL_OLD with the item the put replaced, or none for a new
 // key, as DynamoDB does.
 func (d *dynamoFront) putItem(body []byte) (int, []byte) {
-	var in struct {
-		TableName    string
-		Item         map[string]json.RawMessage
-		ReturnValues string
-	}
+	var in server.PutItemInput
 	if err := json.Unmarshal(body, &in); err != nil {
 		return apiError(http.StatusBadRequest, "SerializationException", err.Error())
 	}
-	id, shard, key, err := d.locate(in.TableName, in.Item)
-	if err == errNoTable {
-		return apiError(http.StatusBadRequest, "ResourceNotFoundException", "Requested resource not found")
-	}
+	logical := aws.ToString(in.TableName)
+	id, shard, key, err := d.locate(logical, in.Item)
 	if err != nil {
-		return apiError(http.StatusBadRequest, "ValidationException", err.Error())
+		return locateError(err)
 	}
-	phys := physical(in.TableName, shard)
-	if body, err = withTable(body, in.TableName, phys); err != nil {
-		return apiError(http.StatusBadRequest, "SerializationException", err.Error())
-	}
+	phys := physical(logical, shard)
+	in.TableName = aws.String(phys)
+	allOld := in.ReturnValues == ddbtypes.ReturnValueAllOld
+	in.ReturnValues = ""
 	defer d.lock([]itemID{id}, true)()
-	if in.ReturnValues != "ALL_OLD" {
-		status, out := d.callRaw("PutItem", body)
-		return status, renameResponse(out, phys, in.TableName)
+	var old item
+	if allOld {
+		if old, err = d.engines[shard].get(phys, key); err != nil {
+			return apiError(http.StatusInternalServerError, "InternalServerError", err.Error())
+		}
 	}
-	old, err := d.get(phys, key)
-	if err != nil {
-		return apiError(http.StatusInternalServerError, "InternalServerError", err.Error())
+	if _, err := d.client(shard).PutItem(context.Background(), &in); err != nil {
+		status, b := wireError(err)
+		return status, renameResponse(b, phys, logical)
 	}
-	status, out := d.callRaw("PutItem", body)
-	if status != http.StatusOK {
-		return status, renameResponse(out, phys, in.TableName)
-	}
-	out, _ = json.Marshal(map[string]any{"Attributes": old})
-	return status, out
+	return encodeOK(server.PutItemOutput{Attributes: old})
 }

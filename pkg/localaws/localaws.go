@@ -16,7 +16,6 @@ import (
 	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
-	"github.com/truora/minidyn/server"
 
 	"github.com/hookline/hookline/pkg/awsconf"
 	"github.com/hookline/hookline/pkg/template"
@@ -53,6 +52,9 @@ type Env struct {
 	queueARNs map[string]string
 	tables    map[string]string // by logical ID and by template name
 	closers   []func() error
+	// dynamoHandler serves the embedded DynamoDB in-process to DynamoDB
+	// above; nil when an external endpoint is used.
+	dynamoHandler http.Handler
 }
 
 // Start brings up local AWS (or attaches to AWS_ENDPOINT_URL*) and creates
@@ -92,11 +94,11 @@ func Start(ctx context.Context, opts Options) (_ *Env, err error) {
 func (e *Env) startEmulators(ctx context.Context, opts Options) error {
 	e.DynamoEndpoint = externalEndpoint("AWS_ENDPOINT_URL_DYNAMODB")
 	if e.DynamoEndpoint == "" {
-		url, closeFn, err := startDynamo(opts.DynamoDBPort, opts.Latency)
+		url, h, closeFn, err := startDynamo(opts.DynamoDBPort, opts.Latency)
 		if err != nil {
 			return err
 		}
-		e.DynamoEndpoint = url
+		e.DynamoEndpoint, e.dynamoHandler = url, h
 		e.closers = append(e.closers, closeFn)
 	}
 	e.SQSEndpoint = externalEndpoint("AWS_ENDPOINT_URL_SQS")
@@ -135,19 +137,22 @@ func External() bool {
 	return externalEndpoint("AWS_ENDPOINT_URL_SQS") != "" || externalEndpoint("AWS_ENDPOINT_URL_DYNAMODB") != ""
 }
 
-func startDynamo(port int, latency time.Duration) (string, func() error, error) {
+// startDynamo serves the embedded DynamoDB on a loopback port and returns
+// its URL and its handler, which the harness's own client calls in-process.
+func startDynamo(port int, latency time.Duration) (string, http.Handler, func() error, error) {
 	ln, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", port))
 	if err != nil {
-		return "", nil, fmt.Errorf("localaws: dynamodb listen: %w", err)
+		return "", nil, nil, fmt.Errorf("localaws: dynamodb listen: %w", err)
 	}
-	srv := &http.Server{Handler: withLatency(newDynamoFront(server.NewServer()), latency), ReadHeaderTimeout: 10 * time.Second}
+	h := withLatency(newDynamoFront(), latency)
+	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
 	go srv.Serve(ln)
 	closeFn := func() error {
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 		defer cancel()
 		return srv.Shutdown(ctx)
 	}
-	return "http://" + ln.Addr().String(), closeFn, nil
+	return "http://" + ln.Addr().String(), h, closeFn, nil
 }
 
 func (e *Env) connect(ctx context.Context) error {
@@ -166,7 +171,11 @@ func (e *Env) connect(ctx context.Context) error {
 		tr.MaxIdleConns, tr.MaxIdleConnsPerHost = 256, 128
 	})
 	e.Config = cfg
-	e.DynamoDB = awsconf.DynamoDB(cfg, e.DynamoEndpoint)
+	dynamoCfg := cfg
+	if e.dynamoHandler != nil {
+		dynamoCfg.HTTPClient = &http.Client{Transport: inProcess{e.dynamoHandler}}
+	}
+	e.DynamoDB = awsconf.DynamoDB(dynamoCfg, e.DynamoEndpoint)
 	e.SQS = awsconf.SQS(cfg, e.SQSEndpoint)
 	return nil
 }

@@ -2,6 +2,7 @@ package localaws
 
 import (
 	"bytes"
+	"context"
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
@@ -11,6 +12,8 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+
+	"github.com/truora/minidyn/server"
 )
 
 // Each table is kept as shards: minidyn tables of the same schema, one per
@@ -42,7 +45,7 @@ func (d *dynamoFront) info(table string) (*tableInfo, error) {
 	if ok {
 		return ti, nil
 	}
-	status, body := d.call("DescribeTable", map[string]string{"TableName": physical(table, 0)})
+	status, body := d.call(0, "DescribeTable", map[string]string{"TableName": physical(table, 0)})
 	if status != http.StatusOK {
 		return nil, errNoTable
 	}
@@ -86,14 +89,18 @@ func (d *dynamoFront) info(table string) (*tableInfo, error) {
 	return ti, nil
 }
 
-// shardOf returns the shard of a partition key value.
+// shardOf returns the shard of a partition key value in JSON.
 func shardOf(raw json.RawMessage) int {
-	var v map[string]string
+	var v av
 	json.Unmarshal(raw, &v)
+	return shardOfValue(&v)
+}
+
+// shardOfValue returns the shard of a partition key value.
+func shardOfValue(v *av) int {
+	typ, val, _ := scalar(v)
 	h := fnv.New32a()
-	for typ, val := range v {
-		h.Write([]byte(typ + ":" + val))
-	}
+	h.Write([]byte(typ + ":" + val))
 	return int(h.Sum32() % tableShards)
 }
 
@@ -145,7 +152,7 @@ func (d *dynamoFront) createTable(name string, body []byte) (int, []byte) {
 		if err != nil {
 			return apiError(http.StatusBadRequest, "SerializationException", err.Error())
 		}
-		st, out := d.callRaw("CreateTable", b)
+		st, out := d.callRaw(s, "CreateTable", b)
 		if st != http.StatusOK {
 			return st, out
 		}
@@ -166,7 +173,7 @@ func (d *dynamoFront) allShards(op, name string, body []byte) (int, []byte) {
 		if err != nil {
 			return apiError(http.StatusBadRequest, "SerializationException", err.Error())
 		}
-		st, out := d.callRaw(op, b)
+		st, out := d.callRaw(s, op, b)
 		if st != http.StatusOK {
 			return st, renameResponse(out, physical(name, s), name)
 		}
@@ -236,7 +243,7 @@ func (d *dynamoFront) scanShards(table string, body []byte, countOnly bool) (int
 		if err != nil {
 			return apiError(http.StatusBadRequest, "SerializationException", err.Error())
 		}
-		status, out := d.callRaw("Scan", b)
+		status, out := d.callRaw(st.Shard, "Scan", b)
 		if status != http.StatusOK {
 			return status, renameResponse(out, physical(table, st.Shard), table)
 		}
@@ -311,17 +318,18 @@ func (d *dynamoFront) query(body []byte) (int, []byte) {
 		if pkValue == nil {
 			return apiError(http.StatusBadRequest, "ValidationException", "Query condition missed key schema element: "+ti.keys[0])
 		}
-		phys := physical(in.TableName, shardOf(pkValue))
+		shard := shardOf(pkValue)
+		phys := physical(in.TableName, shard)
 		b, err := withTable(body, in.TableName, phys)
 		if err != nil {
 			return apiError(http.StatusBadRequest, "SerializationException", err.Error())
 		}
-		status, out := d.callRaw("Query", b)
+		status, out := d.callRaw(shard, "Query", b)
 		return status, renameResponse(out, phys, in.TableName)
 	}
 	idx, ok := ti.indexes[in.IndexName]
 	if !ok {
-		return d.callRaw("Query", body) // minidyn names the missing index
+		return d.callRaw(0, "Query", body) // minidyn names the missing index
 	}
 	return d.queryIndex(in.TableName, ti, idx, body, in.Limit, in.ScanIndexForward == nil || *in.ScanIndexForward,
 		in.Select == "COUNT", in.ExclusiveStartKey)
@@ -359,7 +367,7 @@ func (d *dynamoFront) queryIndex(table string, ti *tableInfo, idx []string, body
 		if err != nil {
 			return apiError(http.StatusBadRequest, "SerializationException", err.Error())
 		}
-		status, out := d.callRaw("Query", b)
+		status, out := d.callRaw(s, "Query", b)
 		if status != http.StatusOK {
 			return status, renameResponse(out, physical(table, s), table)
 		}
@@ -463,47 +471,58 @@ func compareAttr(a, b json.RawMessage, typ string) int {
 
 // batchWrite routes each request of a BatchWriteItem to its item's shard.
 func (d *dynamoFront) batchWrite(body []byte) (int, []byte) {
-	var in struct {
-		RequestItems map[string][]struct {
-			PutRequest    *struct{ Item map[string]json.RawMessage }
-			DeleteRequest *struct{ Key map[string]json.RawMessage }
-		}
-	}
+	var in server.BatchWriteItemInput
 	if err := json.Unmarshal(body, &in); err != nil {
 		return apiError(http.StatusBadRequest, "SerializationException", err.Error())
 	}
-	req := map[string][]any{}
+	var req [tableShards]map[string][]server.WriteRequest
 	logical := map[string]string{}
 	var ids []itemID
 	for table, writes := range in.RequestItems {
 		for _, w := range writes {
-			var attrs map[string]json.RawMessage
-			var wr any
+			var attrs item
 			switch {
 			case w.PutRequest != nil:
 				attrs = w.PutRequest.Item
-				wr = map[string]any{"PutRequest": map[string]any{"Item": attrs}}
 			case w.DeleteRequest != nil:
 				attrs = w.DeleteRequest.Key
-				wr = map[string]any{"DeleteRequest": map[string]any{"Key": attrs}}
 			default:
 				return apiError(http.StatusBadRequest, "ValidationException", "A write request needs a PutRequest or a DeleteRequest")
 			}
 			id, shard, _, err := d.locate(table, attrs)
-			if err == errNoTable {
-				return apiError(http.StatusBadRequest, "ResourceNotFoundException", "Requested resource not found")
-			}
 			if err != nil {
-				return apiError(http.StatusBadRequest, "ValidationException", err.Error())
+				return locateError(err)
 			}
 			phys := physical(table, shard)
 			logical[phys] = table
-			req[phys] = append(req[phys], wr)
+			if req[shard] == nil {
+				req[shard] = map[string][]server.WriteRequest{}
+			}
+			req[shard][phys] = append(req[shard][phys], w)
 			ids = append(ids, id)
 		}
 	}
 	defer d.lock(ids, true)()
-	status, out := d.call("BatchWriteItem", map[string]any{"RequestItems": req})
+	unprocessed := map[string][]server.WriteRequest{}
+	for shard, items := range req {
+		if items == nil {
+			continue
+		}
+		out, err := d.client(shard).BatchWriteItem(context.Background(), &server.BatchWriteItemInput{RequestItems: items})
+		if err != nil {
+			return renamedError(err, logical)
+		}
+		for phys, ws := range out.UnprocessedItems {
+			unprocessed[logical[phys]] = append(unprocessed[logical[phys]], ws...)
+		}
+	}
+	return encodeOK(server.BatchWriteItemOutput{UnprocessedItems: unprocessed})
+}
+
+// renamedError is the answer for an error of an operation on several
+// shards, under the logical table names.
+func renamedError(err error, logical map[string]string) (int, []byte) {
+	status, out := wireError(err)
 	for phys, table := range logical {
 		out = renameResponse(out, phys, table)
 	}
@@ -513,56 +532,47 @@ func (d *dynamoFront) batchWrite(body []byte) (int, []byte) {
 // batchGet routes each key of a BatchGetItem to its item's shard and
 // answers under the logical table names.
 func (d *dynamoFront) batchGet(body []byte) (int, []byte) {
-	var in struct {
-		RequestItems map[string]map[string]json.RawMessage
-	}
+	var in server.BatchGetItemInput
 	if err := json.Unmarshal(body, &in); err != nil {
 		return apiError(http.StatusBadRequest, "SerializationException", err.Error())
 	}
-	req := map[string]map[string]any{}
+	var req [tableShards]map[string]server.KeysAndAttributes
 	logical := map[string]string{}
 	for table, spec := range in.RequestItems {
-		var keys []map[string]json.RawMessage
-		json.Unmarshal(spec["Keys"], &keys)
-		for _, k := range keys {
+		for _, k := range spec.Keys {
 			_, shard, _, err := d.locate(table, k)
-			if err == errNoTable {
-				return apiError(http.StatusBadRequest, "ResourceNotFoundException", "Requested resource not found")
-			}
 			if err != nil {
-				return apiError(http.StatusBadRequest, "ValidationException", err.Error())
+				return locateError(err)
 			}
 			phys := physical(table, shard)
 			logical[phys] = table
-			if req[phys] == nil {
-				req[phys] = map[string]any{}
-				for f, v := range spec {
-					req[phys][f] = v
-				}
-				req[phys]["Keys"] = []map[string]json.RawMessage{}
+			if req[shard] == nil {
+				req[shard] = map[string]server.KeysAndAttributes{}
 			}
-			req[phys]["Keys"] = append(req[phys]["Keys"].([]map[string]json.RawMessage), k)
+			ka, ok := req[shard][phys]
+			if !ok {
+				ka = spec
+				ka.Keys = nil
+			}
+			ka.Keys = append(ka.Keys, k)
+			req[shard][phys] = ka
 		}
 	}
-	status, out := d.call("BatchGetItem", map[string]any{"RequestItems": req})
-	if status != http.StatusOK {
-		return status, out
-	}
-	var resp struct {
-		Responses       map[string][]json.RawMessage
-		UnprocessedKeys map[string]json.RawMessage
-	}
-	if err := json.Unmarshal(out, &resp); err != nil {
-		return apiError(http.StatusInternalServerError, "InternalServerError", err.Error())
-	}
-	merged := map[string][]json.RawMessage{}
-	for phys, items := range resp.Responses {
-		merged[logical[phys]] = append(merged[logical[phys]], items...)
-	}
+	merged := map[string][]item{}
 	for table := range in.RequestItems {
-		if merged[table] == nil {
-			merged[table] = []json.RawMessage{}
+		merged[table] = []item{}
+	}
+	for shard, keys := range req {
+		if keys == nil {
+			continue
+		}
+		out, err := d.client(shard).BatchGetItem(context.Background(), &server.BatchGetItemInput{RequestItems: keys})
+		if err != nil {
+			return renamedError(err, logical)
+		}
+		for phys, items := range out.Responses {
+			merged[logical[phys]] = append(merged[logical[phys]], items...)
 		}
 	}
-	return jsonOK(map[string]any{"Responses": merged, "UnprocessedKeys": map[string]any{}})
+	return encodeOK(map[string]any{"Responses": merged, "UnprocessedKeys": map[string]any{}})
 }

@@ -1,45 +1,51 @@
 package localaws
 
 import (
+	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"strings"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	ddbtypes "github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/truora/minidyn/server"
 )
 
 // maxTransactItems is DynamoDB's limit on the items of one transaction.
 const maxTransactItems = 100
 
-// txOp is one operation of a transaction, as on the wire. Attribute values
-// pass through untouched.
+// txOp is one operation of a transaction, as on the wire.
 type txOp struct {
 	TableName                           string
-	Key                                 map[string]json.RawMessage `json:",omitempty"`
-	Item                                map[string]json.RawMessage `json:",omitempty"`
-	ConditionExpression                 string                     `json:",omitempty"`
-	UpdateExpression                    string                     `json:",omitempty"`
-	ProjectionExpression                string                     `json:",omitempty"`
-	ExpressionAttributeNames            map[string]string          `json:",omitempty"`
-	ExpressionAttributeValues           map[string]json.RawMessage `json:",omitempty"`
-	ReturnValuesOnConditionCheckFailure string                     `json:",omitempty"`
+	Key                                 item
+	Item                                item
+	ConditionExpression                 string
+	UpdateExpression                    string
+	ProjectionExpression                string
+	ExpressionAttributeNames            map[string]string
+	ExpressionAttributeValues           item
+	ReturnValuesOnConditionCheckFailure string
 }
 
 // txItem is one prepared operation: its kind, identity, key and the item
 // it found.
 type txItem struct {
-	kind string // ConditionCheck, Put, Update, Delete
-	op   *txOp
-	id   itemID
-	phys string // the shard's table
-	key  map[string]json.RawMessage
-	old  map[string]json.RawMessage
-	done bool // written; undone on cancellation
+	kind  string // ConditionCheck, Put, Update, Delete
+	op    *txOp
+	id    itemID
+	shard int
+	phys  string // the shard's table
+	key   item
+	old   item
+	done  bool // written; undone on cancellation
 }
 
 type reason struct {
 	Code    string
-	Message string                     `json:",omitempty"`
-	Item    map[string]json.RawMessage `json:",omitempty"`
+	Message string `json:",omitempty"`
+	Item    item   `json:",omitempty"`
 }
 
 // transactWrite runs TransactWriteItems all or nothing, with the locks of
@@ -97,11 +103,8 @@ func (d *dynamoFront) transactWrite(body []byte) (int, []byte) {
 			attrs = it.op.Item
 		}
 		id, shard, key, err := d.locate(it.op.TableName, attrs)
-		if err == errNoTable {
-			return apiError(http.StatusBadRequest, "ResourceNotFoundException", "Requested resource not found")
-		}
 		if err != nil {
-			return apiError(http.StatusBadRequest, "ValidationException", err.Error())
+			return locateError(err)
 		}
 		if it.kind == "ConditionCheck" && it.op.ConditionExpression == "" {
 			return apiError(http.StatusBadRequest, "ValidationException", "A ConditionCheck needs a ConditionExpression")
@@ -111,14 +114,14 @@ func (d *dynamoFront) transactWrite(body []byte) (int, []byte) {
 				"Transaction request cannot include multiple operations on one item")
 		}
 		seen[id] = true
-		it.id, it.key, it.phys = id, key, physical(it.op.TableName, shard)
+		it.id, it.key, it.shard, it.phys = id, key, shard, physical(it.op.TableName, shard)
 		items[i] = it
 		ids = append(ids, id)
 	}
 
 	defer d.lock(ids, true)()
 	for _, it := range items {
-		old, err := d.get(it.phys, it.key)
+		old, err := d.engines[it.shard].get(it.phys, it.key)
 		if err != nil {
 			return apiError(http.StatusInternalServerError, "InternalServerError", err.Error())
 		}
@@ -130,17 +133,18 @@ func (d *dynamoFront) transactWrite(body []byte) (int, []byte) {
 			if (it.kind == "ConditionCheck") != pass {
 				continue
 			}
-			status, out := d.apply(it)
-			if status == http.StatusOK {
+			err := d.apply(it)
+			if err == nil {
 				it.done = it.kind != "ConditionCheck"
 				continue
 			}
-			if errorType(out) == "ConditionalCheckFailedException" {
+			if _, ok := errors.AsType[*ddbtypes.ConditionalCheckFailedException](err); ok {
 				failed = i
 				break
 			}
 			d.undo(items)
-			return status, out // a malformed expression and the like: nothing applied
+			status, out := wireError(err) // a malformed expression and the like: nothing applied
+			return status, renameResponse(out, it.phys, it.op.TableName)
 		}
 		if failed >= 0 {
 			break
@@ -176,44 +180,68 @@ const probeName = "hookline_txn_probe"
 
 // apply runs one transaction operation as a single-item operation with
 // its condition.
-func (d *dynamoFront) apply(it *txItem) (int, []byte) {
-	op := *it.op
-	op.TableName = it.phys
-	op.ReturnValuesOnConditionCheckFailure = ""
+func (d *dynamoFront) apply(it *txItem) error {
+	op, ctx, table := it.op, context.Background(), aws.String(it.phys)
+	cond := optional(op.ConditionExpression)
+	var err error
 	switch it.kind {
 	case "Put":
-		op.Key = nil
-		return d.call("PutItem", op)
+		_, err = d.client(it.shard).PutItem(ctx, &server.PutItemInput{TableName: table, Item: op.Item, ConditionExpression: cond,
+			ExpressionAttributeNames: op.ExpressionAttributeNames, ExpressionAttributeValues: op.ExpressionAttributeValues})
 	case "Update":
-		return d.call("UpdateItem", op)
+		_, err = d.client(it.shard).UpdateItem(ctx, &server.UpdateItemInput{TableName: table, Key: op.Key, ConditionExpression: cond,
+			UpdateExpression: optional(op.UpdateExpression), ExpressionAttributeNames: op.ExpressionAttributeNames,
+			ExpressionAttributeValues: op.ExpressionAttributeValues})
 	case "Delete":
-		return d.call("DeleteItem", op)
+		_, err = d.client(it.shard).DeleteItem(ctx, &server.DeleteItemInput{TableName: table, Key: op.Key, ConditionExpression: cond,
+			ExpressionAttributeNames: op.ExpressionAttributeNames, ExpressionAttributeValues: op.ExpressionAttributeValues})
+	default:
+		err = d.check(it)
 	}
-	// ConditionCheck: evaluate the condition, change nothing.
-	op.Key = it.key
+	return err
+}
+
+// check evaluates a ConditionCheck's condition and changes nothing: on an
+// absent item, as a conditional delete; on a present one, as a
+// conditional REMOVE of an attribute no item has.
+func (d *dynamoFront) check(it *txItem) error {
+	op, ctx, table := it.op, context.Background(), aws.String(it.phys)
+	cond := optional(op.ConditionExpression)
 	if it.old == nil {
-		return d.call("DeleteItem", op)
+		_, err := d.client(it.shard).DeleteItem(ctx, &server.DeleteItemInput{TableName: table, Key: it.key, ConditionExpression: cond,
+			ExpressionAttributeNames: op.ExpressionAttributeNames, ExpressionAttributeValues: op.ExpressionAttributeValues})
+		return err
 	}
 	names := map[string]string{"#hooklineProbe": probeName}
 	for k, v := range op.ExpressionAttributeNames {
 		names[k] = v
 	}
-	op.ExpressionAttributeNames = names
-	op.UpdateExpression = "REMOVE #hooklineProbe"
-	return d.call("UpdateItem", op)
+	_, err := d.client(it.shard).UpdateItem(ctx, &server.UpdateItemInput{TableName: table, Key: it.key, ConditionExpression: cond,
+		UpdateExpression: aws.String("REMOVE #hooklineProbe"), ExpressionAttributeNames: names,
+		ExpressionAttributeValues: op.ExpressionAttributeValues})
+	return err
+}
+
+// optional is nil for an empty expression, as when it is left out.
+func optional(expr string) *string {
+	if expr == "" {
+		return nil
+	}
+	return aws.String(expr)
 }
 
 // undo restores every item the transaction wrote, from its reads.
 func (d *dynamoFront) undo(items []*txItem) {
+	ctx := context.Background()
 	for i := len(items) - 1; i >= 0; i-- {
 		it := items[i]
 		if !it.done {
 			continue
 		}
 		if it.old == nil {
-			d.call("DeleteItem", map[string]any{"TableName": it.phys, "Key": it.key})
+			d.client(it.shard).DeleteItem(ctx, &server.DeleteItemInput{TableName: aws.String(it.phys), Key: it.key})
 		} else {
-			d.call("PutItem", map[string]any{"TableName": it.phys, "Item": it.old})
+			d.client(it.shard).PutItem(ctx, &server.PutItemInput{TableName: aws.String(it.phys), Item: it.old})
 		}
 		it.done = false
 	}
@@ -234,19 +262,17 @@ func (d *dynamoFront) transactGet(body []byte) (int, []byte) {
 	}
 	ids := make([]itemID, len(in.TransactItems))
 	phys := make([]string, len(in.TransactItems))
+	shards := make([]int, len(in.TransactItems))
 	seen := map[itemID]bool{}
 	for i, ti := range in.TransactItems {
 		if ti.Get == nil {
 			return apiError(http.StatusBadRequest, "ValidationException", "TransactGetItems can only contain Get")
 		}
 		id, shard, _, err := d.locate(ti.Get.TableName, ti.Get.Key)
-		phys[i] = physical(ti.Get.TableName, shard)
-		if err == errNoTable {
-			return apiError(http.StatusBadRequest, "ResourceNotFoundException", "Requested resource not found")
-		}
 		if err != nil {
-			return apiError(http.StatusBadRequest, "ValidationException", err.Error())
+			return locateError(err)
 		}
+		phys[i], shards[i] = physical(ti.Get.TableName, shard), shard
 		if seen[id] {
 			return apiError(http.StatusBadRequest, "ValidationException",
 				"Transaction request cannot include multiple operations on one item")
@@ -254,25 +280,19 @@ func (d *dynamoFront) transactGet(body []byte) (int, []byte) {
 		seen[id], ids[i] = true, id
 	}
 	defer d.lock(ids, false)()
-	responses := make([]json.RawMessage, len(in.TransactItems))
+	responses := make([]server.ItemResponse, len(in.TransactItems))
 	for i, ti := range in.TransactItems {
-		get := map[string]any{"TableName": phys[i], "Key": ti.Get.Key, "ConsistentRead": true}
+		get := &server.GetItemInput{TableName: aws.String(phys[i]), Key: ti.Get.Key, ConsistentRead: aws.Bool(true)}
 		if ti.Get.ProjectionExpression != "" {
-			get["ProjectionExpression"] = ti.Get.ProjectionExpression
-			get["ExpressionAttributeNames"] = ti.Get.ExpressionAttributeNames
+			get.ProjectionExpression = aws.String(ti.Get.ProjectionExpression)
+			get.ExpressionAttributeNames = ti.Get.ExpressionAttributeNames
 		}
-		status, out := d.call("GetItem", get)
-		if status != http.StatusOK {
-			return status, renameResponse(out, phys[i], ti.Get.TableName)
+		out, err := d.client(shards[i]).GetItem(context.Background(), get)
+		if err != nil {
+			status, b := wireError(err)
+			return status, renameResponse(b, phys[i], ti.Get.TableName)
 		}
-		var got struct {
-			Item map[string]json.RawMessage `json:",omitempty"`
-		}
-		if err := json.Unmarshal(out, &got); err != nil {
-			return apiError(http.StatusInternalServerError, "InternalServerError", err.Error())
-		}
-		responses[i], _ = json.Marshal(got)
+		responses[i].Item = out.Item
 	}
-	out, _ := json.Marshal(map[string]any{"Responses": responses})
-	return http.StatusOK, out
+	return encodeOK(server.TransactGetItemsOutput{Responses: responses})
 }
