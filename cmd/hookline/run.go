@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"io"
@@ -11,8 +12,10 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/hookline/hookline/pkg/config"
 	"github.com/hookline/hookline/pkg/localrun"
 	"github.com/hookline/hookline/pkg/pager"
+	"github.com/hookline/hookline/pkg/payments"
 	"github.com/hookline/hookline/pkg/providersim"
 )
 
@@ -28,6 +31,7 @@ const metricsFile = ".hookline/metrics.jsonl"
 func newRunCmd() *cobra.Command {
 	var addr string
 	var every time.Duration
+	var pay paymentFlags
 	cmd := &cobra.Command{
 		Use:   "run",
 		Short: "Run the whole system locally on embedded AWS until Ctrl-C",
@@ -40,13 +44,62 @@ same directory, reach the same local AWS.`,
 	}
 	cmd.Flags().StringVar(&addr, "addr", "127.0.0.1:"+envOr("PORT", "8080"), "HTTP API listen address (PORT overrides the port)")
 	cmd.Flags().DurationVar(&every, "reconcile-every", 20*time.Second, "run the reconciler at this interval (the template's rate is for AWS; 0 keeps it)")
+	cmd.Flags().StringVar(&pay.provider, "provider", "generic", "the API the payment worker charges through: generic, or stripe (the simulator's Stripe face, through the Stripe adapter)")
+	cmd.Flags().StringVar(&pay.profile, "provider-profile", "", "the simulator's idempotency profile: honours_keys, replays_successes or ignores_keys (default ignores_keys; honours_keys, Stripe's, with --provider stripe)")
+	cmd.Flags().StringVar(&pay.mappings, "payment-mappings", "", "a JSON file of PAYMENT_MAPPINGS: how each source's webhook body becomes a charge")
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
-		return exit(runLocal(cmd.Context(), cmd.OutOrStdout(), addr, every))
+		cfg, err := pay.localConfig()
+		if err != nil {
+			return usageErrorf("%w", err)
+		}
+		return exit(runLocal(cmd.Context(), cmd.OutOrStdout(), addr, every, cfg))
 	}
 	return cmd
 }
 
-func runLocal(ctx context.Context, out io.Writer, addr string, every time.Duration) int {
+// paymentFlags are run's choices of payment provider.
+type paymentFlags struct {
+	provider, profile, mappings string
+}
+
+// stripeLocalKey is the Stripe secret key of local runs: the simulator
+// checks it as Stripe checks a key.
+const stripeLocalKey = "sk_test_hookline_local"
+
+// localConfig turns the flags into the local system's payment settings,
+// refusing what cannot run.
+func (f paymentFlags) localConfig() (localrun.Config, error) {
+	var cfg localrun.Config
+	profile := cmp.Or(f.profile, providersim.ProfileIgnoresKeys.String())
+	switch f.provider {
+	case config.ProviderGeneric:
+	case config.ProviderStripe:
+		profile = cmp.Or(f.profile, providersim.ProfileHonoursKeys.String())
+		cfg.PaymentProvider, cfg.Sim.APIKey = config.ProviderStripe, stripeLocalKey
+		cfg.Sim.NormaliseCurrency, cfg.Sim.DeclineErrorBody = true, true
+		cfg.Sim.LookupLag = time.Second // Stripe's search lags its writes
+	default:
+		return cfg, fmt.Errorf("--provider %q is not generic or stripe", f.provider)
+	}
+	p, err := providersim.ParseProfile(profile)
+	if err != nil {
+		return cfg, fmt.Errorf("--provider-profile: %w", err)
+	}
+	cfg.Sim.Profile = p
+	if f.mappings != "" {
+		data, err := os.ReadFile(f.mappings)
+		if err != nil {
+			return cfg, fmt.Errorf("--payment-mappings: %w", err)
+		}
+		if _, err := payments.ParseMappings(data); err != nil {
+			return cfg, fmt.Errorf("--payment-mappings %s: %w", f.mappings, err)
+		}
+		cfg.PaymentMappings = string(data)
+	}
+	return cfg, nil
+}
+
+func runLocal(ctx context.Context, out io.Writer, addr string, every time.Duration, cfg localrun.Config) int {
 	log := logger(verbose)
 	if err := os.MkdirAll(filepath.Dir(metricsFile), 0o755); err != nil {
 		fmt.Fprintln(stderr, "hookline run:", err)
@@ -58,10 +111,10 @@ func runLocal(ctx context.Context, out io.Writer, addr string, every time.Durati
 		return exitFailure
 	}
 	defer metrics.Close()
-	sys, err := localrun.Start(ctx, localrun.Config{
-		Addr: addr, Logger: log, Out: out, ScheduleEvery: every, Metrics: metrics,
-		Sim: providersim.Config{HonourIdempotencyKeys: false, Logger: slog.New(slog.NewTextHandler(out, nil)).With("from", "provider"), OnPage: printPage(out)},
-	})
+	cfg.Addr, cfg.Logger, cfg.Out, cfg.ScheduleEvery, cfg.Metrics = addr, log, out, every, metrics
+	cfg.Sim.Logger = slog.New(slog.NewTextHandler(out, nil)).With("from", "provider")
+	cfg.Sim.OnPage = printPage(out)
+	sys, err := localrun.Start(ctx, cfg)
 	if err != nil {
 		fmt.Fprintln(stderr, "hookline run:", err)
 		return exitFailure

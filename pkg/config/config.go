@@ -171,14 +171,16 @@ const stripeSearchLag = time.Minute
 
 // PaymentWorkerFromEnv reads IDEMPOTENCY_TABLE, QUEUE_URL and
 // DEAD_LETTER_QUEUE_URL, plus the optional PAYMENT_PROVIDER (generic or
-// stripe; default generic), PROVIDER_URL (required for generic; Stripe's
-// API for stripe), PROVIDER_API_KEY (required for stripe: the secret key),
+// stripe; default generic), PAYMENT_PROVIDER_URL (the charge API's base
+// URL; when empty, PROVIDER_URL, required, for generic and Stripe's API
+// for stripe), PROVIDER_API_KEY (required for stripe: the secret key),
 // PAYMENT_MAPPINGS (JSON, see [payments.ParseMappings]; default hookline's
 // shape for every source), IDEMPOTENCY_NAMESPACE (payments),
 // IN_PROGRESS_TIMEOUT (60s; 150s for stripe), IDEMPOTENCY_RETENTION (35
 // days), IDEMPOTENCY_CACHE_SIZE (10000), PROVIDER_TIMEOUT (5s),
-// PROVIDER_SETTLE_HORIZON (30s; 90s for stripe, and at least 60s, as
-// Stripe's search lags up to a minute), CLOCK_SKEW (1s) and
+// PROVIDER_SETTLE_HORIZON (30s; 90s for stripe, and at least
+// STRIPE_SEARCH_LAG, 1m: how far Stripe's search may lag a commit, to be
+// lowered only against a simulator whose lag is known), CLOCK_SKEW (1s) and
 // BATCH_CONCURRENCY (10). The in-progress window must leave a charge call
 // room before the horizon and the skew.
 func PaymentWorkerFromEnv(lookup Lookup) (PaymentWorker, error) {
@@ -202,14 +204,17 @@ func PaymentWorkerFromEnv(lookup Lookup) (PaymentWorker, error) {
 		PaymentProvider:   kind,
 		Mappings:          payments.DefaultMappings(),
 	}
-	switch kind {
+	switch url := e.optional("PAYMENT_PROVIDER_URL", ""); kind {
 	case ProviderGeneric:
-		cfg.ProviderURL = e.required("PROVIDER_URL")
+		cfg.ProviderURL = url
+		if url == "" {
+			cfg.ProviderURL = e.required("PROVIDER_URL")
+		}
 	case ProviderStripe:
-		cfg.ProviderURL = e.optional("PROVIDER_URL", "")
+		cfg.ProviderURL = url
 		cfg.ProviderAPIKey = e.required("PROVIDER_API_KEY")
-		if cfg.ProviderHorizon < stripeSearchLag {
-			e.errs = append(e.errs, fmt.Errorf("config: PROVIDER_SETTLE_HORIZON %s must be at least %s with PAYMENT_PROVIDER=stripe: Stripe's search, its lookup, lags up to a minute", cfg.ProviderHorizon, stripeSearchLag))
+		if lag := e.duration("STRIPE_SEARCH_LAG", stripeSearchLag); cfg.ProviderHorizon < lag {
+			e.errs = append(e.errs, fmt.Errorf("config: PROVIDER_SETTLE_HORIZON %s must be at least %s with PAYMENT_PROVIDER=stripe: Stripe's search, its lookup, lags up to STRIPE_SEARCH_LAG", cfg.ProviderHorizon, lag))
 		}
 	default:
 		e.errs = append(e.errs, fmt.Errorf("config: PAYMENT_PROVIDER=%q is not generic or stripe", kind))

@@ -32,6 +32,18 @@ func TestPaymentWorkerProviders(t *testing.T) {
 			}
 		}},
 		{name: "generic needs its URL", env: nil, wantErr: []string{"PROVIDER_URL is required"}},
+		{name: "the charge API's own URL wins over the provider's", env: map[string]string{"PROVIDER_URL": "http://usage", "PAYMENT_PROVIDER_URL": "http://charges"},
+			check: func(t *testing.T, c PaymentWorker) {
+				if c.ProviderURL != "http://charges" {
+					t.Fatalf("URL %q", c.ProviderURL)
+				}
+			}},
+		{name: "stripe ignores the usage provider's URL", env: map[string]string{"PAYMENT_PROVIDER": "stripe", "PROVIDER_API_KEY": "sk_test_x", "PROVIDER_URL": "https://api.payments.example.com"},
+			check: func(t *testing.T, c PaymentWorker) {
+				if c.ProviderURL != "" {
+					t.Fatalf("URL %q, want Stripe's default", c.ProviderURL)
+				}
+			}},
 		{name: "stripe with its defaults", env: map[string]string{"PAYMENT_PROVIDER": "stripe", "PROVIDER_API_KEY": "sk_test_x", "PAYMENT_MAPPINGS": stripeMapping},
 			check: func(t *testing.T, c PaymentWorker) {
 				if c.ProviderURL != "" || c.ProviderHorizon != 90*time.Second || c.InProgressTimeout != 150*time.Second {
@@ -44,6 +56,13 @@ func TestPaymentWorkerProviders(t *testing.T) {
 		{name: "stripe needs its key", env: map[string]string{"PAYMENT_PROVIDER": "stripe"}, wantErr: []string{"PROVIDER_API_KEY is required"}},
 		{name: "stripe refuses a horizon shorter than search's lag", env: map[string]string{"PAYMENT_PROVIDER": "stripe", "PROVIDER_API_KEY": "k", "PROVIDER_SETTLE_HORIZON": "30s"},
 			wantErr: []string{"PROVIDER_SETTLE_HORIZON 30s must be at least 1m0s"}},
+		{name: "a simulator's known search lag allows a shorter horizon", env: map[string]string{"PAYMENT_PROVIDER": "stripe", "PROVIDER_API_KEY": "k",
+			"STRIPE_SEARCH_LAG": "200ms", "PROVIDER_SETTLE_HORIZON": "2s"},
+			check: func(t *testing.T, c PaymentWorker) {
+				if c.ProviderHorizon != 2*time.Second {
+					t.Fatalf("horizon %s", c.ProviderHorizon)
+				}
+			}},
 		{name: "unknown provider", env: map[string]string{"PAYMENT_PROVIDER": "paypal"}, wantErr: []string{`PAYMENT_PROVIDER="paypal"`}},
 		{name: "a bad mapping names its source and field, with every other problem",
 			env:     map[string]string{"PAYMENT_MAPPINGS": `{"stripe":{"customer":"/c","currency":"/cur"}}`},

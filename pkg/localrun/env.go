@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"strings"
+	"time"
 )
 
 // DevSecrets are the development-only signing secrets a local run uses
@@ -14,6 +15,11 @@ var DevSecrets = map[string]string{
 	"HOOKLINE_PAYMENTS_SECRETS": "whsec_aG9va2xpbmUtbG9jYWwtcGF5bWVudHMta2V5IQ==",
 	"HOOKLINE_USAGE_SECRETS":    "whsec_aG9va2xpbmUtbG9jYWwtdXNhZ2Uta2V5ISEhIQ==",
 }
+
+// localCommitHorizon is how late the simulator's slowest fault commits
+// (a slow commit or a key in flight, with the delays the local drills
+// use), the commit part of a local run's settle horizon.
+const localCommitHorizon = 3 * time.Second
 
 // DevRoutingKey is the PagerDuty routing key of the reconciliation owner
 // in local runs (the simulator's pager sink accepts any key).
@@ -33,6 +39,11 @@ func (s *System) functionLookup(function string) (func(string) (string, bool), e
 	if err != nil {
 		return nil, err
 	}
+	for k, v := range vars {
+		if d, ok := s.AWS.Template.ParameterDefault(v); ok && strings.HasPrefix(v, "ref:") {
+			vars[k] = d // as CloudFormation would, for a parameter left unset
+		}
+	}
 	if text, ok := vars["HOOKLINE_SOURCES"]; ok {
 		if vars["HOOKLINE_SOURCES"], err = localSources(text); err != nil {
 			return nil, err
@@ -44,7 +55,20 @@ func (s *System) functionLookup(function string) (func(string) (string, bool), e
 	}
 	local := map[string]string{
 		"PROVIDER_URL": s.Sim.URL(), "PROVIDER_API_KEY": s.cfg.Sim.APIKey,
-		"PAGER_URL": s.Sim.URL(), "RECON_ROUTING_KEY": DevRoutingKey,
+		"PAYMENT_PROVIDER_URL": s.Sim.URL(),
+		"PAGER_URL":            s.Sim.URL(), "RECON_ROUTING_KEY": DevRoutingKey,
+	}
+	if s.cfg.PaymentProvider != "" {
+		local["PAYMENT_PROVIDER"] = s.cfg.PaymentProvider
+		// The simulator's search lags by exactly its lookup lag, not by
+		// Stripe's minute: the horizon shrinks with it, so that an
+		// unknown outcome settles in seconds.
+		lag := max(s.cfg.Sim.LookupLag, time.Millisecond) // a positive duration
+		local["STRIPE_SEARCH_LAG"] = lag.String()
+		local["PROVIDER_SETTLE_HORIZON"] = (lag + localCommitHorizon).String()
+	}
+	if s.cfg.PaymentMappings != "" {
+		local["PAYMENT_MAPPINGS"] = s.cfg.PaymentMappings
 	}
 	if every := s.cfg.ScheduleEvery; every > 0 {
 		// A faster local schedule shortens the poll contract with it: the

@@ -34,6 +34,13 @@ type Config struct {
 	Lookup func(string) (string, bool)
 	// Sim configures the provider simulator (charges, usage, pager).
 	Sim providersim.Config
+	// PaymentProvider is the payment worker's PAYMENT_PROVIDER: "generic"
+	// (the template's default) or "stripe", which charges through the
+	// simulator's Stripe face and needs Sim.APIKey.
+	PaymentProvider string
+	// PaymentMappings is the payment worker's PAYMENT_MAPPINGS (JSON; empty
+	// keeps the template's).
+	PaymentMappings string
 	// MaxConcurrency caps each event source's concurrency locally; the
 	// template's MaximumConcurrency is sized for AWS (default 4).
 	MaxConcurrency int

@@ -3,6 +3,7 @@ package ops_test
 import (
 	"context"
 	"errors"
+	"os"
 	"sort"
 	"strings"
 	"sync/atomic"
@@ -304,4 +305,38 @@ func equalMaps(a, b map[string]string) bool {
 		}
 	}
 	return true
+}
+
+// TestPeekReadsBodiesWithTheWorkersMappings: with PAYMENT_MAPPINGS set as
+// the worker has it, a Stripe invoice in the DLQ is checked under the key
+// the worker used, and a body that does not map says why.
+func TestPeekReadsBodiesWithTheWorkersMappings(t *testing.T) {
+	mappings, err := os.ReadFile("../../testdata/payments/stripe-mappings.json")
+	must(t, err)
+	h := newHarness(t, harnessOptions{vars: map[string]string{"PAYMENT_MAPPINGS": string(mappings)}})
+	ms, err := payments.ParseMappings(mappings)
+	must(t, err)
+	ctx := context.Background()
+	invoice := `{"id":"evt_inv","type":"invoice.finalized","data":{"object":{"customer":"cus_9","amount_due":4200,"currency":"usd"}}}`
+	p, err := payments.ParseMessageWith(events.SQSMessage{Body: invoice, MessageAttributes: map[string]events.SQSMessageAttribute{
+		"source": {DataType: "String", StringValue: aws.String("payments")}, "event_id": {DataType: "String", StringValue: aws.String("evt_inv")},
+	}}, ms)
+	must(t, err)
+	c, err := h.registry.Claim(ctx, p.Key(), p.Hash())
+	must(t, err)
+	must(t, h.registry.Complete(ctx, p.Key(), c.Token, []byte(`{"charge_id":"ch_1","status":"succeeded"}`)))
+	h.deadLetter(t, "payments-dlq", "payments", "evt_inv", invoice)
+	h.deadLetter(t, "payments-dlq", "payments", "evt_nocus", `{"id":"evt_nocus","data":{"object":{"amount_due":100,"currency":"usd"}}}`)
+	waitUntil(t, 5*time.Second, "two messages counted", func() bool { vis, _ := h.counts(t, "payments-dlq"); return vis == 2 })
+
+	msgs, err := h.ops.Peek(ctx, "payments-dlq", 10)
+	must(t, err)
+	got := statesByEvent(msgs, func(m ops.Message) (string, string) { return m.EventID, m.Status.State + " " + m.Status.Error })
+	want := map[string]string{
+		"evt_inv":   ops.StateCompleted + " ",
+		"evt_nocus": ops.StateUnknown + ` malformed_message: source "payments": customer: /data/object/customer is missing`,
+	}
+	if !equalMaps(got, want) {
+		t.Fatalf("states %v, want %v", got, want)
+	}
 }

@@ -3,6 +3,7 @@ package ops_test
 import (
 	"context"
 	"fmt"
+	"maps"
 	"strconv"
 	"testing"
 	"time"
@@ -36,11 +37,14 @@ type harnessOptions struct {
 	// sqs wraps the SQS client ops uses (fault injection).
 	sqs func(ops.SQSAPI) ops.SQSAPI
 	now func() time.Time
+	// vars are the operator's environment variables.
+	vars map[string]string
 }
 
 func newHarness(t *testing.T, o harnessOptions) *harness {
 	t.Helper()
 	h := &harness{env: localaws.StartForTest(t), lookup: map[string]string{}}
+	maps.Copy(h.lookup, o.vars)
 	// Point every variable at this run's resources, so the tests pass with
 	// the prefixed names of a shared external endpoint too.
 	for _, q := range h.env.Template.Queues {

@@ -240,6 +240,9 @@ func (r *Resolver) ConsumerVar(queue, name string) (string, bool) {
 				got, err := r.Table(id)
 				return got, err == nil
 			}
+			if d, ok := r.cfg.Template.ParameterDefault(v); ok {
+				return d, true // a parameter this environment does not set
+			}
 		}
 		return v, true
 	}

@@ -67,16 +67,18 @@ type RegistryStatus interface {
 var _ RegistryStatus = (*idempotency.Registry)(nil)
 
 // PaymentsChecker looks a payment message's key up in the payment worker's
-// idempotency registry, with the key and payload hash the worker uses.
+// idempotency registry, with the key and payload hash the worker uses: the
+// body is read with the worker's mappings (nil: hookline's shape).
 type PaymentsChecker struct {
 	Registry RegistryStatus
+	Mappings *payments.Mappings
 }
 
 // Check implements [Checker].
 func (c PaymentsChecker) Check(ctx context.Context, m Message) Status {
-	p, err := payments.ParseMessage(m.lambdaEvent())
+	p, err := payments.ParseMessageWith(m.lambdaEvent(), c.Mappings)
 	if err != nil {
-		return Status{State: StateUnknown, Error: "malformed payment message"}
+		return Status{State: StateUnknown, Error: payments.MalformedReason(err)}
 	}
 	st := Status{Key: p.Key()}
 	rec, found, err := c.Registry.Status(ctx, p.Key())
@@ -153,8 +155,9 @@ type CheckerDeps struct {
 // NewCheckers builds a [Checker] for the source queue of every
 // dead-letter queue, from what the queue's consumer reads in the template:
 // a consumer with IDEMPOTENCY_TABLE and IDEMPOTENCY_NAMESPACE gets a
-// [PaymentsChecker] on that registry, one with LEDGER_TABLE a
-// [LedgerChecker]. Queues with neither get none.
+// [PaymentsChecker] on that registry, reading bodies with the consumer's
+// PAYMENT_MAPPINGS (the environment's, else the template's); one with
+// LEDGER_TABLE a [LedgerChecker]. Queues with neither get none.
 func NewCheckers(r *Resolver, d CheckerDeps) (map[string]Checker, error) {
 	out := map[string]Checker{}
 	for _, dlq := range r.Template().DeadLetterQueues() {
@@ -175,10 +178,28 @@ func NewCheckers(r *Resolver, d CheckerDeps) (map[string]Checker, error) {
 			if err != nil {
 				return nil, fmt.Errorf("ops: registry of %s: %w", src.Name, err)
 			}
-			out[src.Name] = PaymentsChecker{Registry: reg}
+			ms, err := consumerMappings(r, src.Name)
+			if err != nil {
+				return nil, err
+			}
+			out[src.Name] = PaymentsChecker{Registry: reg, Mappings: ms}
 		case hasLedger && d.Ledger != nil:
 			out[src.Name] = LedgerChecker{Ledger: d.Ledger}
 		}
 	}
 	return out, nil
+}
+
+// consumerMappings reads the PAYMENT_MAPPINGS of a queue's consumer; nil
+// when it has none.
+func consumerMappings(r *Resolver, queue string) (*payments.Mappings, error) {
+	raw, ok := r.ConsumerVar(queue, "PAYMENT_MAPPINGS")
+	if !ok || raw == "" {
+		return nil, nil
+	}
+	ms, err := payments.ParseMappings([]byte(raw))
+	if err != nil {
+		return nil, fmt.Errorf("ops: PAYMENT_MAPPINGS of %s's consumer: %w", queue, err)
+	}
+	return ms, nil
 }

@@ -25,6 +25,7 @@ import (
 	"github.com/hookline/hookline/pkg/provider"
 	"github.com/hookline/hookline/pkg/providersim"
 	"github.com/hookline/hookline/pkg/queue"
+	"github.com/hookline/hookline/pkg/stripecharge"
 )
 
 var (
@@ -88,7 +89,7 @@ func mixedRates(events int) modelRates {
 
 // modelReport is what a run measured.
 type modelReport struct {
-	profile                                 providersim.Profile
+	profile                                 modelProvider
 	events, charged, declined, parked, lost int
 	duplicateCharges                        int
 	faults                                  map[providersim.FaultKind]int
@@ -124,8 +125,39 @@ func seedOrNew(t *testing.T) uint64 {
 	return seed
 }
 
+// modelProvider is what the fault model charges through: the simulator in
+// one idempotency profile, on hookline's provider API or, with stripe, on
+// Stripe's PaymentIntents API through the Stripe adapter.
+type modelProvider struct {
+	profile providersim.Profile
+	stripe  bool
+}
+
+func (p modelProvider) String() string {
+	if p.stripe {
+		return "stripe"
+	}
+	return p.profile.String()
+}
+
+// salt makes each provider's dice differ under one seed.
+func (p modelProvider) salt() uint64 {
+	if p.stripe {
+		return uint64(len(providersim.Profiles)) << 32
+	}
+	return uint64(p.profile) << 32
+}
+
+// modelProviders are the three profiles on hookline's API, then Stripe's
+// profile (keys honoured, saved 5xx replayed, search lagging) through the
+// Stripe adapter.
+var modelProviders = []modelProvider{
+	{profile: providersim.ProfileHonoursKeys}, {profile: providersim.ProfileReplaysSuccesses},
+	{profile: providersim.ProfileIgnoresKeys}, {profile: providersim.ProfileHonoursKeys, stripe: true},
+}
+
 // TestFaultModel runs the randomized, seeded fault model against each
-// provider profile: lost acknowledgements, intake duplicates, replays and
+// provider profile, and against Stripe's through the Stripe adapter: lost acknowledgements, intake duplicates, replays and
 // redrives, hostile provider faults, worker crashes at every step,
 // invocations that time out, DynamoDB errors before and after a write.
 // Invariants: no event is charged twice; every event ends charged,
@@ -140,10 +172,14 @@ func TestFaultModel(t *testing.T) {
 	if testing.Short() {
 		events = 1000
 	}
-	for _, p := range providersim.Profiles {
+	for _, p := range modelProviders {
 		t.Run(p.String(), func(t *testing.T) {
 			t.Parallel() // most of a run is waiting out horizons
-			rep := runModel(t, seed, p, mixedRates(events))
+			n := events
+			if p.stripe {
+				n = max(events/2, 1) // the same paths as honours_keys, behind another API
+			}
+			rep := runModel(t, seed, p, mixedRates(n))
 			fmt.Printf("fault model seed %d: %s\n", seed, rep)
 			checkModel(t, seed, rep, 0.99)
 		})
@@ -180,7 +216,7 @@ func faultMatrix(t *testing.T, seed uint64) {
 	fmt.Println("| fault (5% of charge calls) | profile | events | faults fired | acks lost | duplicate charges | lost | success |")
 	fmt.Println("|---|---|---|---|---|---|---|---|")
 	for _, f := range hostileFaults {
-		for _, p := range providersim.Profiles {
+		for _, p := range modelProviders {
 			rates := modelRates{events: *matrixCell, lostAcks: 0.002, providerFaults: 0.05, faults: []providersim.Fault{f}}
 			rep := runModel(t, seed, p, rates)
 			name := f.Kind.String()
@@ -195,18 +231,19 @@ func faultMatrix(t *testing.T, seed uint64) {
 
 // model is one run of the fault model.
 type model struct {
-	t       *testing.T
-	d       *dice
-	rates   modelRates
-	env     *localaws.Env
-	sim     *providersim.Sim
-	reg     *idempotency.Registry
-	url     string
-	dlq     string
-	counts  *chaosCounts
-	settled sync.Map // claim key -> true
-	ids     []string
-	bodies  map[string]string
+	t        *testing.T
+	d        *dice
+	provider modelProvider
+	rates    modelRates
+	env      *localaws.Env
+	sim      *providersim.Sim
+	reg      *idempotency.Registry
+	url      string
+	dlq      string
+	counts   *chaosCounts
+	settled  sync.Map // claim key -> true
+	ids      []string
+	bodies   map[string]string
 
 	mu       sync.Mutex
 	redrives map[string]int
@@ -215,7 +252,7 @@ type model struct {
 	lostAcks atomic.Int64
 }
 
-func runModel(t *testing.T, seed uint64, p providersim.Profile, rates modelRates) modelReport {
+func runModel(t *testing.T, seed uint64, p modelProvider, rates modelRates) modelReport {
 	t.Helper()
 	m := newModel(t, seed, p, rates)
 	start := time.Now()
@@ -240,9 +277,9 @@ func runModel(t *testing.T, seed uint64, p providersim.Profile, rates modelRates
 	return rep
 }
 
-func newModel(t *testing.T, seed uint64, p providersim.Profile, rates modelRates) *model {
+func newModel(t *testing.T, seed uint64, p modelProvider, rates modelRates) *model {
 	t.Helper()
-	m := &model{t: t, d: newDice(seed ^ uint64(p)<<32), rates: rates, env: localaws.StartForTest(t), counts: &chaosCounts{},
+	m := &model{t: t, d: newDice(seed ^ p.salt()), provider: p, rates: rates, env: localaws.StartForTest(t), counts: &chaosCounts{},
 		redrives: map[string]int{}, parked: map[string]string{}, sent: map[string]string{}, bodies: map[string]string{}}
 	m.url, m.dlq = m.env.QueueURL("payments"), m.env.QueueURL("payments-dlq")
 	_, err := m.env.SQS.SetQueueAttributes(context.Background(), &sqs.SetQueueAttributesInput{QueueUrl: aws.String(m.url), Attributes: map[string]string{
@@ -254,8 +291,8 @@ func newModel(t *testing.T, seed uint64, p providersim.Profile, rates modelRates
 		"RedrivePolicy": fmt.Sprintf(`{"deadLetterTargetArn":%q,"maxReceiveCount":5}`, m.env.QueueARN("payments-dlq")),
 	}})
 	must(t, err)
-	m.sim, err = providersim.New(providersim.Config{Profile: p, LookupLag: modelLookupLag, NormaliseCurrency: true,
-		DeclineErrorBody: p == providersim.ProfileHonoursKeys, Seed: seed})
+	m.sim, err = providersim.New(providersim.Config{Profile: p.profile, LookupLag: modelLookupLag, NormaliseCurrency: true,
+		DeclineErrorBody: p.profile == providersim.ProfileHonoursKeys, Seed: seed})
 	must(t, err)
 	must(t, m.sim.Start())
 	t.Cleanup(func() { m.sim.Close() })
@@ -307,8 +344,7 @@ func (m *model) startWorker(ctx context.Context) <-chan struct{} {
 	must(t, err)
 	m.reg, err = idempotency.New(idempotency.Config{Store: store, Namespace: "payments", InProgressTimeout: 3 * time.Second, DeadlineMargin: modelHorizon + modelSkew})
 	must(t, err)
-	client, err := provider.New(provider.Config{BaseURL: m.sim.URL(), Timeout: modelClientTimeout, MaxAttempts: 3, BaseBackoff: 10 * time.Millisecond, MaxBackoff: 50 * time.Millisecond})
-	must(t, err)
+	client := m.charger()
 	q, err := queue.New(queue.Config{SQS: m.env.SQS, URL: m.url, DeadLetterURL: m.dlq})
 	must(t, err)
 	w, err := payments.New(payments.Config{
@@ -329,6 +365,18 @@ func (m *model) startWorker(ctx context.Context) <-chan struct{} {
 	done := make(chan struct{})
 	go func() { mapping.Run(ctx); close(done) }()
 	return done
+}
+
+// charger is the provider client of the model's provider.
+func (m *model) charger() payments.Charger {
+	if m.provider.stripe {
+		c, err := stripecharge.New(stripecharge.Config{APIKey: "sk_test_model", URL: m.sim.URL(), Timeout: modelClientTimeout})
+		must(m.t, err)
+		return c
+	}
+	c, err := provider.New(provider.Config{BaseURL: m.sim.URL(), Timeout: modelClientTimeout, MaxAttempts: 3, BaseBackoff: 10 * time.Millisecond, MaxBackoff: 50 * time.Millisecond})
+	must(m.t, err)
+	return c
 }
 
 // note remembers which event and receive each message ID carries, for the
@@ -487,7 +535,7 @@ func (m *model) open() int {
 }
 
 // report checks every event's end state.
-func (m *model) report(p providersim.Profile, replayed int) modelReport {
+func (m *model) report(p modelProvider, replayed int) modelReport {
 	rep := modelReport{profile: p, events: len(m.ids), faults: m.sim.FaultsInjected(), parkedReasons: map[string]int{},
 		lostAcks: m.lostAcks.Load(), crashes: m.counts.crashes.Load(), stalls: m.counts.stalls.Load(),
 		dynamoErrors: m.counts.dynamoErrors.Load(), replayed: replayed, duplicateCharges: m.sim.DuplicateCharges()}

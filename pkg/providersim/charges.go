@@ -1,9 +1,11 @@
 package providersim
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"strings"
 	"sync"
@@ -66,17 +68,25 @@ func ParseProfile(s string) (Profile, error) {
 	return 0, fmt.Errorf("%w: unknown profile %q (honours_keys, replays_successes, ignores_keys)", ErrInvalidConfig, s)
 }
 
-// entry is one charge made, with when it was committed.
+// entry is one charge made, with when it was committed and the metadata
+// its request carried (Stripe's face only).
 type entry struct {
 	charge provider.Charge
 	at     time.Time
+	meta   map[string]string
+	desc   string
 }
 
-// answer is a saved response, replayed for a key.
+// answer is a saved response, replayed for a key. A charge's answer is
+// kept as the charge and rendered by the face that replays it; an error's
+// as its body.
 type answer struct {
-	status int
-	body   any
-	req    provider.ChargeRequest
+	status    int
+	body      any
+	req       provider.ChargeRequest
+	meta      map[string]string
+	charge    *provider.Charge
+	errorBody bool
 }
 
 // chargeBook holds every charge made.
@@ -88,10 +98,12 @@ type chargeBook struct {
 	inFlight  map[string]int
 	byEvent   map[string]int
 	succeeded map[string]int
+	byMeta    map[string][]int // "name\x00value" -> indexes in all
 }
 
 func (b *chargeBook) init() {
 	b.byKey = make(map[string]int)
+	b.byMeta = make(map[string][]int)
 	b.saved = make(map[string]answer)
 	b.inFlight = make(map[string]int)
 	b.byEvent = make(map[string]int)
@@ -164,14 +176,38 @@ func decline(req provider.ChargeRequest) string {
 	}
 }
 
-// commit makes a charge for req under key and saves the answer for the key
-// as the profile says. forceDecline declines it whatever the request.
-func (s *Sim) commit(key string, req provider.ChargeRequest, forceDecline bool) provider.Charge {
+// commit makes a charge for the request under key and saves the answer
+// for the key as the profile says. forceDecline declines it whatever the
+// request.
+func (s *Sim) commit(c createCall, forceDecline bool) provider.Charge {
 	b := &s.charges
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	ch := s.newCharge(len(b.all)+1, c.key, c.req, forceDecline)
+	e := entry{charge: ch, at: time.Now(), meta: c.meta, desc: c.req.Description}
+	b.all = append(b.all, e)
+	i := len(b.all) - 1
+	if _, ok := b.byKey[c.key]; !ok && c.key != "" {
+		b.byKey[c.key] = i
+	}
+	for name, v := range c.meta {
+		b.byMeta[metaKey(name, v)] = append(b.byMeta[metaKey(name, v)], i)
+	}
+	b.byEvent[c.req.EventID]++
+	if ch.Status == provider.StatusSucceeded {
+		b.succeeded[c.req.EventID]++
+	}
+	status, _ := c.face.render(e, forceDecline)
+	s.saveLocked(c, answer{status: status, charge: &ch, errorBody: forceDecline})
+	return ch
+}
+
+// newCharge is the n-th charge, made for req under key: declined as the
+// request or forceDecline says, waiting for the customer when the
+// customer is [RequiresActionCustomer], succeeded otherwise.
+func (s *Sim) newCharge(n int, key string, req provider.ChargeRequest, forceDecline bool) provider.Charge {
 	ch := provider.Charge{
-		ID:             fmt.Sprintf("ch_%08d", len(b.all)+1),
+		ID:             fmt.Sprintf("ch_%08d", n),
 		Status:         provider.StatusSucceeded,
 		Amount:         req.Amount,
 		Currency:       req.Currency,
@@ -182,46 +218,40 @@ func (s *Sim) commit(key string, req provider.ChargeRequest, forceDecline bool) 
 	if s.normalise.Load() {
 		ch.Currency = strings.ToLower(ch.Currency)
 	}
-	if code := decline(req); code != "" || forceDecline {
-		ch.Status, ch.DeclineCode = provider.StatusDeclined, code
-		if code == "" {
-			ch.DeclineCode = DeclineGeneric
-		}
+	switch code := decline(req); {
+	case code != "" || forceDecline:
+		ch.Status, ch.DeclineCode = provider.StatusDeclined, cmp.Or(code, DeclineGeneric)
+	case req.Customer == RequiresActionCustomer:
+		ch.Status = StatusRequiresAction
 	}
-	b.all = append(b.all, entry{charge: ch, at: time.Now()})
-	if _, ok := b.byKey[key]; !ok && key != "" {
-		b.byKey[key] = len(b.all) - 1
-	}
-	b.byEvent[req.EventID]++
-	if ch.Status == provider.StatusSucceeded {
-		b.succeeded[req.EventID]++
-	}
-	status, body := s.chargeAnswer(ch, forceDecline)
-	s.saveLocked(key, req, status, body)
 	return ch
 }
 
-// saveLocked saves an answer for key when the profile keeps it.
-func (s *Sim) saveLocked(key string, req provider.ChargeRequest, status int, body any) {
-	if key == "" {
+func metaKey(name, value string) string { return name + "\x00" + value }
+
+// saveLocked saves a for the call's key when the profile keeps it.
+func (s *Sim) saveLocked(c createCall, a answer) {
+	if c.key == "" {
 		return
 	}
-	if _, ok := s.charges.saved[key]; ok {
+	if _, ok := s.charges.saved[c.key]; ok {
 		return
 	}
 	switch s.Profile() {
 	case ProfileHonoursKeys:
 	case ProfileReplaysSuccesses:
-		if status != http.StatusOK {
+		if a.status != http.StatusOK {
 			return
 		}
 	default:
 		return
 	}
-	s.charges.saved[key] = answer{status: status, body: body, req: req}
+	a.req, a.meta = c.req, c.meta
+	s.charges.saved[c.key] = a
 }
 
-// chargeAnswer is the status and body that answer a charge.
+// chargeAnswer is the status and body of hookline's API that answer a
+// charge.
 func (s *Sim) chargeAnswer(ch provider.Charge, errorBody bool) (int, any) {
 	if ch.Status != provider.StatusDeclined {
 		return http.StatusOK, ch
@@ -243,16 +273,35 @@ type cardError struct {
 	Message     string `json:"message"`
 }
 
+// Creates returns how many charge requests arrived, on either API,
+// whatever became of them.
+func (s *Sim) Creates() int { return int(s.creates.Load()) }
+
 // InFlight returns how many charge requests are being handled now.
 func (s *Sim) InFlight() int { return int(s.inFlight.Load()) }
 
 func (s *Sim) handleCreateCharge(w http.ResponseWriter, r *http.Request) {
+	s.create(w, r, genericFace{s})
+}
+
+// createCall is one create request, as its face read it.
+type createCall struct {
+	face face
+	key  string
+	req  provider.ChargeRequest
+	meta map[string]string
+}
+
+// create runs one create request through the latency, the key rules of the
+// profile and the programmed faults, and answers in the face's format.
+func (s *Sim) create(w http.ResponseWriter, r *http.Request, f face) {
+	s.creates.Add(1)
 	s.inFlight.Add(1)
 	defer s.inFlight.Add(-1)
 	if !s.authorized(w, r) {
 		return
 	}
-	req, ok := readCharge(w, r)
+	req, meta, ok := f.read(w, r)
 	if !ok {
 		return
 	}
@@ -260,39 +309,40 @@ func (s *Sim) handleCreateCharge(w http.ResponseWriter, r *http.Request) {
 	if !s.delay(ctx) {
 		return // the client gave up during the latency: nothing happened
 	}
-	key := r.Header.Get("Idempotency-Key")
-	if s.keyed(key) {
-		done, release := s.enterKey(w, key, req)
+	c := createCall{face: f, key: r.Header.Get("Idempotency-Key"), req: req, meta: meta}
+	if s.keyed(c.key) {
+		done, release := s.enterKey(w, c)
 		if done {
 			return
 		}
 		defer release()
 	}
-	f := s.nextFault(key)
-	if !f.Kind.commits() {
-		s.failBeforeCommit(w, r, key, req, f)
+	fault := s.nextFault(c.key)
+	if !fault.Kind.commits() {
+		s.failBeforeCommit(w, r, c, fault)
 		return
 	}
-	if f.Kind == FaultKeyInUse {
-		s.commitLater(key, req, f.delay())
+	if fault.Kind == FaultKeyInUse {
+		s.commitLater(c, fault.delay())
 		writeError(w, http.StatusConflict, "idempotency_error", "idempotency_key_in_use",
 			"another request with this idempotency key is in progress")
 		return
 	}
-	if f.Kind == FaultSlowCommit {
+	if fault.Kind == FaultSlowCommit {
 		s.pending.Add(1)
 		defer s.pending.Done()
-		s.sleep(f.delay()) // the commit lands whether or not the client waits
+		s.sleep(fault.delay()) // the commit lands whether or not the client waits
 	} else if ctx.Err() != nil {
 		return // the client hung up before the charge was made
 	}
-	ch := s.commit(key, req, f.Kind == FaultDeclineErrorBody)
-	s.log.InfoContext(ctx, "charge", "id", ch.ID, "event", req.EventID, "key", key, "status", ch.Status, "fault", f.Kind.String())
-	s.answerAfterCommit(w, r, ch, f)
+	ch := s.commit(c, fault.Kind == FaultDeclineErrorBody)
+	s.log.InfoContext(ctx, "charge", "id", ch.ID, "event", req.EventID, "key", c.key, "amount", ch.Amount, "currency", ch.Currency,
+		"status", ch.Status, "fault", fault.Kind.String())
+	s.answerAfterCommit(w, r, c, ch, fault)
 }
 
-// readCharge reads and validates a charge request, answering 400 when it
-// is not one.
+// readCharge reads and validates a charge request of hookline's API,
+// answering 400 when it is not one.
 func readCharge(w http.ResponseWriter, r *http.Request) (provider.ChargeRequest, bool) {
 	// Reading the body to its end lets the server notice a client that
 	// hangs up while the request is held.
@@ -319,27 +369,38 @@ func (s *Sim) keyed(key string) bool { return key != "" && s.Profile() != Profil
 // enterKey applies the key rules of the keyed profiles: a key in flight
 // gets 409, a saved answer is replayed, a key reused for other parameters
 // gets 400. Otherwise the key is marked in flight until release is called.
-func (s *Sim) enterKey(w http.ResponseWriter, key string, req provider.ChargeRequest) (done bool, release func()) {
+func (s *Sim) enterKey(w http.ResponseWriter, c createCall) (done bool, release func()) {
 	b := &s.charges
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if saved, ok := b.saved[key]; ok {
-		if saved.req != req {
+	if saved, ok := b.saved[c.key]; ok {
+		if saved.req != c.req || !maps.Equal(saved.meta, c.meta) {
 			writeError(w, http.StatusBadRequest, "idempotency_error", "key_reused",
 				"keys for idempotent requests can only be used with the same parameters")
 			return true, nil
 		}
 		w.Header().Set("Idempotent-Replayed", "true")
-		writeJSON(w, saved.status, saved.body)
+		s.replay(w, c.face, saved)
 		return true, nil
 	}
-	if b.inFlight[key] > 0 {
+	if b.inFlight[c.key] > 0 {
 		writeError(w, http.StatusConflict, "idempotency_error", "idempotency_key_in_use",
 			"another request with this idempotency key is in progress")
 		return true, nil
 	}
-	b.inFlight[key]++
-	return false, func() { s.leaveKey(key) }
+	b.inFlight[c.key]++
+	return false, func() { s.leaveKey(c.key) }
+}
+
+// replay answers with a saved answer, rendered by face when it is a
+// charge's.
+func (s *Sim) replay(w http.ResponseWriter, f face, a answer) {
+	if a.charge == nil {
+		writeBody(w, a.status, a.body)
+		return
+	}
+	status, body := f.render(entry{charge: *a.charge, meta: a.meta, desc: a.req.Description}, a.errorBody)
+	writeJSON(w, status, body)
 }
 
 func (s *Sim) leaveKey(key string) {
@@ -351,18 +412,15 @@ func (s *Sim) leaveKey(key string) {
 }
 
 // failBeforeCommit answers a fault that never makes the charge.
-func (s *Sim) failBeforeCommit(w http.ResponseWriter, r *http.Request, key string, req provider.ChargeRequest, f Fault) {
+func (s *Sim) failBeforeCommit(w http.ResponseWriter, r *http.Request, c createCall, f Fault) {
 	switch f.Kind {
 	case FaultServerError:
-		status := f.Status
-		if status == 0 {
-			status = http.StatusServiceUnavailable
-		}
-		body := apiErrorBody("api_error", "injected", "injected server error")
+		status := cmp.Or(f.Status, http.StatusServiceUnavailable)
+		body := f.body("api_error", "injected", "injected server error")
 		s.charges.mu.Lock()
-		s.saveLocked(key, req, status, body)
+		s.saveLocked(c, answer{status: status, body: body})
 		s.charges.mu.Unlock()
-		writeJSON(w, status, body)
+		writeBody(w, status, body)
 	case FaultRateLimit:
 		switch f.RetryAfter {
 		case "":
@@ -371,7 +429,7 @@ func (s *Sim) failBeforeCommit(w http.ResponseWriter, r *http.Request, key strin
 		default:
 			w.Header().Set("Retry-After", f.RetryAfter)
 		}
-		writeError(w, http.StatusTooManyRequests, "rate_limit_error", "injected", "too many requests")
+		writeError(w, http.StatusTooManyRequests, "rate_limit_error", "rate_limit", "too many requests")
 	case FaultTimeoutBeforeCharge:
 		if s.hold(r.Context(), f.delay()) {
 			writeError(w, http.StatusServiceUnavailable, "api_error", "injected", "timed out before charging")
@@ -383,26 +441,26 @@ func (s *Sim) failBeforeCommit(w http.ResponseWriter, r *http.Request, key strin
 
 // commitLater makes the charge after d in the background, holding the key
 // in flight until then: the first of two requests with one key.
-func (s *Sim) commitLater(key string, req provider.ChargeRequest, d time.Duration) {
-	if s.keyed(key) {
+func (s *Sim) commitLater(c createCall, d time.Duration) {
+	if s.keyed(c.key) {
 		s.charges.mu.Lock()
-		s.charges.inFlight[key]++
+		s.charges.inFlight[c.key]++
 		s.charges.mu.Unlock()
 	}
 	s.pending.Add(1)
 	go func() {
 		defer s.pending.Done()
 		s.sleep(d)
-		s.commit(key, req, false)
-		if s.keyed(key) {
-			s.leaveKey(key)
+		s.commit(c, false)
+		if s.keyed(c.key) {
+			s.leaveKey(c.key)
 		}
 	}()
 }
 
 // answerAfterCommit answers a request whose charge was made, or loses the
 // answer as the fault says.
-func (s *Sim) answerAfterCommit(w http.ResponseWriter, r *http.Request, ch provider.Charge, f Fault) {
+func (s *Sim) answerAfterCommit(w http.ResponseWriter, r *http.Request, c createCall, ch provider.Charge, f Fault) {
 	switch f.Kind {
 	case FaultTimeoutAfterCharge:
 		if !s.hold(r.Context(), f.delay()) {
@@ -412,18 +470,14 @@ func (s *Sim) answerAfterCommit(w http.ResponseWriter, r *http.Request, ch provi
 		hangUp(w, false)
 		return
 	case FaultCommitThenError:
-		status := f.Status
-		if status == 0 {
-			status = http.StatusBadGateway
-		}
-		writeError(w, status, "api_error", "bad_gateway", "upstream answered late")
+		writeBody(w, cmp.Or(f.Status, http.StatusBadGateway), f.body("api_error", "bad_gateway", "upstream answered late"))
 		return
 	case FaultSlowCommit:
 		if r.Context().Err() != nil {
 			return
 		}
 	}
-	status, body := s.chargeAnswer(ch, f.Kind == FaultDeclineErrorBody)
+	status, body := c.face.render(entry{charge: ch, meta: c.meta, desc: c.req.Description}, f.Kind == FaultDeclineErrorBody)
 	writeJSON(w, status, body)
 }
 

@@ -44,6 +44,22 @@
 // gave up, or answer 409 while a first request is still in flight. A fault
 // never fires on a lookup.
 //
+// # Stripe's face
+//
+// The same charges, key rules and faults are also served as the part of
+// Stripe's API that a PaymentIntent charge uses, for the Stripe adapter
+// (package stripecharge): POST /v1/payment_intents (form-encoded; it must
+// be confirmed, off-session, on the customer's default payment method,
+// [DefaultPaymentMethod]), GET /v1/payment_intents/search with one
+// metadata['name']:'value' clause (lagging commits by [Config.LookupLag],
+// as Stripe's search index does), and GET /v1/customers/{id}. Answers are
+// PaymentIntents; a decline is a 402 card_error carrying its intent; the
+// metadata event_id names the event a charge counts for. Stripe's profile
+// is [ProfileHonoursKeys] with [Config.NormaliseCurrency]. The customer
+// [RequiresActionCustomer] gets intents in requires_action until
+// [Sim.Authenticate]; [NoPaymentMethodCustomer] has no default payment
+// method. `hookline run --provider stripe` charges through this face.
+//
 // # Usage
 //
 // [Sim.AddUsage] adds a usage record. GET /v1/usage exports records whose

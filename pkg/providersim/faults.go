@@ -1,6 +1,7 @@
 package providersim
 
 import (
+	"io"
 	"net"
 	"net/http"
 	"sync"
@@ -100,6 +101,10 @@ type Fault struct {
 	// RetryAfter is the exact Retry-After header of [FaultRateLimit]:
 	// seconds ("2") or an HTTP date. Default "1"; "-" sends none.
 	RetryAfter string
+	// Body, when set, replaces the JSON error body of [FaultServerError]
+	// and [FaultCommitThenError] with this text, as a proxy's HTML error
+	// page does.
+	Body string
 	// Delay is how long a timeout fault holds the request, or how late a
 	// slow or in-flight commit lands. Default [DefaultFaultDelay]; a
 	// timeout's hold ends early when the client hangs up, a commit's never.
@@ -111,6 +116,29 @@ func (f Fault) delay() time.Duration {
 		return f.Delay
 	}
 	return DefaultFaultDelay
+}
+
+// body is the fault's error body: [Fault.Body] as text, or a JSON error.
+func (f Fault) body(typ, code, msg string) any {
+	if f.Body != "" {
+		return rawBody(f.Body)
+	}
+	return apiErrorBody(typ, code, msg)
+}
+
+// rawBody is an answer body written as it is, not as JSON.
+type rawBody string
+
+// writeBody writes a rawBody as text/html and anything else as JSON.
+func writeBody(w http.ResponseWriter, status int, body any) {
+	raw, ok := body.(rawBody)
+	if !ok {
+		writeJSON(w, status, body)
+		return
+	}
+	w.Header().Set("Content-Type", "text/html")
+	w.WriteHeader(status)
+	_, _ = io.WriteString(w, string(raw))
 }
 
 // FaultFunc picks the fault for one charge request: the idempotency key

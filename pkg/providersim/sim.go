@@ -109,6 +109,7 @@ type Sim struct {
 	latency          atomic.Int64   // nanoseconds
 	jitter           atomic.Int64   // nanoseconds
 	inFlight         atomic.Int64
+	creates          atomic.Int64
 	done             chan struct{}
 	doneOnce         sync.Once
 
@@ -170,6 +171,9 @@ func (s *Sim) Handler() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /v1/charges", s.handleCreateCharge)
 	mux.HandleFunc("GET /v1/charges", s.handleLookupCharge)
+	mux.HandleFunc("POST /v1/payment_intents", s.handleCreateIntent)
+	mux.HandleFunc("GET /v1/payment_intents/search", s.handleSearchIntents)
+	mux.HandleFunc("GET /v1/customers/{id}", s.handleCustomer)
 	mux.HandleFunc("GET /v1/usage", s.handleUsage)
 	mux.HandleFunc("POST /v2/enqueue", s.handleEnqueue)
 	mux.HandleFunc("POST /sim/usage", s.handleAddUsage)

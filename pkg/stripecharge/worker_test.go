@@ -3,7 +3,6 @@ package stripecharge_test
 import (
 	"context"
 	"fmt"
-	"net/url"
 	"strconv"
 	"strings"
 	"sync"
@@ -18,10 +17,11 @@ import (
 	"github.com/hookline/hookline/pkg/localaws"
 	"github.com/hookline/hookline/pkg/payments"
 	"github.com/hookline/hookline/pkg/payments/paymentstest"
+	"github.com/hookline/hookline/pkg/providersim"
 	"github.com/hookline/hookline/pkg/stripecharge"
 )
 
-// Timings of the worker drills, scaled down: the fake commits at most
+// Timings of the worker drills, scaled down: the simulator commits at most
 // drillCommit after a client gave up and its search lags drillLag, so the
 // horizon covers both.
 const (
@@ -33,19 +33,18 @@ const (
 )
 
 // workerRig is the payment worker with the Stripe adapter against the
-// fake, its idempotency table on the local DynamoDB, and Stripe's
+// simulator's Stripe face, its idempotency table on the local DynamoDB, and Stripe's
 // invoice.finalized mapping for the source "stripe".
 type workerRig struct {
-	fake   *fakeStripe
+	sim    *providersim.Sim
 	worker *payments.Worker
 	queue  *paymentstest.RecordingQueue
 }
 
 func newWorkerRig(t *testing.T, env *localaws.Env) *workerRig {
 	t.Helper()
-	f := newFakeStripe(t)
-	f.setLag(drillLag)
-	client, err := stripecharge.New(stripecharge.Config{APIKey: "sk_test_drill", URL: f.URL(), Timeout: drillClientTimeout})
+	sim := newStripeSim(t, drillLag)
+	client, err := stripecharge.New(stripecharge.Config{APIKey: "sk_test_123", URL: sim.URL(), Timeout: drillClientTimeout})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -69,7 +68,7 @@ func newWorkerRig(t *testing.T, env *localaws.Env) *workerRig {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &workerRig{fake: f, worker: w, queue: q}
+	return &workerRig{sim: sim, worker: w, queue: q}
 }
 
 func invoiceEvent(eventID, customer string, amount int64) events.SQSMessage {
@@ -108,48 +107,32 @@ func (r *workerRig) settle(t *testing.T, m events.SQSMessage) string {
 	return ""
 }
 
-// onceFor injects fault into the first create of each named event only.
-func onceFor(fault fakeFault, eventIDs ...string) func(url.Values) fakeFault {
-	var mu sync.Mutex
-	seen := map[string]bool{}
-	return func(form url.Values) fakeFault {
-		mu.Lock()
-		defer mu.Unlock()
-		id := form.Get("metadata[event_id]")
-		for _, want := range eventIDs {
-			if id == want && !seen[id] {
-				seen[id] = true
-				return fault
-			}
-		}
-		return fakeFault{commit: true}
-	}
-}
-
 // TestWorkerChargesOnceThroughStripe runs the hostile-provider drills of
 // docs/provider-contract.md through the real worker, the adapter and the
-// local DynamoDB, against the fake in Stripe's profile (keys honoured and
+// local DynamoDB, against the simulator in Stripe's profile (keys honoured and
 // replayed): every event is charged exactly once.
 func TestWorkerChargesOnceThroughStripe(t *testing.T) {
 	env := localaws.StartForTest(t)
 	drills := []struct {
 		name  string
-		fault fakeFault
+		fault providersim.Fault
 	}{
-		{name: "commit, then 500", fault: fakeFault{commit: true, status: 500, body: `{"error":{"type":"api_error"}}`}},
-		{name: "commit, then 502 from a proxy", fault: fakeFault{commit: true, status: 502, body: `<html>bad gateway</html>`}},
-		{name: "commit, then 408", fault: fakeFault{commit: true, status: 408, body: `{"error":{"type":"invalid_request_error"}}`}},
-		{name: "commit after the client gave up", fault: fakeFault{commit: true, delay: drillCommit}},
-		{name: "429 without a commit", fault: fakeFault{status: 429, body: `{"error":{"type":"invalid_request_error","code":"rate_limit"}}`}},
-		{name: "503 without a commit", fault: fakeFault{status: 503, body: `{"error":{"type":"api_error"}}`}},
-		{name: "connection dropped without a commit", fault: fakeFault{drop: true}},
+		{name: "commit, then 500", fault: providersim.Fault{Kind: providersim.FaultCommitThenError, Status: 500}},
+		{name: "commit, then 502 from a proxy", fault: providersim.Fault{Kind: providersim.FaultCommitThenError, Status: 502, Body: "<html>bad gateway</html>"}},
+		{name: "commit, then 408", fault: providersim.Fault{Kind: providersim.FaultCommitThenError, Status: 408}},
+		{name: "commit, then the connection drops", fault: providersim.Fault{Kind: providersim.FaultDropAfterCharge}},
+		{name: "commit after the client gave up", fault: providersim.Fault{Kind: providersim.FaultSlowCommit, Delay: drillCommit}},
+		{name: "409 while the first request commits later", fault: providersim.Fault{Kind: providersim.FaultKeyInUse, Delay: drillCommit}},
+		{name: "429 without a commit", fault: providersim.Fault{Kind: providersim.FaultRateLimit, RetryAfter: "0"}},
+		{name: "503 without a commit (replayed for the key)", fault: providersim.Fault{Kind: providersim.FaultServerError, Status: 503}},
+		{name: "connection reset without a commit", fault: providersim.Fault{Kind: providersim.FaultReset}},
 	}
 	for i, d := range drills {
 		t.Run(d.name, func(t *testing.T) {
 			// Given Stripe misbehaving on the event's first create
 			r := newWorkerRig(t, env)
 			id := fmt.Sprintf("evt_drill_%d", i)
-			r.fake.setFault(onceFor(d.fault, id))
+			r.sim.SetFaultFunc(firstRequestOf(d.fault, "stripe:"+id))
 			// When the event is delivered until acknowledged, and then a
 			// duplicate copy arrives
 			m := invoiceEvent(id, "cus_drill", 4200)
@@ -162,9 +145,9 @@ func TestWorkerChargesOnceThroughStripe(t *testing.T) {
 				t.Fatalf("duplicate dead-lettered: %s", reason)
 			}
 			// Then the customer was charged exactly once
-			time.Sleep(drillCommit) // a late commit has landed
-			if n := r.fake.charges(id); n != 1 {
-				t.Fatalf("charged %d times (%d creates)", n, r.fake.createCount())
+			r.sim.WaitCommits() // a late commit has landed
+			if n := r.sim.SucceededCount(id); n != 1 {
+				t.Fatalf("charged %d times (%d creates)", n, r.sim.Creates())
 			}
 		})
 	}
@@ -190,32 +173,28 @@ func TestWorkerThroughStripe(t *testing.T) {
 			}()
 		}
 		wg.Wait()
-		if failed.Load() != 0 || r.fake.charges("evt_five") != 1 {
-			t.Fatalf("%d dead-lettered, %d charges", failed.Load(), r.fake.charges("evt_five"))
+		if failed.Load() != 0 || r.sim.SucceededCount("evt_five") != 1 {
+			t.Fatalf("%d dead-lettered, %d charges", failed.Load(), r.sim.SucceededCount("evt_five"))
 		}
 	})
 
 	t.Run("a decline is acknowledged, never retried into a charge", func(t *testing.T) {
 		r := newWorkerRig(t, env)
-		r.fake.mu.Lock()
-		r.fake.declines["cus_poor"] = true
-		r.fake.mu.Unlock()
-		m := invoiceEvent("evt_declined", "cus_poor", 1000)
-		if reason := r.settle(t, m); reason != "" || r.fake.createCount() != 1 || r.fake.charges("evt_declined") != 0 {
-			t.Fatalf("reason %q, %d creates, %d charges", reason, r.fake.createCount(), r.fake.charges("evt_declined"))
+		m := invoiceEvent("evt_declined", providersim.DeclineCustomer, 1000)
+		if reason := r.settle(t, m); reason != "" || r.sim.Creates() != 1 || r.sim.SucceededCount("evt_declined") != 0 {
+			t.Fatalf("reason %q, %d creates, %d charges", reason, r.sim.Creates(), r.sim.SucceededCount("evt_declined"))
 		}
 	})
 
 	t.Run("requires_action waits for the customer, then completes without a second charge", func(t *testing.T) {
 		r := newWorkerRig(t, env)
-		r.fake.mu.Lock()
-		r.fake.pending["cus_3ds"] = true
-		r.fake.mu.Unlock()
-		m := invoiceEvent("evt_3ds", "cus_3ds", 1000)
+		m := invoiceEvent("evt_3ds", providersim.RequiresActionCustomer, 1000)
 		if r.deliver(m, 1) {
 			t.Fatal("a pending intent was acknowledged")
 		}
-		r.fake.setIntentStatus("stripe:evt_3ds", "succeeded")
+		if !r.sim.Authenticate("stripe:evt_3ds") {
+			t.Fatal("no intent waits for the customer")
+		}
 		time.Sleep(r.queue.TakeRetryAfter(m.MessageId, 500*time.Millisecond))
 		for n := 2; !r.deliver(m, n); n++ {
 			if n > 10 {
@@ -223,8 +202,8 @@ func TestWorkerThroughStripe(t *testing.T) {
 			}
 			time.Sleep(min(r.queue.TakeRetryAfter(m.MessageId, 500*time.Millisecond), 4*time.Second))
 		}
-		if r.fake.createCount() != 1 || r.fake.charges("evt_3ds") != 1 {
-			t.Fatalf("%d creates, %d charges", r.fake.createCount(), r.fake.charges("evt_3ds"))
+		if r.sim.Creates() != 1 || r.sim.SucceededCount("evt_3ds") != 1 {
+			t.Fatalf("%d creates, %d charges", r.sim.Creates(), r.sim.SucceededCount("evt_3ds"))
 		}
 	})
 
@@ -234,8 +213,8 @@ func TestWorkerThroughStripe(t *testing.T) {
 		m.Body = strings.Replace(m.Body, `"customer":""`, `"customer":null`, 1)
 		reason := r.settle(t, m)
 		want := `malformed_message: source "stripe": customer: /data/object/customer is missing`
-		if reason != want || r.fake.createCount() != 0 {
-			t.Fatalf("reason %q, want %q; %d creates", reason, want, r.fake.createCount())
+		if reason != want || r.sim.Creates() != 0 {
+			t.Fatalf("reason %q, want %q; %d creates", reason, want, r.sim.Creates())
 		}
 	})
 }

@@ -203,3 +203,17 @@ func LogicalID(v string) string {
 	}
 	return v
 }
+
+// ParameterDefault returns the default of the template parameter named by
+// v ("ref:X" or "X"), as a string. ok is false when v names no parameter
+// or the parameter has no default.
+func (t *Template) ParameterDefault(v string) (string, bool) {
+	if t.raw == nil {
+		return "", false
+	}
+	p, ok := t.raw.Parameters[LogicalID(v)]
+	if !ok || p.Default == nil {
+		return "", false
+	}
+	return fmt.Sprint(p.Default), true
+}
