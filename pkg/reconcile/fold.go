@@ -3,7 +3,6 @@ package reconcile
 import (
 	"context"
 	"fmt"
-	"hash/fnv"
 	"slices"
 	"sync"
 	"time"
@@ -45,7 +44,10 @@ func newFold(r *Reconciler, now time.Time) *fold {
 // records of one workload reach the ledger in the order the provider
 // published them (the record that crosses a cap is the one the export
 // says crossed it) and never contend for the workload's item, while
-// different workloads fold in parallel. The page callback only hands
+// different workloads fold in parallel. A reference seen for the first
+// time goes to the lane with the fewest references, so that no lane holds
+// more workloads than it must (a full lane holds up the page). The page
+// callback resolves the page's references in one batch read and hands the
 // records to lanes: it returns as soon as they are queued, so the next
 // page is fetched while this one folds, and at most lanes*laneBuffer
 // records are held at once.
@@ -53,8 +55,20 @@ type lanes struct {
 	f      *fold
 	ctx    context.Context
 	cancel context.CancelCauseFunc
-	in     []chan provider.UsageRecord
+	in     []chan resolved
 	wg     sync.WaitGroup
+
+	// lane and refs assign references to lanes; only page uses them, and
+	// the export calls page from one goroutine.
+	lane map[string]int
+	refs []int // references per lane
+}
+
+// resolved is a record with the workload ID its reference resolved to
+// ("" for none).
+type resolved struct {
+	rec provider.UsageRecord
+	id  string
 }
 
 // laneBuffer is how many records may wait in each lane.
@@ -65,16 +79,16 @@ const laneBuffer = 64
 // l.wait.
 func (f *fold) start(ctx context.Context) *lanes {
 	n := f.r.cfg.Concurrency
-	l := &lanes{f: f, in: make([]chan provider.UsageRecord, n)}
+	l := &lanes{f: f, in: make([]chan resolved, n), lane: map[string]int{}, refs: make([]int, n)}
 	l.ctx, l.cancel = context.WithCancelCause(ctx)
 	for i := range l.in {
-		l.in[i] = make(chan provider.UsageRecord, laneBuffer)
+		l.in[i] = make(chan resolved, laneBuffer)
 		l.wg.Go(func() {
-			for rec := range l.in[i] {
+			for r := range l.in[i] {
 				if l.ctx.Err() != nil {
 					continue // drain: the run already failed
 				}
-				if err := f.one(l.ctx, rec); err != nil {
+				if err := f.one(l.ctx, r.rec, r.id); err != nil {
 					l.cancel(err)
 				}
 			}
@@ -85,14 +99,41 @@ func (f *fold) start(ctx context.Context) *lanes {
 
 // page is the callback of [Export.ListUsage].
 func (l *lanes) page(recs []provider.UsageRecord) error {
+	refs := make([]string, len(recs))
+	for i, rec := range recs {
+		refs[i] = rec.WorkloadRef
+	}
+	ids, err := l.f.r.cfg.Ledger.ResolveRefs(l.ctx, refs)
+	if err != nil {
+		err = fmt.Errorf("%w: %w", ErrFold, err)
+		l.cancel(err)
+		return err
+	}
 	for _, rec := range recs {
 		select {
-		case l.in[laneOf(rec.WorkloadRef, len(l.in))] <- rec:
+		case l.in[l.laneOf(rec.WorkloadRef)] <- resolved{rec, ids[rec.WorkloadRef]}:
 		case <-l.ctx.Done():
 			return context.Cause(l.ctx)
 		}
 	}
 	return nil
+}
+
+// laneOf returns the lane of a reference, assigning a new one to the lane
+// with the fewest references.
+func (l *lanes) laneOf(ref string) int {
+	if i, ok := l.lane[ref]; ok {
+		return i
+	}
+	i := 0
+	for j, n := range l.refs {
+		if n < l.refs[i] {
+			i = j
+		}
+	}
+	l.lane[ref] = i
+	l.refs[i]++
+	return i
 }
 
 // wait closes the lanes, waits until every queued record is folded and
@@ -107,19 +148,13 @@ func (l *lanes) wait() error {
 	return err
 }
 
-func laneOf(ref string, n int) int {
-	h := fnv.New32a()
-	h.Write([]byte(ref))
-	return int(h.Sum32() % uint32(n))
-}
-
-// one folds one record through the same Apply as the webhook path and
-// classifies it. A record the ledger refuses is quarantined and counted;
-// it does not fail the run.
-func (f *fold) one(ctx context.Context, rec provider.UsageRecord) error {
+// one folds one record through the same Apply as the webhook path (with
+// its reference resolved already to id) and classifies it. A record the
+// ledger refuses is quarantined and counted; it does not fail the run.
+func (f *fold) one(ctx context.Context, rec provider.UsageRecord, id string) error {
 	u := spend.Usage{RecordID: rec.RecordID, WorkloadRef: rec.WorkloadRef, Units: rec.Units,
 		OccurredAt: rec.OccurredAt, ObservedAt: f.now, Path: spend.PathPoll}
-	res, err := f.r.cfg.Ledger.Apply(ctx, u)
+	res, err := f.r.cfg.Ledger.ApplyResolved(ctx, u, id)
 	if spend.IsRefused(err) {
 		return f.quarantine(ctx, u, err)
 	}

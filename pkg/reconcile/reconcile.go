@@ -34,7 +34,8 @@ var (
 
 // Ledger is the part of [spend.Spend] the reconciler uses.
 type Ledger interface {
-	Apply(ctx context.Context, u spend.Usage) (spend.Result, error)
+	ResolveRefs(ctx context.Context, refs []string) (map[string]string, error)
+	ApplyResolved(ctx context.Context, u spend.Usage, id string) (spend.Result, error)
 	List(ctx context.Context) ([]spend.Workload, error)
 	Resolve(ctx context.Context, ref string) (spend.Workload, error)
 	Redrive(ctx context.Context, recordID string) (spend.Result, error)
@@ -127,8 +128,9 @@ type Config struct {
 	// cap is near its cap. Default 0.8.
 	NearCapRatio float64
 	// Concurrency bounds the records folded at once: records go to
-	// Concurrency lanes by workload reference, so one workload folds in
-	// order and up to Concurrency workloads in parallel. Default 32.
+	// Concurrency lanes by workload reference (each new reference to the
+	// lane with the fewest), so one workload folds in order and up to
+	// Concurrency workloads in parallel. Default 32.
 	Concurrency int
 
 	// Metrics receives EMF lines. Default: none.

@@ -3,6 +3,8 @@ package reconcile
 import (
 	"context"
 	"fmt"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/hookline/hookline/pkg/spend"
@@ -62,88 +64,146 @@ type planned struct {
 }
 
 // plan classifies every workload that is not retired, records each change
-// of tier, and decides which are due in this run.
+// of tier, and decides which are due in this run. Workloads are planned
+// up to Concurrency at once.
 func (r *Reconciler) plan(ctx context.Context, run *Run) (map[string]*planned, error) {
 	ws, err := r.cfg.Ledger.List(ctx)
 	if err != nil {
 		return nil, err
 	}
-	now := run.StartedAt
+	var mu sync.Mutex
 	out := make(map[string]*planned, len(ws))
-	for _, w := range ws {
+	err = each(ctx, r.cfg.Concurrency, ws, func(ctx context.Context, w spend.Workload) error {
 		if w.Status == spend.StatusRetired {
-			continue
+			return nil
 		}
-		sc, found, err := r.store.Schedule(ctx, w.ID)
+		p, err := r.planOne(ctx, run, w)
 		if err != nil {
-			return nil, err
+			return err
 		}
-		tier, interval, reason := r.Classify(w, now)
-		p := &planned{w: w, sched: sc, tier: tier, interval: interval}
+		mu.Lock()
 		out[w.ID] = p
-		if !found || sc.Tier != tier || sc.Interval != interval {
-			ch := IntervalChange{WorkloadID: w.ID, From: sc.Tier, To: tier, FromInterval: sc.Interval,
-				ToInterval: interval, Reason: reason, At: now, RunID: run.RunID}
-			changed, err := r.store.ChangeTier(ctx, sc, found, ch)
-			if err != nil {
-				return nil, err
-			}
-			if changed {
-				r.log.InfoContext(ctx, "reconcile interval change", "workload", w.ID, "from", string(sc.Tier),
-					"to", string(tier), "interval", interval, "reason", reason)
-				r.emitChange(ch)
-				// A shorter interval takes effect now.
-				if !found || interval < sc.Interval {
-					p.due = true
-				}
-			}
-		}
-		if tier == TierNearCap || !sc.NextDue.After(now) {
-			p.due = true
-		}
+		mu.Unlock()
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	return out, nil
 }
 
-// reconcileWorkloads writes a reconciliation record and the next deadline
-// for every due workload, and carries the counts of the others forward.
-func (r *Reconciler) reconcileWorkloads(ctx context.Context, run *Run, f *fold, plan map[string]*planned) error {
-	for id, p := range plan {
-		counts := f.of(id)
-		if !p.due {
-			if counts.zero() {
-				continue
-			}
-			if err := r.store.AddPending(ctx, id, counts, time.Time{}, time.Time{}); err != nil {
-				return err
-			}
-			continue
-		}
-		next := run.StartedAt.Add(p.interval)
-		total := p.sched.Pending
-		total.add(counts)
-		ds := f.decisionsOf(id)
-		ds = append(ds, p.decisions...)
-		rr := spend.ReconRun{WorkloadID: id, StartedAt: run.StartedAt, FinishedAt: r.now(),
-			Records: total.Records, Applied: total.Missed, Duplicates: total.Matched + total.Repeats,
-			Disagreements: total.Disagreements, Deferred: total.Deferred, NextReconAt: next,
-			Note:  fmt.Sprintf("tier %s every %s; %d repeats from the overlap", p.tier, p.interval, total.Repeats),
-			RunID: run.RunID, WindowStart: run.Since, WindowEnd: run.Until,
-			CursorBefore: run.CursorBefore, CursorAfter: run.CursorAfter, Matched: total.Matched,
-			Unseen: total.Unseen, Redriven: p.redriven,
-			Decisions: ds, Tier: string(p.tier), Interval: p.interval}
-		if !p.sched.LastReconciled.IsZero() {
-			rr.WindowStart = p.sched.LastReconciled.Add(-r.cfg.Lag - r.cfg.Overlap)
-		}
-		if err := r.cfg.Ledger.PutReconRun(ctx, rr); err != nil {
-			return err
-		}
-		// Add this run's counts and take away everything reported, so a
-		// concurrent run's addition survives.
-		if err := r.store.AddPending(ctx, id, negate(p.sched.Pending), run.StartedAt, next); err != nil {
-			return err
-		}
-		run.Reconciled++
+// planOne classifies one workload, records a change of its tier, and
+// decides whether it is due.
+func (r *Reconciler) planOne(ctx context.Context, run *Run, w spend.Workload) (*planned, error) {
+	now := run.StartedAt
+	sc, found, err := r.store.Schedule(ctx, w.ID)
+	if err != nil {
+		return nil, err
 	}
-	return nil
+	tier, interval, reason := r.Classify(w, now)
+	p := &planned{w: w, sched: sc, tier: tier, interval: interval}
+	if !found || sc.Tier != tier || sc.Interval != interval {
+		ch := IntervalChange{WorkloadID: w.ID, From: sc.Tier, To: tier, FromInterval: sc.Interval,
+			ToInterval: interval, Reason: reason, At: now, RunID: run.RunID}
+		changed, err := r.store.ChangeTier(ctx, sc, found, ch)
+		if err != nil {
+			return nil, err
+		}
+		if changed {
+			r.log.InfoContext(ctx, "reconcile interval change", "workload", w.ID, "from", string(sc.Tier),
+				"to", string(tier), "interval", interval, "reason", reason)
+			r.emitChange(ch)
+			// A shorter interval takes effect now.
+			if !found || interval < sc.Interval {
+				p.due = true
+			}
+		}
+	}
+	if tier == TierNearCap || !sc.NextDue.After(now) {
+		p.due = true
+	}
+	return p, nil
+}
+
+// reconcileWorkloads writes a reconciliation record and the next deadline
+// for every due workload, and carries the counts of the others forward,
+// up to Concurrency workloads at once.
+func (r *Reconciler) reconcileWorkloads(ctx context.Context, run *Run, f *fold, plan map[string]*planned) error {
+	ids := make([]string, 0, len(plan))
+	for id := range plan {
+		ids = append(ids, id)
+	}
+	var reconciled atomic.Int64
+	err := each(ctx, r.cfg.Concurrency, ids, func(ctx context.Context, id string) error {
+		done, err := r.reconcileWorkload(ctx, run, f, id, plan[id])
+		if done {
+			reconciled.Add(1)
+		}
+		return err
+	})
+	run.Reconciled += int(reconciled.Load())
+	return err
+}
+
+// reconcileWorkload reconciles one workload; it reports whether the
+// workload was due and got its reconciliation record.
+func (r *Reconciler) reconcileWorkload(ctx context.Context, run *Run, f *fold, id string, p *planned) (bool, error) {
+	counts := f.of(id)
+	if !p.due {
+		if counts.zero() {
+			return false, nil
+		}
+		return false, r.store.AddPending(ctx, id, counts, time.Time{}, time.Time{})
+	}
+	next := run.StartedAt.Add(p.interval)
+	total := p.sched.Pending
+	total.add(counts)
+	ds := f.decisionsOf(id)
+	ds = append(ds, p.decisions...)
+	rr := spend.ReconRun{WorkloadID: id, StartedAt: run.StartedAt, FinishedAt: r.now(),
+		Records: total.Records, Applied: total.Missed, Duplicates: total.Matched + total.Repeats,
+		Disagreements: total.Disagreements, Deferred: total.Deferred, NextReconAt: next,
+		Note:  fmt.Sprintf("tier %s every %s; %d repeats from the overlap", p.tier, p.interval, total.Repeats),
+		RunID: run.RunID, WindowStart: run.Since, WindowEnd: run.Until,
+		CursorBefore: run.CursorBefore, CursorAfter: run.CursorAfter, Matched: total.Matched,
+		Unseen: total.Unseen, Redriven: p.redriven,
+		Decisions: ds, Tier: string(p.tier), Interval: p.interval}
+	if !p.sched.LastReconciled.IsZero() {
+		rr.WindowStart = p.sched.LastReconciled.Add(-r.cfg.Lag - r.cfg.Overlap)
+	}
+	if err := r.cfg.Ledger.PutReconRun(ctx, rr); err != nil {
+		return false, err
+	}
+	// Add this run's counts and take away everything reported, so a
+	// concurrent run's addition survives.
+	if err := r.store.AddPending(ctx, id, negate(p.sched.Pending), run.StartedAt, next); err != nil {
+		return false, err
+	}
+	return true, nil
+}
+
+// each runs fn for every item, up to n at once, and returns the first
+// error; once one has failed, no further item starts.
+func each[T any](ctx context.Context, n int, items []T, fn func(context.Context, T) error) error {
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	sem := make(chan struct{}, max(n, 1))
+	var wg sync.WaitGroup
+	for _, it := range items {
+		select {
+		case sem <- struct{}{}:
+		case <-ctx.Done():
+		}
+		if ctx.Err() != nil {
+			break
+		}
+		wg.Go(func() {
+			defer func() { <-sem }()
+			if err := fn(ctx, it); err != nil {
+				cancel(err)
+			}
+		})
+	}
+	wg.Wait()
+	return context.Cause(ctx)
 }

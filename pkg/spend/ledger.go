@@ -151,11 +151,28 @@ func (s *Spend) Apply(ctx context.Context, u Usage) (Result, error) {
 	if err := u.validate(); err != nil {
 		return Result{}, err
 	}
-	id, found, err := s.resolveID(ctx, u.WorkloadRef)
+	id, _, err := s.resolveID(ctx, u.WorkloadRef)
 	if err != nil {
 		return Result{}, err
 	}
-	if !found {
+	return s.apply(ctx, u, id)
+}
+
+// ApplyResolved is [Spend.Apply] for a record whose workload reference the
+// caller resolved beforehand with [Spend.ResolveRefs]: id is the workload
+// the reference mapped to, or "" when it had no alias (the record is then
+// deferred as unknown). The ledger transaction still checks that the
+// workload exists and is not retired.
+func (s *Spend) ApplyResolved(ctx context.Context, u Usage, id string) (Result, error) {
+	if err := u.validate(); err != nil {
+		return Result{}, err
+	}
+	return s.apply(ctx, u, id)
+}
+
+// apply folds a validated record into the workload id ("" for none).
+func (s *Spend) apply(ctx context.Context, u Usage, id string) (Result, error) {
+	if id == "" {
 		return s.deferUsage(ctx, u, "", false, ReasonUnknownWorkload)
 	}
 	tx, err := s.applyTx(u, id)

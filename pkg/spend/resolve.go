@@ -1,0 +1,76 @@
+package spend
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+)
+
+// maxBatchGet is DynamoDB's limit on the keys of one BatchGetItem.
+const maxBatchGet = 100
+
+// ResolveRefs resolves workload references to workload IDs, as Apply does
+// one at a time, with consistent BatchGetItem reads of their aliases (up to
+// 100 a call). A reference without an alias is absent from the map. A
+// caller that folds many records, such as the reconciler with a page of
+// the export, resolves their references once and passes each result to
+// [Spend.ApplyResolved].
+func (s *Spend) ResolveRefs(ctx context.Context, refs []string) (map[string]string, error) {
+	out := make(map[string]string, len(refs))
+	seen := make(map[string]bool, len(refs))
+	var keys []map[string]types.AttributeValue
+	for _, ref := range refs {
+		if seen[ref] {
+			continue
+		}
+		seen[ref] = true
+		keys = append(keys, aliasKey(ref))
+	}
+	for start := 0; start < len(keys); start += maxBatchGet {
+		batch := keys[start:min(start+maxBatchGet, len(keys))]
+		if err := s.resolveBatch(ctx, batch, out); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// resolveBatch reads one batch of aliases into ids, reading again the keys
+// DynamoDB left unprocessed.
+func (s *Spend) resolveBatch(ctx context.Context, keys []map[string]types.AttributeValue, ids map[string]string) error {
+	pending := map[string]types.KeysAndAttributes{s.workloads: {Keys: keys, ConsistentRead: aws.Bool(true)}}
+	wait := 10 * time.Millisecond
+	for attempt := 1; len(pending) > 0; attempt++ {
+		out, err := s.db.BatchGetItem(ctx, &dynamodb.BatchGetItemInput{RequestItems: pending})
+		if err != nil {
+			return fmt.Errorf("resolve references: %w", err)
+		}
+		for _, item := range out.Responses[s.workloads] {
+			var al aliasItem
+			if err := attributevalue.UnmarshalMap(item, &al); err != nil {
+				return fmt.Errorf("decode alias: %w", err)
+			}
+			ids[strings.TrimPrefix(al.PK, "ALIAS#")] = al.WorkloadID
+		}
+		pending = out.UnprocessedKeys
+		if len(pending) == 0 {
+			return nil
+		}
+		if attempt == 8 {
+			return fmt.Errorf("resolve references: %d keys still unprocessed", len(pending[s.workloads].Keys))
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(wait):
+		}
+		wait *= 2
+	}
+	return nil
+}
