@@ -26,7 +26,7 @@
 //     TransactionCanceledException with a reason per item, no two
 //     operations on one item, at most 100 items;
 //   - answers PutItem ReturnValues=ALL_OLD with the replaced item;
-//   - keeps each table as 16 minidyn tables (shards) by partition key, each
+//   - keeps each table as 64 minidyn tables (shards) by partition key, each
 //     shard in its own minidyn engine, because minidyn re-sorts a table's
 //     keys on every insert and runs every operation of an engine behind one
 //     lock;

@@ -24,7 +24,7 @@ import (
 // shard; a query on the table's own key reads one shard; a query on a
 // global secondary index and a scan read every shard and merge, in index
 // order, behind an opaque LastEvaluatedKey.
-const tableShards = 16
+const tableShards = 64
 
 const cursorAttr = "hookline_cursor"
 
