@@ -173,7 +173,11 @@ func (e *Env) connect(ctx context.Context) error {
 	e.Config = cfg
 	dynamoCfg := cfg
 	if e.dynamoHandler != nil {
+		// In-process, nothing checks a signature: anonymous credentials
+		// make the SDK skip SigV4 signing (and hashing the payload), and
+		// the rest of its stack runs as against AWS.
 		dynamoCfg.HTTPClient = &http.Client{Transport: inProcess{e.dynamoHandler}}
+		dynamoCfg.Credentials = aws.AnonymousCredentials{}
 	}
 	e.DynamoDB = awsconf.DynamoDB(dynamoCfg, e.DynamoEndpoint)
 	e.SQS = awsconf.SQS(cfg, e.SQSEndpoint)
