@@ -22,6 +22,7 @@ type labFlags struct {
 	spike       string
 	profile     string
 	faults      float64
+	awsLatency  time.Duration
 	seed        uint64
 	burst       int
 	out         string
@@ -55,6 +56,7 @@ and SVG plots there.`,
 	fl.StringVar(&f.spike, "spike", "", "multiply the rate for a while, e.g. 3x@20s+10s")
 	fl.StringVar(&f.profile, "provider-profile", "ignores_keys", "the provider's idempotency profile: honours_keys, replays_successes or ignores_keys")
 	fl.Float64Var(&f.faults, "provider-faults", 0, "share of charge calls that fail in a hostile way")
+	fl.DurationVar(&f.awsLatency, "aws-latency", 0, "added to every call the local DynamoDB and SQS answer, as a round trip to AWS (e.g. 5ms)")
 	fl.Uint64Var(&f.seed, "seed", 1, "seed of lost acknowledgements and faults")
 	fl.IntVar(&f.burst, "burst", 3000, "events of the saturated full-path and bare-pipeline ceilings")
 	fl.StringVar(&f.out, "out", "", "write report.md, report.json and plots to this folder")
@@ -108,7 +110,7 @@ func runLabSuite(ctx context.Context, out io.Writer, base lab.Config, f labFlags
 // config turns the flags into an experiment, refusing ambiguous values.
 func (f labFlags) config(progress io.Writer) (lab.Config, error) {
 	cfg := lab.Config{Rate: f.rate, Duration: f.duration, LostAcks: f.lostAcks, FaultRate: f.faults, Seed: f.seed,
-		Burst: f.burst, Progress: progress}
+		Burst: f.burst, AWSLatency: f.awsLatency, Progress: progress}
 	if verbose {
 		// The functions' own logs; without -v the progress lines are the
 		// output.

@@ -35,6 +35,10 @@ type Config struct {
 	// FaultRate is the share of charge calls that fail in a hostile way
 	// (commit then 502, dropped connections, slow commits, ...).
 	FaultRate float64
+	// AWSLatency is added to every call the local DynamoDB and SQS answer,
+	// as a network round trip to AWS would (0: none, or
+	// HOOKLINE_LOCAL_AWS_LATENCY).
+	AWSLatency time.Duration
 	// Seed fixes which acknowledgements are lost and which calls fault.
 	Seed uint64
 	// Burst is how many events the two ceilings are measured with.
@@ -125,8 +129,8 @@ func (c Config) withDefaults() Config {
 // Validate reports every problem at once.
 func (c Config) Validate() error {
 	var errs []error
-	if c.Rate < 0 || c.Duration < 0 || c.Burst < 0 || c.Drain < 0 || c.Concurrency < 0 {
-		errs = append(errs, errors.New("rate, duration, burst, drain and concurrency must not be negative"))
+	if c.Rate < 0 || c.Duration < 0 || c.Burst < 0 || c.Drain < 0 || c.Concurrency < 0 || c.AWSLatency < 0 {
+		errs = append(errs, errors.New("rate, duration, burst, drain, concurrency and AWS latency must not be negative"))
 	}
 	if c.LostAcks < 0 || c.LostAcks > 1 || c.FaultRate < 0 || c.FaultRate > 1 {
 		errs = append(errs, errors.New("lost acks and fault rate must lie in [0, 1]"))

@@ -1,7 +1,10 @@
 package lab
 
 import (
+	"cmp"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 )
 
@@ -73,7 +76,7 @@ func Findings(r *Report) []Finding {
 func whySuccess(r *Report) string {
 	var why []string
 	if r.Offered > r.Accepted {
-		why = append(why, fmt.Sprintf("%d webhooks were not accepted", r.Offered-r.Accepted))
+		why = append(why, fmt.Sprintf("%d webhooks were not accepted (%s)", r.Offered-r.Accepted, refusals(r.NotAccepted)))
 	}
 	if r.DeadLettered > 0 {
 		why = append(why, fmt.Sprintf("%d events were dead-lettered", r.DeadLettered))
@@ -85,4 +88,18 @@ func whySuccess(r *Report) string {
 		return "declines count against success"
 	}
 	return strings.Join(why, ", ")
+}
+
+// refusals lists why webhooks were not accepted, most frequent first.
+func refusals(by map[string]int) string {
+	reasons := slices.Collect(maps.Keys(by))
+	slices.SortFunc(reasons, func(a, b string) int { return cmp.Or(by[b]-by[a], strings.Compare(a, b)) })
+	parts := make([]string, 0, len(reasons))
+	for _, r := range reasons {
+		parts = append(parts, fmt.Sprintf("%d %s", by[r], r))
+	}
+	if len(parts) == 0 {
+		return "reason not recorded"
+	}
+	return strings.Join(parts, ", ")
 }

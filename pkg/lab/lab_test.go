@@ -24,11 +24,16 @@ func TestShortRunsAddUp(t *testing.T) {
 			t.Fatal(err)
 		}
 		lab.Summary(os.Stdout, rep)
-		// Then every offered webhook is accounted for once,
-		if rep.Offered < 150 || rep.Offered != rep.Accepted+(rep.Offered-rep.Accepted) ||
+		// Then every offered webhook is accounted for once: accepted, or
+		// not with its reason,
+		notAccepted := 0
+		for _, n := range rep.NotAccepted {
+			notAccepted += n
+		}
+		if rep.Offered < 150 || rep.Offered != rep.Accepted+notAccepted ||
 			rep.Accepted != rep.Charged+rep.Declined+rep.DeadLettered+rep.Lost {
-			t.Fatalf("%s: offered %d, accepted %d = charged %d + declined %d + dead-lettered %d + lost %d does not add up",
-				rep.Name, rep.Offered, rep.Accepted, rep.Charged, rep.Declined, rep.DeadLettered, rep.Lost)
+			t.Fatalf("%s: offered %d = accepted %d + not accepted %v; accepted = charged %d + declined %d + dead-lettered %d + lost %d does not add up",
+				rep.Name, rep.Offered, rep.Accepted, rep.NotAccepted, rep.Charged, rep.Declined, rep.DeadLettered, rep.Lost)
 		}
 		if rep.Lost != 0 || rep.Redeliveries == 0 || len(rep.Seconds) < 3 || rep.BareCeiling <= 0 || rep.FullCeiling <= 0 {
 			t.Fatalf("%s: lost %d, redeliveries %d, %d seconds, ceilings %.0f/%.0f", rep.Name, rep.Lost, rep.Redeliveries, len(rep.Seconds), rep.FullCeiling, rep.BareCeiling)
@@ -84,5 +89,22 @@ func TestParseSpike(t *testing.T) {
 				t.Fatalf("ParseSpike(%q) = %+v, %v", tt.in, got, err)
 			}
 		})
+	}
+}
+
+// TestFindingsSayWhyWebhooksWereNotAccepted: a success below the goal
+// names each reason webhooks were refused, most frequent first.
+func TestFindingsSayWhyWebhooksWereNotAccepted(t *testing.T) {
+	r := &lab.Report{Rate: 500, Offered: 1000, Accepted: 970, Charged: 970, Success: 0.97,
+		NotAccepted: map[string]int{"status 503": 20, lab.RefusedUnsent: 7, lab.RefusedError: 3}}
+	var got string
+	for _, f := range lab.Findings(r) {
+		if strings.HasPrefix(f.Goal, "success") {
+			got = f.Why
+		}
+	}
+	want := "30 webhooks were not accepted (20 status 503, 7 not sent (sender saturated), 3 no answer)"
+	if got != want {
+		t.Fatalf("why: %q, want %q", got, want)
 	}
 }

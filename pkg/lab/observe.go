@@ -32,6 +32,7 @@ type observer struct {
 	start    time.Time
 	offered  map[string]time.Time // when each webhook was due
 	accepted map[string]bool
+	refused  map[string]int // why webhooks were not accepted, by reason
 	charged  map[string]time.Time
 	declined map[string]bool
 	dead     map[string]string
@@ -40,7 +41,7 @@ type observer struct {
 }
 
 func newObserver(start time.Time) *observer {
-	return &observer{start: start, offered: map[string]time.Time{}, accepted: map[string]bool{},
+	return &observer{start: start, offered: map[string]time.Time{}, accepted: map[string]bool{}, refused: map[string]int{},
 		charged: map[string]time.Time{}, declined: map[string]bool{}, dead: map[string]string{}}
 }
 
@@ -61,13 +62,17 @@ func (o *observer) offer(id string, due time.Time) {
 	o.at(due).Offered++
 }
 
-func (o *observer) accept(id string, ok bool) {
+// accept records the answer to a webhook: refusal is "" when it was
+// accepted, else why not ([RefusedUnsent], "status 503", [RefusedError]).
+func (o *observer) accept(id, refusal string) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	if ok {
-		o.accepted[id] = true
-		o.at(time.Now()).Accepted++
+	if refusal != "" {
+		o.refused[refusal]++
+		return
 	}
+	o.accepted[id] = true
+	o.at(time.Now()).Accepted++
 }
 
 // settle records a final charge result seen by the worker.

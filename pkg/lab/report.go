@@ -3,6 +3,7 @@ package lab
 import (
 	"context"
 	"fmt"
+	"maps"
 	"strings"
 	"sync"
 	"time"
@@ -18,14 +19,19 @@ type Report struct {
 	Spike       string  `json:"spike"`
 	Profile     string  `json:"profile"`
 	FaultRate   float64 `json:"fault_rate"`
+	AWSLatency  string  `json:"aws_latency"`
 	Seed        uint64  `json:"seed"`
 
-	Offered      int `json:"offered"`
-	Accepted     int `json:"accepted"`
-	Charged      int `json:"charged"`
-	Declined     int `json:"declined"`
-	DeadLettered int `json:"dead_lettered"`
-	Lost         int `json:"lost"`
+	Offered  int `json:"offered"`
+	Accepted int `json:"accepted"`
+	// NotAccepted says why the offered webhooks that were not accepted
+	// were not: never sent because the sender was saturated, an answer
+	// other than 200 ("status 503"), or no answer.
+	NotAccepted  map[string]int `json:"not_accepted,omitempty"`
+	Charged      int            `json:"charged"`
+	Declined     int            `json:"declined"`
+	DeadLettered int            `json:"dead_lettered"`
+	Lost         int            `json:"lost"`
 	// Duplicates are customers charged more than once, from the provider's
 	// own books; DuplicatesPerDay extrapolates them to a day at the rate
 	// measured.
@@ -60,11 +66,12 @@ type Report struct {
 func (e *experiment) report(ids []string, drained time.Duration, before, after map[string]int64) *Report {
 	c := e.cfg
 	r := &Report{Name: c.Name, Rate: c.Rate, Duration: c.Duration.String(), LostAcks: c.LostAcks, Idempotency: c.Idempotency,
-		Spike: c.Spike.String(), Profile: c.Profile.String(), FaultRate: c.FaultRate, Seed: c.Seed,
+		Spike: c.Spike.String(), Profile: c.Profile.String(), FaultRate: c.FaultRate, AWSLatency: c.AWSLatency.String(), Seed: c.Seed,
 		Offered: len(ids), Duplicates: e.sys.Sim.DuplicateCharges(), DrainedIn: drained.Round(100 * time.Millisecond).String()}
 	o := e.obs
 	o.mu.Lock()
 	r.Accepted = len(o.accepted)
+	r.NotAccepted = maps.Clone(o.refused)
 	for id := range o.accepted {
 		_, charged := o.charged[id]
 		switch {

@@ -51,7 +51,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	}
 	cfg = cfg.withDefaults()
 	sys, err := localrun.Start(ctx, localrun.Config{
-		Addr: "127.0.0.1:0", NoWorkers: true, Logger: cfg.Logger,
+		Addr: "127.0.0.1:0", NoWorkers: true, Logger: cfg.Logger, AWSLatency: cfg.AWSLatency,
 		Sim: providersim.Config{Profile: cfg.Profile, Seed: cfg.Seed},
 	})
 	if err != nil {
@@ -230,6 +230,7 @@ func (e *experiment) offer(ctx context.Context) []string {
 					e.obs.accept(id, e.post(ctx, id, i))
 				})
 			default: // the sender is saturated: offered, never sent
+				e.obs.accept(id, RefusedUnsent)
 			}
 		}
 		if sec := int(t / time.Second); sec > printed {
@@ -241,26 +242,40 @@ func (e *experiment) offer(ctx context.Context) []string {
 	return ids
 }
 
-// post sends one signed webhook and reports whether it was accepted.
-func (e *experiment) post(ctx context.Context, id string, i int) bool {
+// Why a webhook was not accepted, besides "status N" for an answer other
+// than 200.
+const (
+	// RefusedUnsent: the sender already had maxInFlight webhooks in flight,
+	// so this one was offered but never sent.
+	RefusedUnsent = "not sent (sender saturated)"
+	// RefusedError: no answer (a timeout or a connection error).
+	RefusedError = "no answer"
+)
+
+// post sends one signed webhook and returns why it was not accepted, ""
+// when it was.
+func (e *experiment) post(ctx context.Context, id string, i int) string {
 	body := []byte(fmt.Sprintf(`{"id":%q,"type":"payment.requested","data":{"customer":"cus_%s","amount":%d,"currency":"usd"}}`,
 		id, id, 1000+(i%50)*10))
 	h, err := webhook.SignHeaders(webhook.SchemeStandard, []string{e.secret}, id, time.Now(), body)
 	if err != nil {
-		return false
+		return "not signed"
 	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, e.sys.URL+"/webhooks/payments", bytes.NewReader(body))
 	if err != nil {
-		return false
+		return RefusedError
 	}
 	req.Header = h
 	req.Header.Set("Content-Type", "application/json")
 	resp, err := e.http.Do(req)
 	if err != nil {
-		return false
+		return RefusedError
 	}
 	resp.Body.Close()
-	return resp.StatusCode == http.StatusOK
+	if resp.StatusCode != http.StatusOK {
+		return "status " + strconv.Itoa(resp.StatusCode)
+	}
+	return ""
 }
 
 // progress prints the line of second n.

@@ -18,10 +18,13 @@ import (
 
 // Summary writes a run's totals and findings as text.
 func Summary(w io.Writer, r *Report) {
-	fmt.Fprintf(w, "== %s: %g webhooks/s for %s, %.1f%% acks lost, idempotency %v, spike %s, provider %s\n",
-		r.Name, r.Rate, r.Duration, 100*r.LostAcks, onOff(r.Idempotency), r.Spike, r.Profile)
+	fmt.Fprintf(w, "== %s: %g webhooks/s for %s, %.1f%% acks lost, idempotency %v, spike %s, provider %s, AWS latency %s\n",
+		r.Name, r.Rate, r.Duration, 100*r.LostAcks, onOff(r.Idempotency), r.Spike, r.Profile, r.AWSLatency)
 	fmt.Fprintf(w, "offered %d, accepted %d, charged %d, declined %d, dead-lettered %d, lost %d; success %.2f%%\n",
 		r.Offered, r.Accepted, r.Charged, r.Declined, r.DeadLettered, r.Lost, 100*r.Success)
+	if r.Offered > r.Accepted {
+		fmt.Fprintf(w, "not accepted: %s\n", refusals(r.NotAccepted))
+	}
 	fmt.Fprintf(w, "duplicate charges %d (%.0f a day at this rate); redeliveries %d\n", r.Duplicates, r.DuplicatesPerDay, r.Redeliveries)
 	fmt.Fprintf(w, "webhook -> charge p50 %.0f ms, p99 %.0f ms; max queue depth %d, oldest unsettled %.1f s; drained in %s\n",
 		r.P50, r.P99, r.MaxQueueDepth, r.MaxOldestAge, r.DrainedIn)

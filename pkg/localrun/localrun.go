@@ -34,6 +34,9 @@ type Config struct {
 	Lookup func(string) (string, bool)
 	// Sim configures the provider simulator (charges, usage, pager).
 	Sim providersim.Config
+	// AWSLatency is added to every call the embedded DynamoDB and SQS
+	// answer ([localaws.Options.Latency]).
+	AWSLatency time.Duration
 	// PaymentProvider is the payment worker's PAYMENT_PROVIDER: "generic"
 	// (the template's default) or "stripe", which charges through the
 	// simulator's Stripe face and needs Sim.APIKey.
@@ -81,7 +84,7 @@ func Start(ctx context.Context, cfg Config) (*System, error) {
 	if cfg.Addr == "" {
 		cfg.Addr = "127.0.0.1:8080"
 	}
-	env, err := localaws.Start(ctx, localaws.Options{Logger: cfg.Logger})
+	env, err := localaws.Start(ctx, localaws.Options{Logger: cfg.Logger, Latency: cfg.AWSLatency})
 	if err != nil {
 		return nil, fmt.Errorf("localrun: %w", err)
 	}
