@@ -1,10 +1,5 @@
 package main
 
-import (
-	"github.com/hookline/hookline/pkg/app"
-	"github.com/hookline/hookline/pkg/payments"
-)
+import "github.com/hookline/hookline/pkg/app"
 
-func main() {
-	app.Main("payment-worker", app.NewPaymentWorker, func(h *payments.Worker) any { return h.Handle })
-}
+func main() { app.Main(app.PaymentWorker) }

@@ -1,10 +1,5 @@
 package main
 
-import (
-	"github.com/hookline/hookline/pkg/app"
-	"github.com/hookline/hookline/pkg/receiver"
-)
+import "github.com/hookline/hookline/pkg/app"
 
-func main() {
-	app.Main("receiver", app.NewReceiver, func(h *receiver.Handler) any { return h.Handle })
-}
+func main() { app.Main(app.Receiver) }

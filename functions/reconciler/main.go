@@ -1,10 +1,5 @@
 package main
 
-import (
-	"github.com/hookline/hookline/pkg/app"
-	"github.com/hookline/hookline/pkg/reconcile"
-)
+import "github.com/hookline/hookline/pkg/app"
 
-func main() {
-	app.Main("reconciler", app.NewReconciler, func(h *reconcile.Reconciler) any { return h.Handle })
-}
+func main() { app.Main(app.Reconciler) }

@@ -1,10 +1,5 @@
 package main
 
-import (
-	"github.com/hookline/hookline/pkg/app"
-	"github.com/hookline/hookline/pkg/spendworker"
-)
+import "github.com/hookline/hookline/pkg/app"
 
-func main() {
-	app.Main("spend-worker", app.NewSpendWorker, func(h *spendworker.Worker) any { return h.Handle })
-}
+func main() { app.Main(app.SpendWorker) }

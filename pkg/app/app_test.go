@@ -75,21 +75,14 @@ func TestEveryFunctionStartsFromItsTemplateEnvironment(t *testing.T) {
 		SQS:            sqs.NewFromConfig(cfg),
 		SecretsManager: secretsmanager.NewFromConfig(cfg),
 	}
-	build := map[string]func(app.Deps) error{
-		"receiver":       func(d app.Deps) error { _, err := app.NewReceiver(d); return err },
-		"payment-worker": func(d app.Deps) error { _, err := app.NewPaymentWorker(d); return err },
-		"spend-worker":   func(d app.Deps) error { _, err := app.NewSpendWorker(d); return err },
-		"admission":      func(d app.Deps) error { _, err := app.NewAdmission(d); return err },
-		"reconciler":     func(d app.Deps) error { _, err := app.NewReconciler(d); return err },
-	}
-	if len(tpl.Functions) != len(build) {
-		t.Fatalf("template has %d functions, this test knows %d", len(tpl.Functions), len(build))
+	if len(tpl.Functions) != len(app.Functions()) {
+		t.Fatalf("template has %d functions, the registry %d", len(tpl.Functions), len(app.Functions()))
 	}
 	for _, fn := range tpl.Functions {
 		t.Run(fn.Name, func(t *testing.T) {
-			b, ok := build[fn.Name]
+			f, ok := app.FunctionNamed(fn.Name)
 			if !ok {
-				t.Fatalf("no constructor for %s", fn.Name)
+				t.Fatalf("no function %s in app.Functions", fn.Name)
 			}
 			// Credentials come from Secrets Manager as in Lambda (app.LambdaDeps).
 			d, err := app.WithSecretVars(context.Background(), app.Deps{Clients: clients, Lookup: deployedEnv(t, tpl, fn)},
@@ -97,11 +90,49 @@ func TestEveryFunctionStartsFromItsTemplateEnvironment(t *testing.T) {
 			if err != nil {
 				t.Fatalf("%s: %v", fn.LogicalID, err)
 			}
-			if err := b(d); err != nil {
+			h, err := f.Build(d)
+			if err != nil {
 				t.Fatalf("%s does not start from its template environment:\n%s", fn.LogicalID, strings.ReplaceAll(err.Error(), "\n", "\n  "))
+			}
+			// and its handler takes the events of the source the template
+			// gives it.
+			if got, want := handlerKind(h), invokedBy(tpl, fn.LogicalID); got != want {
+				t.Fatalf("%s: handler for %s events, the template invokes it with %s", fn.LogicalID, got, want)
 			}
 		})
 	}
+}
+
+func handlerKind(h app.Handler) string {
+	switch {
+	case h.HTTP != nil:
+		return "HTTP API"
+	case h.SQS != nil:
+		return "SQS"
+	case h.Schedule != nil:
+		return "schedule"
+	}
+	return "no"
+}
+
+// invokedBy names what invokes a function in tpl.
+func invokedBy(tpl *template.Template, logicalID string) string {
+	for _, r := range tpl.Routes {
+		if r.Function == logicalID {
+			return "HTTP API"
+		}
+	}
+	for _, es := range tpl.EventSources {
+		if es.Function == logicalID {
+			return "SQS"
+		}
+	}
+	for _, sc := range tpl.Schedules {
+		if sc.Function == logicalID {
+			return "schedule"
+		}
+	}
+	return "nothing"
 }
 
 // TestCredentialsComeFromSecretsManager: no function's environment carries

@@ -53,19 +53,19 @@ func WithSecretVars(ctx context.Context, d Deps, read config.ReadSecret) (Deps, 
 }
 
 // Main is the body of every Lambda main: it builds the clients once per
-// execution environment, builds the handler from the function's
+// execution environment, builds fn's handler from the function's
 // environment, and starts the runtime. A configuration problem is logged in
 // full (every variable at once) and exits before the first invocation.
-func Main[T any](name string, build func(Deps) (T, error), handler func(T) any) {
+func Main(fn Function) {
 	deps, err := LambdaDeps(context.Background())
 	if err != nil {
-		slog.Error(name+": aws config", "err", err)
+		slog.Error(fn.Name+": aws config", "err", err)
 		os.Exit(1)
 	}
-	h, err := build(deps)
+	h, err := fn.Build(deps)
 	if err != nil {
-		deps.Logger.Error(name+": config", "err", err)
+		deps.Logger.Error(fn.Name+": config", "err", err)
 		os.Exit(1)
 	}
-	lambda.Start(handler(h))
+	lambda.Start(h.Lambda())
 }

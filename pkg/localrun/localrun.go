@@ -1,11 +1,10 @@
 package localrun
 
 import (
+	"cmp"
 	"context"
-
 	"errors"
 	"fmt"
-	"github.com/aws/aws-lambda-go/events"
 	"io"
 	"log/slog"
 	"net"
@@ -160,25 +159,33 @@ func (s *System) serveAPI(ctx context.Context) error {
 
 // httpHandler builds the handler of a function that an HTTP route targets.
 func (s *System) httpHandler(function string) (lambdalocal.HTTPHandler, error) {
+	h, err := s.handler(function)
+	if err != nil || h.HTTP == nil {
+		return nil, cmp.Or(err, fmt.Errorf("localrun: %s does not take HTTP API events", function))
+	}
+	return h.HTTP, nil
+}
+
+// handler builds a template function (by logical ID) through the
+// function registry, with its local dependencies.
+func (s *System) handler(function string) (app.Handler, error) {
+	fn, ok := s.AWS.Template.Function(function)
+	if !ok {
+		return app.Handler{}, fmt.Errorf("localrun: no function %s in the template", function)
+	}
+	f, ok := app.FunctionNamed(fn.Name)
+	if !ok {
+		return app.Handler{}, fmt.Errorf("localrun: no local handler for %s", function)
+	}
 	d, err := s.deps(function)
 	if err != nil {
-		return nil, err
+		return app.Handler{}, err
 	}
-	var h interface {
-		Handle(context.Context, events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error)
-	}
-	switch function {
-	case "ReceiverFunction":
-		h, err = app.NewReceiver(d)
-	case "AdmissionFunction":
-		h, err = app.NewAdmission(d)
-	default:
-		return nil, fmt.Errorf("localrun: no local handler for %s", function)
-	}
+	h, err := f.Build(d)
 	if err != nil {
-		return nil, fmt.Errorf("localrun: %s: %w", function, err)
+		return app.Handler{}, fmt.Errorf("localrun: %s: %w", function, err)
 	}
-	return h.Handle, nil
+	return h, nil
 }
 
 // Ledger builds the spend ledger as the spend worker sees it, for tests and

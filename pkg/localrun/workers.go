@@ -1,13 +1,11 @@
 package localrun
 
 import (
+	"cmp"
 	"context"
-
 	"fmt"
-	"github.com/aws/aws-lambda-go/events"
 	"time"
 
-	"github.com/hookline/hookline/pkg/app"
 	"github.com/hookline/hookline/pkg/lambdalocal"
 	"github.com/hookline/hookline/pkg/providersim"
 )
@@ -70,25 +68,11 @@ func contains(xs []string, v string) bool {
 
 // sqsHandler builds the handler of a function that an event source feeds.
 func (s *System) sqsHandler(function string) (lambdalocal.SQSHandler, error) {
-	d, err := s.deps(function)
-	if err != nil {
-		return nil, err
+	h, err := s.handler(function)
+	if err != nil || h.SQS == nil {
+		return nil, cmp.Or(err, fmt.Errorf("localrun: %s does not take SQS events", function))
 	}
-	var h interface {
-		Handle(context.Context, events.SQSEvent) (events.SQSEventResponse, error)
-	}
-	switch function {
-	case "PaymentWorkerFunction":
-		h, err = app.NewPaymentWorker(d)
-	case "SpendWorkerFunction":
-		h, err = app.NewSpendWorker(d)
-	default:
-		return nil, fmt.Errorf("localrun: no local handler for %s", function)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("localrun: %s: %w", function, err)
-	}
-	return h.Handle, nil
+	return h.SQS, nil
 }
 
 // startSchedules fires every schedule the template declares at its rate,
@@ -113,17 +97,9 @@ func (s *System) startSchedules(ctx context.Context) error {
 }
 
 func (s *System) scheduleHandler(function string) (lambdalocal.ScheduleHandler, error) {
-	d, err := s.deps(function)
-	if err != nil {
-		return nil, err
+	h, err := s.handler(function)
+	if err != nil || h.Schedule == nil {
+		return nil, cmp.Or(err, fmt.Errorf("localrun: %s does not take schedule events", function))
 	}
-	switch function {
-	case "ReconcilerFunction":
-		r, err := app.NewReconciler(d)
-		if err != nil {
-			return nil, fmt.Errorf("localrun: %s: %w", function, err)
-		}
-		return r.Handle, nil
-	}
-	return nil, fmt.Errorf("localrun: no local handler for %s", function)
+	return h.Schedule, nil
 }
