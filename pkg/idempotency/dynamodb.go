@@ -124,7 +124,7 @@ func (d *DynamoDB) Claim(ctx context.Context, rec Record, now time.Time) (Record
 		}
 		var ccf *ddbtypes.ConditionalCheckFailedException
 		if !errors.As(err, &ccf) {
-			return Record{}, false, fmt.Errorf("put %s: %w", rec.Key, err)
+			return Record{}, false, fmt.Errorf("idempotency: put %s: %w", rec.Key, err)
 		}
 		cur, exists, err = d.blocking(ctx, rec.Key, ccf.Item)
 		if err != nil {
@@ -136,7 +136,7 @@ func (d *DynamoDB) Claim(ctx context.Context, rec Record, now time.Time) (Record
 		// Released, expired or stale since the put: try again on what is
 		// there now.
 	}
-	return Record{}, false, fmt.Errorf("claim %s: %w", rec.Key, errClaimRace)
+	return Record{}, false, fmt.Errorf("idempotency: claim %s: %w", rec.Key, errClaimRace)
 }
 
 // claimInput is the PutItem of a claim: fresh when no retained record was
@@ -227,7 +227,7 @@ func (d *DynamoDB) Complete(ctx context.Context, key, token string, result []byt
 	case errors.As(err, &ccf):
 		return Record{}, ErrClaimLost
 	case err != nil:
-		return Record{}, fmt.Errorf("update %s: %w", key, err)
+		return Record{}, fmt.Errorf("idempotency: update %s: %w", key, err)
 	}
 	return unmarshalRecord(out.Attributes)
 }
@@ -254,7 +254,7 @@ func (d *DynamoDB) Release(ctx context.Context, key, token string, heldUntil tim
 	case errors.As(err, &ccf):
 		return ErrClaimLost
 	case err != nil:
-		return fmt.Errorf("update %s: %w", key, err)
+		return fmt.Errorf("idempotency: update %s: %w", key, err)
 	}
 	return nil
 }
@@ -267,7 +267,7 @@ func (d *DynamoDB) Get(ctx context.Context, key string) (Record, bool, error) {
 		ConsistentRead: aws.Bool(true),
 	})
 	if err != nil {
-		return Record{}, false, fmt.Errorf("get %s: %w", key, err)
+		return Record{}, false, fmt.Errorf("idempotency: get %s: %w", key, err)
 	}
 	if len(out.Item) == 0 {
 		return Record{}, false, nil

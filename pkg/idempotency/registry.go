@@ -226,10 +226,10 @@ func (r *Registry) Key(key string) string { return r.cfg.Namespace + "#" + key }
 // ([ErrInvalidInput]) are errors.
 func (r *Registry) Claim(ctx context.Context, key, payloadHash string) (Claim, error) {
 	if err := checkKey(key); err != nil {
-		return Claim{}, fmt.Errorf("claim: %w", err)
+		return Claim{}, fmt.Errorf("idempotency: claim: %w", err)
 	}
 	if !validHash(payloadHash) {
-		return Claim{}, fmt.Errorf("claim %s: payload hash is not a lower-case hex SHA-256: %w", key, ErrInvalidInput)
+		return Claim{}, fmt.Errorf("idempotency: claim %s: payload hash is not a lower-case hex SHA-256: %w", key, ErrInvalidInput)
 	}
 	stored := r.Key(key)
 	now := r.now()
@@ -291,13 +291,13 @@ func (r *Registry) outcome(ctx context.Context, cur Record, payloadHash string, 
 // safe.
 func (r *Registry) Complete(ctx context.Context, key, token string, result []byte) error {
 	if err := checkKey(key); err != nil {
-		return fmt.Errorf("complete: %w", err)
+		return fmt.Errorf("idempotency: complete: %w", err)
 	}
 	if token == "" {
-		return fmt.Errorf("complete %s: empty token: %w", key, ErrInvalidInput)
+		return fmt.Errorf("idempotency: complete %s: empty token: %w", key, ErrInvalidInput)
 	}
 	if len(result) > MaxResultSize {
-		return fmt.Errorf("complete %s: result of %d bytes exceeds %d: %w", key, len(result), MaxResultSize, ErrInvalidInput)
+		return fmt.Errorf("idempotency: complete %s: result of %d bytes exceeds %d: %w", key, len(result), MaxResultSize, ErrInvalidInput)
 	}
 	if len(result) == 0 {
 		result = nil
@@ -316,7 +316,7 @@ func (r *Registry) Complete(ctx context.Context, key, token string, result []byt
 		}
 		if !ok || cur.State != StateCompleted || cur.Token != token || !bytes.Equal(cur.Result, result) {
 			r.log.WarnContext(ctx, "idempotency: claim lost before complete", "key", stored)
-			return fmt.Errorf("complete %s: %w", stored, ErrClaimLost)
+			return fmt.Errorf("idempotency: complete %s: %w", stored, ErrClaimLost)
 		}
 		rec = cur
 	default:
@@ -338,10 +338,10 @@ func (r *Registry) Complete(ctx context.Context, key, token string, result []byt
 // changes nothing.
 func (r *Registry) Release(ctx context.Context, key, token string, retryAt time.Time) error {
 	if err := checkKey(key); err != nil {
-		return fmt.Errorf("release: %w", err)
+		return fmt.Errorf("idempotency: release: %w", err)
 	}
 	if token == "" {
-		return fmt.Errorf("release %s: empty token: %w", key, ErrInvalidInput)
+		return fmt.Errorf("idempotency: release %s: empty token: %w", key, ErrInvalidInput)
 	}
 	stored := r.Key(key)
 	err := r.store.Release(ctx, stored, token, millis(retryAt))
@@ -350,7 +350,7 @@ func (r *Registry) Release(ctx context.Context, key, token string, retryAt time.
 		return nil
 	case errors.Is(err, ErrClaimLost):
 		r.log.WarnContext(ctx, "idempotency: claim lost before release", "key", stored)
-		return fmt.Errorf("release %s: %w", stored, ErrClaimLost)
+		return fmt.Errorf("idempotency: release %s: %w", stored, ErrClaimLost)
 	default:
 		return &StoreError{Op: "release", Key: stored, Err: err}
 	}
@@ -362,7 +362,7 @@ func (r *Registry) Release(ctx context.Context, key, token string, retryAt time.
 // HeldUntil has passed is returned as stored; [Record.Stale] tells.
 func (r *Registry) Status(ctx context.Context, key string) (Record, bool, error) {
 	if err := checkKey(key); err != nil {
-		return Record{}, false, fmt.Errorf("status: %w", err)
+		return Record{}, false, fmt.Errorf("idempotency: status: %w", err)
 	}
 	stored := r.Key(key)
 	rec, ok, err := r.store.Get(ctx, stored)

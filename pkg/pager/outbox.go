@@ -184,7 +184,7 @@ func (o *Outbox) Enqueue(ctx context.Context, ev Event) (bool, error) {
 		if errors.As(err, &ccf) {
 			return false, nil
 		}
-		return false, fmt.Errorf("enqueue page %s: %w", ev.DedupKey, err)
+		return false, fmt.Errorf("pager: enqueue page %s: %w", ev.DedupKey, err)
 	}
 	return true, nil
 }
@@ -195,7 +195,7 @@ func (o *Outbox) put(ev Event, now time.Time) (*dynamodb.PutItemInput, error) {
 	}
 	raw, err := json.Marshal(ev)
 	if err != nil {
-		return nil, fmt.Errorf("encode page %s: %w", ev.DedupKey, err)
+		return nil, fmt.Errorf("pager: encode page %s: %w", ev.DedupKey, err)
 	}
 	created := stamp(now)
 	item, err := attributevalue.MarshalMap(pageItem{
@@ -205,7 +205,7 @@ func (o *Outbox) put(ev Event, now time.Time) (*dynamodb.PutItemInput, error) {
 		CreatedAt: created, NextAttemptAt: created,
 	})
 	if err != nil {
-		return nil, fmt.Errorf("encode page %s: %w", ev.DedupKey, err)
+		return nil, fmt.Errorf("pager: encode page %s: %w", ev.DedupKey, err)
 	}
 	return &dynamodb.PutItemInput{
 		TableName:           aws.String(o.table),
@@ -313,7 +313,7 @@ func (o *Outbox) flushOne(ctx context.Context, p Page, res *FlushResult) error {
 		return o.markRetry(ctx, p, token, o.now().Add(wait), sendErr)
 	default:
 		res.Failed++
-		o.log.ErrorContext(ctx, "page rejected", "dedup_key", p.DedupKey, "error", sendErr)
+		o.log.ErrorContext(ctx, "page rejected", "dedup_key", p.DedupKey, "err", sendErr)
 		return o.markFailed(ctx, p, token, sendErr)
 	}
 }
@@ -346,7 +346,7 @@ func (o *Outbox) claim(ctx context.Context, dedupKey string, now time.Time) (str
 		if errors.As(err, &ccf) {
 			return "", false, nil
 		}
-		return "", false, fmt.Errorf("claim page %s: %w", dedupKey, err)
+		return "", false, fmt.Errorf("pager: claim page %s: %w", dedupKey, err)
 	}
 	return token, true, nil
 }
@@ -366,7 +366,7 @@ func (o *Outbox) markSent(ctx context.Context, p Page, token string) error {
 		Add(expression.Name("attempts"), expression.Value(1)).
 		Set(expression.Name("lease_until"), expression.Value("")).Set(expression.Name("lease_owner"), expression.Value(""))
 	if err := o.update(ctx, p.DedupKey, upd, leaseHeld(token)); err != nil {
-		return fmt.Errorf("mark page %s sent: %w", p.DedupKey, err)
+		return fmt.Errorf("pager: mark page %s sent: %w", p.DedupKey, err)
 	}
 	return nil
 }
@@ -377,7 +377,7 @@ func (o *Outbox) markRetry(ctx context.Context, p Page, token string, next time.
 		Add(expression.Name("attempts"), expression.Value(1)).
 		Set(expression.Name("lease_until"), expression.Value("")).Set(expression.Name("lease_owner"), expression.Value(""))
 	if err := o.update(ctx, p.DedupKey, upd, leaseHeld(token)); err != nil {
-		return fmt.Errorf("reschedule page %s: %w", p.DedupKey, err)
+		return fmt.Errorf("pager: reschedule page %s: %w", p.DedupKey, err)
 	}
 	return nil
 }
@@ -391,7 +391,7 @@ func (o *Outbox) markFailed(ctx context.Context, p Page, token string, cause err
 		Add(expression.Name("attempts"), expression.Value(1)).
 		Set(expression.Name("lease_until"), expression.Value("")).Set(expression.Name("lease_owner"), expression.Value(""))
 	if err := o.update(ctx, p.DedupKey, upd, leaseHeld(token)); err != nil {
-		return fmt.Errorf("mark page %s failed: %w", p.DedupKey, err)
+		return fmt.Errorf("pager: mark page %s failed: %w", p.DedupKey, err)
 	}
 	return nil
 }
@@ -434,10 +434,10 @@ func (o *Outbox) Get(ctx context.Context, dedupKey string) (Page, error) {
 		TableName: aws.String(o.table), Key: pageKey(dedupKey), ConsistentRead: aws.Bool(true),
 	})
 	if err != nil {
-		return Page{}, fmt.Errorf("get page %s: %w", dedupKey, err)
+		return Page{}, fmt.Errorf("pager: get page %s: %w", dedupKey, err)
 	}
 	if len(out.Item) == 0 {
-		return Page{}, fmt.Errorf("page %s: %w", dedupKey, ErrNotFound)
+		return Page{}, fmt.Errorf("pager: page %s: %w", dedupKey, ErrNotFound)
 	}
 	return decodePage(out.Item)
 }
@@ -460,7 +460,7 @@ func (o *Outbox) list(ctx context.Context, status string, limit int, oldestFirst
 	for results := dynamodb.NewQueryPaginator(o.db, in); results.HasMorePages(); {
 		out, err := results.NextPage(ctx)
 		if err != nil {
-			return nil, fmt.Errorf("list %s pages: %w", status, err)
+			return nil, fmt.Errorf("pager: list %s pages: %w", status, err)
 		}
 		for _, item := range out.Items {
 			p, err := decodePage(item)
@@ -479,12 +479,12 @@ func (o *Outbox) list(ctx context.Context, status string, limit int, oldestFirst
 func decodePage(item map[string]types.AttributeValue) (Page, error) {
 	var pi pageItem
 	if err := attributevalue.UnmarshalMap(item, &pi); err != nil {
-		return Page{}, fmt.Errorf("decode page: %w", err)
+		return Page{}, fmt.Errorf("pager: decode page: %w", err)
 	}
 	p := Page{DedupKey: pi.DedupKey, Status: pi.Status, Attempts: pi.Attempts, LastError: pi.LastError,
 		CreatedAt: parseStamp(pi.CreatedAt), NextAttemptAt: parseStamp(pi.NextAttemptAt), SentAt: parseStamp(pi.SentAt)}
 	if err := json.Unmarshal([]byte(pi.Event), &p.Event); err != nil {
-		return Page{}, fmt.Errorf("decode page %s: %w", pi.DedupKey, err)
+		return Page{}, fmt.Errorf("pager: decode page %s: %w", pi.DedupKey, err)
 	}
 	return p, nil
 }

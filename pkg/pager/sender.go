@@ -88,11 +88,11 @@ func (s *HTTPSender) Send(ctx context.Context, ev Event) error {
 	}
 	body, err := json.Marshal(ev)
 	if err != nil {
-		return &SendError{Err: fmt.Errorf("encode: %w", err)}
+		return &SendError{Err: fmt.Errorf("pager: encode: %w", err)}
 	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, s.url, bytes.NewReader(body))
 	if err != nil {
-		return &SendError{Err: fmt.Errorf("build request: %w", err)}
+		return &SendError{Err: fmt.Errorf("pager: build request: %w", err)}
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json")

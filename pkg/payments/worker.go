@@ -17,6 +17,23 @@ import (
 	"github.com/hookline/hookline/pkg/queue"
 )
 
+// Metrics the worker emits, one per message, with the dimension Source
+// (and Reason for dead letters).
+const (
+	MetricCharged      = "PaymentCharged"
+	MetricDeclined     = "PaymentDeclined"
+	MetricReplayed     = "PaymentReplayed"     // already completed: acknowledged, not charged
+	MetricInProgress   = "PaymentInProgress"   // another worker holds the key
+	MetricRetry        = "PaymentRetry"        // left on the queue to try again
+	MetricDeadLettered = "PaymentDeadLettered" // sent to the DLQ with its reason
+)
+
+// outcomeMetrics names the metric of each outcome.
+var outcomeMetrics = map[string]string{
+	"charged": MetricCharged, "declined": MetricDeclined, "replayed": MetricReplayed,
+	"in_progress": MetricInProgress, "retry": MetricRetry, "dead_lettered": MetricDeadLettered,
+}
+
 // Registry is the part of [idempotency.Registry] the worker uses.
 type Registry interface {
 	Claim(ctx context.Context, key, payloadHash string) (idempotency.Claim, error)
@@ -145,12 +162,12 @@ func (w *Worker) process(ctx context.Context, m events.SQSMessage) bool {
 	} else if !out.ok && out.retry > 0 {
 		w.cfg.Queue.RetryAfter(ctx, m.ReceiptHandle, out.retry)
 	}
-	dims := emf.Dims{"source": p.Source}
+	dims := emf.Dims{"Source": p.Source}
 	if out.name == "dead_lettered" {
 		reason, _, _ := strings.Cut(out.reason, ":")
-		dims["reason"] = reason // payload_mismatch, malformed_message, ... counted apart
+		dims["Reason"] = reason // payload_mismatch, malformed_message, ... counted apart
 	}
-	w.cfg.Metrics.Count(out.name, 1, dims)
+	w.cfg.Metrics.Count(outcomeMetrics[out.name], 1, dims)
 	level := slog.LevelInfo
 	if !out.ok {
 		level = slog.LevelWarn

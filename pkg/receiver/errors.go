@@ -58,14 +58,14 @@ func answerFor(err error) answer {
 // counts it.
 func (h *Handler) reject(ctx context.Context, source string, err error) events.APIGatewayV2HTTPResponse {
 	a := answerFor(err)
-	level := "rejected"
+	level, metric := "rejected", MetricRejected
 	switch {
 	case a.status == http.StatusConflict:
-		level = "conflict"
+		level, metric = "conflict", MetricConflict
 	case a.status >= 500:
-		level = "failed"
+		level, metric = "failed", MetricFailed
 	}
-	h.metrics.Count(level, 1, emf.Dims{"source": cmp.Or(source, UnknownSource), "reason": a.code})
+	h.metrics.Count(metric, 1, emf.Dims{"Source": cmp.Or(source, UnknownSource), "Reason": a.code})
 	attrs := []any{"source", source, "status", a.status, "reason", a.code, "request_id", lambdaRequestID(ctx)}
 	if a.status >= 500 {
 		h.log.ErrorContext(ctx, "webhook "+level, append(attrs, "err", err)...)

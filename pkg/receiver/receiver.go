@@ -140,6 +140,20 @@ func (h *Handler) Handle(ctx context.Context, req events.APIGatewayV2HTTPRequest
 // with a letter or digit, so it can never be this.
 const UnknownSource = "_unknown"
 
+// Metrics the receiver emits, with the dimension Source (and Reason on
+// refusals).
+const (
+	MetricAccepted      = "WebhookAccepted"
+	MetricDuplicate     = "WebhookDuplicate"
+	MetricRejected      = "WebhookRejected" // refused with a 4xx other than 409
+	MetricConflict      = "WebhookConflict" // 409: the event ID arrived with another body
+	MetricFailed        = "WebhookFailed"   // 5xx: a dependency failed; the provider retries
+	MetricEventToIntake = "EventToIntake"   // the provider's timestamp to the intake record
+)
+
+// outcomeMetrics names the metric of each intake outcome.
+var outcomeMetrics = map[intake.Outcome]string{intake.Accepted: MetricAccepted, intake.Duplicate: MetricDuplicate}
+
 // boundedQuote quotes at most n bytes of s.
 func boundedQuote(s string, n int) string {
 	if len(s) > n {
@@ -192,10 +206,10 @@ func (h *Handler) accept(ctx context.Context, src source, v webhook.Verified, bo
 	if err != nil {
 		return h.reject(ctx, src.spec.Name, err)
 	}
-	dims := emf.Dims{"source": src.spec.Name}
-	h.metrics.Count(string(res.Outcome), 1, dims)
+	dims := emf.Dims{"Source": src.spec.Name}
+	h.metrics.Count(outcomeMetrics[res.Outcome], 1, dims)
 	if res.Outcome == intake.Accepted && !providerTime.IsZero() {
-		h.metrics.Duration("event_to_intake", h.now().Sub(providerTime), dims)
+		h.metrics.Duration(MetricEventToIntake, h.now().Sub(providerTime), dims)
 	}
 	h.log.InfoContext(ctx, "webhook "+string(res.Outcome), "source", src.spec.Name, "event_id", v.EventID,
 		"message_id", res.MessageID, "aws_calls", res.Calls, "request_id", lambdaRequestID(ctx))

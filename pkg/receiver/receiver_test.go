@@ -386,16 +386,16 @@ func TestOutcomesAreCountedAsEMF(t *testing.T) {
 		if err := json.Unmarshal([]byte(line), &m); err != nil {
 			t.Fatalf("not JSON: %s", line)
 		}
-		for _, name := range []string{"accepted", "duplicate", "rejected", "event_to_intake"} {
+		for _, name := range []string{receiver.MetricAccepted, receiver.MetricDuplicate, receiver.MetricRejected, receiver.MetricEventToIntake} {
 			if _, ok := m[name]; ok {
 				seen[name] = true
-				if name == "rejected" && m["reason"] != "bad_signature" {
+				if name == receiver.MetricRejected && m["Reason"] != "bad_signature" {
 					t.Fatalf("rejection line without its reason: %s", line)
 				}
 			}
 		}
 	}
-	for _, name := range []string{"accepted", "duplicate", "rejected", "event_to_intake"} {
+	for _, name := range []string{receiver.MetricAccepted, receiver.MetricDuplicate, receiver.MetricRejected, receiver.MetricEventToIntake} {
 		if !seen[name] {
 			t.Errorf("no %s metric in:\n%s", name, lines.String())
 		}
@@ -429,7 +429,7 @@ func TestUnknownSourcesShareOneMetricDimension(t *testing.T) {
 		if err := json.Unmarshal([]byte(line), &m); err != nil {
 			t.Fatalf("not JSON: %s", line)
 		}
-		sources[fmt.Sprint(m["source"])] = true
+		sources[fmt.Sprint(m["Source"])] = true
 	}
 	if len(sources) != 1 || !sources[receiver.UnknownSource] {
 		t.Fatalf("source dimensions %v, want only %q", sources, receiver.UnknownSource)
