@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"hash/fnv"
+	"io"
 	"net/http"
 	"strconv"
 	"sync"
@@ -271,6 +272,10 @@ func (e *experiment) post(ctx context.Context, id string, i int) string {
 	if err != nil {
 		return RefusedError
 	}
+	// Read the answer to its end, or the connection is not reused: a new
+	// connection per webhook piles up sockets in TIME_WAIT and slows every
+	// later connect.
+	io.Copy(io.Discard, resp.Body)
 	resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
 		return "status " + strconv.Itoa(resp.StatusCode)

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"io"
 	"net/http"
 	"regexp"
 	"slices"
@@ -142,6 +143,7 @@ func sendUsage(b *testing.B, sys *localrun.System, workloads, n int, units int64
 					b.Errorf("usage webhook %s: %v %v", ev.ID, err, resp)
 					continue
 				}
+				io.Copy(io.Discard, resp.Body) // to its end, so the connection is reused
 				resp.Body.Close()
 				mu.Lock()
 				sent[ev.ID] = at
@@ -236,6 +238,7 @@ func runUsagePaced(b *testing.B, workloads, perWorkload int, units int64, rate i
 				status := 0
 				if err == nil {
 					status = resp.StatusCode
+					io.Copy(io.Discard, resp.Body) // to its end, so the connection is reused
 					resp.Body.Close()
 				}
 				if status == http.StatusOK {
