@@ -9,6 +9,13 @@ import (
 	"github.com/aws/aws-lambda-go/lambdacontext"
 )
 
+// LocalAccountID is the AWS account of local events and ARNs: the one the
+// SQS emulator puts in its queue URLs and ARNs.
+const LocalAccountID = "123456789012"
+
+// localAPIID is the HTTP API's ID in local request contexts.
+const localAPIID = "local"
+
 // NewRequestID returns a random Lambda-style request ID.
 func NewRequestID() string {
 	var b [16]byte
@@ -23,7 +30,7 @@ func NewRequestID() string {
 func InvokeContext(parent context.Context, function string, timeout time.Duration) (context.Context, context.CancelFunc) {
 	lc := &lambdacontext.LambdaContext{
 		AwsRequestID:       NewRequestID(),
-		InvokedFunctionArn: "arn:aws:lambda:us-east-1:000000000000:function:" + function,
+		InvokedFunctionArn: "arn:aws:lambda:us-east-1:" + LocalAccountID + ":function:" + function,
 	}
 	ctx := lambdacontext.NewContext(parent, lc)
 	return context.WithTimeout(ctx, timeout)

@@ -101,10 +101,10 @@ func (s *Schedule) Fire(ctx context.Context, at time.Time) error {
 		ID:         NewRequestID(),
 		DetailType: "Scheduled Event",
 		Source:     "aws.scheduler",
-		AccountID:  "000000000000",
+		AccountID:  LocalAccountID,
 		Time:       at.UTC(),
 		Region:     "us-east-1",
-		Resources:  []string{"arn:aws:scheduler:us-east-1:000000000000:schedule/default/" + s.cfg.Name},
+		Resources:  []string{"arn:aws:scheduler:us-east-1:" + LocalAccountID + ":schedule/default/" + s.cfg.Name},
 		Detail:     json.RawMessage(`{}`),
 	}
 	var err error

@@ -206,23 +206,34 @@ func (m *SQSMapping) deleteSucceeded(ctx context.Context, msgs []sqstypes.Messag
 	m.stats.Deleted.Add(int64(len(out.Successful)))
 }
 
+// orEmpty is xs, or an empty list for nil.
+func orEmpty[T any](xs []T) []T {
+	if xs == nil {
+		return []T{}
+	}
+	return xs
+}
+
 func toSQSEvent(msgs []sqstypes.Message, queueARN string) events.SQSEvent {
 	ev := events.SQSEvent{Records: make([]events.SQSMessage, 0, len(msgs))}
 	for _, msg := range msgs {
 		rec := events.SQSMessage{
-			MessageId:         aws.ToString(msg.MessageId),
-			ReceiptHandle:     aws.ToString(msg.ReceiptHandle),
-			Body:              aws.ToString(msg.Body),
-			Md5OfBody:         aws.ToString(msg.MD5OfBody),
-			Attributes:        msg.Attributes,
-			MessageAttributes: map[string]events.SQSMessageAttribute{},
-			EventSource:       "aws:sqs",
-			EventSourceARN:    queueARN,
-			AWSRegion:         "us-east-1",
+			MessageId:              aws.ToString(msg.MessageId),
+			ReceiptHandle:          aws.ToString(msg.ReceiptHandle),
+			Body:                   aws.ToString(msg.Body),
+			Md5OfBody:              aws.ToString(msg.MD5OfBody),
+			Md5OfMessageAttributes: aws.ToString(msg.MD5OfMessageAttributes),
+			Attributes:             msg.Attributes,
+			MessageAttributes:      map[string]events.SQSMessageAttribute{},
+			EventSource:            "aws:sqs",
+			EventSourceARN:         queueARN,
+			AWSRegion:              "us-east-1",
 		}
 		for k, v := range msg.MessageAttributes {
+			// Lambda sends the list values as empty lists, never null.
 			rec.MessageAttributes[k] = events.SQSMessageAttribute{
 				StringValue: v.StringValue, BinaryValue: v.BinaryValue, DataType: aws.ToString(v.DataType),
+				StringListValues: orEmpty(v.StringListValues), BinaryListValues: orEmpty(v.BinaryListValues),
 			}
 		}
 		ev.Records = append(ev.Records, rec)
