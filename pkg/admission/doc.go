@@ -5,5 +5,8 @@
 //	423 {"allowed":false,"reason":"spend_cap","status":"paused","attributed":1012,"cap":1000}
 //	404 {"error":"unknown_workload"}
 //
+// When the table cannot be read the answer is 503 with Retry-After: 1. The
+// example of [Handler.Handle] produces the answers above.
+//
 // The function has read-only access to the workloads table.
 package admission

@@ -4,9 +4,7 @@
 //
 // The same code runs in Lambda, against LocalStack at
 // http://localhost:4566 and against the embedded local AWS: only the
-// endpoint variables differ.
-//
-//	cfg, err := awsconf.Load(ctx)
-//	ddb := awsconf.DynamoDB(cfg)
-//	q := awsconf.SQS(cfg)
+// endpoint variables differ. [DynamoDB] and [SQS] take an explicit endpoint
+// as well; an empty one keeps the SDK's own resolution. See the package
+// example.
 package awsconf

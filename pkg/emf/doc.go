@@ -5,18 +5,10 @@
 // dimensions; every other member is an ordinary log property that stays
 // searchable. A Lambda function's standard output is shipped to CloudWatch
 // Logs, so writing these lines there is all it takes to publish metrics.
+// See the package example.
 //
-//	m := emf.New(os.Stdout, "hookline").With(map[string]any{"function": "receiver"})
-//	m.Count("accepted", 1, emf.Dims{"source": "payments"})
-//	m.Duration("event_to_intake", d, emf.Dims{"source": "payments"})
-//
-// Several metrics can share one line, and so one set of dimensions:
-//
-//	err := m.Entry(emf.Dims{"source": "usage"}).
-//		Put("ledger_lag", 12, emf.Milliseconds).
-//		Put("deferred", 1, emf.Count).
-//		Set("event_id", id).
-//		Flush()
+// Several metrics can share one line, and so one set of dimensions: see
+// [Logger.Entry].
 //
 // A [Logger] is safe for concurrent use: each line is written with one Write
 // call under a mutex. A nil *Logger discards everything, so metrics can be

@@ -4,37 +4,15 @@
 //
 // # Usage
 //
-//	store, err := idempotency.NewDynamoDB(idempotency.DynamoDBConfig{Client: ddb, Table: table})
-//	if err != nil { ... }
-//	reg, err := idempotency.New(idempotency.Config{
-//		Store: store, Namespace: "payments", CacheSize: 1024, Logger: log,
-//	})
-//	if err != nil { ... }
-//
-//	// Per message: key = source + event ID; the hash covers the fields that
-//	// must not change under one key.
-//	key := ev.Source + ":" + ev.ID
-//	c, err := reg.Claim(ctx, key, idempotency.Hash(ev.Customer, strconv.FormatInt(ev.Amount, 10), ev.Currency))
-//	if err != nil {
-//		return err // the store is unavailable: retry the message later
-//	}
-//	switch c.Status {
-//	case idempotency.AlreadyCompleted:
-//		return reply(c.Result) // a duplicate: the stored result, no new effect
-//	case idempotency.InProgress:
-//		return errRetryLater // another worker holds it until c.HeldUntil
-//	case idempotency.PayloadMismatch:
-//		return errPoison // the key was used for a different payload
-//	}
-//	if c.Attempt > 1 {
-//		// an earlier holder may have acted: look for its effect first
-//	}
-//	res, err := charge(ctx, key) // the same key as the provider's Idempotency-Key
-//	if notExecuted(err) {
-//		_ = reg.Release(ctx, key, c.Token, time.Now()) // no effect: claimable at once
-//		return err
-//	}
-//	return reg.Complete(ctx, key, c.Token, encode(res, err))
+// Build one [Registry] per process over a [Store] ([NewDynamoDB]). Per
+// message, the key is the source and the event ID, and [Hash] covers the
+// fields that must not change under that key. [Registry.Claim] says what to
+// do: act only on [Claimed], reply with the stored result on
+// [AlreadyCompleted], retry later on [InProgress], and treat
+// [PayloadMismatch] as poison; an error means the store is unavailable. After
+// acting, [Registry.Complete] stores the result; when the work provably had
+// no effect, [Registry.Release] makes the key claimable at once. See the
+// package example and those of [NewDynamoDB] and [Registry.Release].
 //
 // Operators read a key with [Registry.Status]; tests use [NewMemory] and the
 // shared suite in package idempotencytest.

@@ -9,6 +9,6 @@
 // deadline overrun; every invocation carries a Lambda deadline and request
 // ID through [lambdacontext].
 //
-//	api := lambdalocal.NewHTTPAPI(lambdalocal.HTTPAPIConfig{Routes: routes})
-//	http.ListenAndServe("127.0.0.1:8080", api)
+// An [HTTPAPI] is an http.Handler: serve it on a local port, or call it
+// directly. See the package example and that of [NewHTTPAPI].
 package lambdalocal

@@ -22,10 +22,7 @@
 // same payload, or a usage record the ledger holds with the same units and
 // workload. A dry run makes every message visible again and changes
 // nothing. [Ops.StartMove] is the bulk alternative: SQS's own message move
-// task, watched with [Ops.MoveTasks].
-//
-//	o, _ := ops.New(ops.Config{SQS: sqsClient, Resolver: r, Checkers: checkers})
-//	rep, err := o.Redrive(ctx, ops.RedriveOptions{Queue: "payments-dlq", SkipCompleted: true})
+// task, watched with [Ops.MoveTasks]. See the example of [Ops.Redrive].
 //
 // # Replay
 //

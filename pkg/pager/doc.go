@@ -3,10 +3,8 @@
 //
 // A page is written to the outbox (status pending) before anything is sent,
 // usually inside the caller's own TransactWriteItems, so the decision that
-// caused it and the page commit together or not at all:
-//
-//	item, err := outbox.EnqueueItem(ev, now) // a conditional Put
-//	items = append(items, item)              // ...the caller's transaction
+// caused it and the page commit together or not at all (see the example of
+// [Outbox.EnqueueItem]); [Outbox.Enqueue] writes a page on its own.
 //
 // [Outbox.Flush] later sends every pending page through a [Sender], retries
 // failures with exponential backoff until they succeed, and marks each page

@@ -27,17 +27,8 @@
 // compares a charge found that way with the request, in the canonical form
 // of [ChargeRequest.Canonical]. The payment worker's state machine (package
 // payments) puts these together; docs/provider-contract.md is the contract
-// it assumes of a provider.
-//
-//	res := c.CreateCharge(ctx, key, provider.ChargeRequest{
-//		EventID: "evt_123", Customer: "cus_1", Amount: 1999, Currency: "eur",
-//	})
-//	switch res.Outcome {
-//	case provider.Succeeded, provider.Declined: // final: store it with the key
-//	case provider.Retriable:                    // not executed: may be sent again
-//	case provider.Unknown:                      // look it up after the horizon
-//	case provider.Rejected:                     // poison: send to the DLQ
-//	}
+// it assumes of a provider. See the examples of [Client.CreateCharge] and
+// [Match].
 //
 // The client turns off net/http's own silent replay of requests that carry an
 // Idempotency-Key, so every attempt that reaches the wire is one this package

@@ -3,16 +3,10 @@
 // speaks the wire formats that package [provider] expects and lets a test
 // inject the failures that make exactly-once effects hard.
 //
-// Start one on a free loopback port:
-//
-//	sim, err := providersim.New(providersim.Config{Profile: providersim.ProfileIgnoresKeys})
-//	if err != nil { ... }
-//	if err := sim.Start(); err != nil { ... }
-//	defer sim.Close()
-//	client, err := provider.New(provider.Config{BaseURL: sim.URL()})
-//
-// Or mount [Sim.Handler] in a server of your own, or run
-// [Sim.ListenAndServe] from a main.
+// Start one on a free loopback port with [Sim.Start] and point a
+// [provider.Client] at [Sim.URL], as the package example does. Or mount
+// [Sim.Handler] in a server of your own, or run [Sim.ListenAndServe] from a
+// main.
 //
 // # Charges
 //

@@ -27,11 +27,6 @@
 // than a minute"), so that lag belongs in the worker's settle horizon:
 // PROVIDER_SETTLE_HORIZON defaults to 90s with PAYMENT_PROVIDER=stripe.
 //
-// Usage:
-//
-//	c, err := stripecharge.New(stripecharge.Config{APIKey: key})
-//	if err != nil {
-//		return err
-//	}
-//	w, err := payments.New(payments.Config{Provider: c, ...})
+// A [Client] is the Provider of a payment worker; the package example
+// builds one.
 package stripecharge

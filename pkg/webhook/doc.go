@@ -11,18 +11,7 @@
 // A [Verifier] checks the signature over the raw body bytes in constant time,
 // checks the signed timestamp against a replay window, and only then parses the
 // body. Several secrets may be active at once so that they can rotate without
-// downtime:
-//
-//	v, err := webhook.NewVerifier(webhook.VerifierConfig{Scheme: webhook.SchemeStandard})
-//	if err != nil {
-//		return err
-//	}
-//	got, err := v.Verify(webhook.HeaderMap(req.Headers), body, secrets)
-//	if err != nil {
-//		status := statusFor(webhook.KindOf(err)) // one place maps kinds to HTTP
-//		...
-//	}
-//	// got.EventID is the provider's identity for the event.
+// downtime. See the example of [Verifier.Verify].
 //
 // Errors are the sentinels below, wrapped with context. They never contain a
 // secret or a signature value, so they may be logged; they should still not be
@@ -31,5 +20,5 @@
 //
 // Sources are configuration, not code: [ParseSources] reads the JSON list of
 // [SourceSpec] values (without secrets) and [SourceSpec.Source] joins one with
-// its secrets into a validated [Source].
+// its secrets into a validated [Source]. See the example of [ParseSources].
 package webhook
