@@ -14,6 +14,7 @@ import (
 
 	"github.com/hookline/hookline/pkg/localrun"
 	"github.com/hookline/hookline/pkg/spend"
+	"github.com/hookline/hookline/pkg/testkit"
 	"github.com/hookline/hookline/pkg/webhook"
 )
 
@@ -27,17 +28,6 @@ func start(t *testing.T, cfg localrun.Config) *localrun.System {
 	}
 	t.Cleanup(func() { sys.Close() })
 	return sys
-}
-
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: not within 30s", what)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
 }
 
 func postSigned(t *testing.T, sys *localrun.System, source, id string, body []byte) (int, string) {
@@ -66,7 +56,7 @@ func TestPaymentWebhookSentTwiceChargesOnce(t *testing.T) {
 			t.Fatalf("delivery %d: %d %s", i, code, got)
 		}
 	}
-	waitFor(t, "charged", func() bool { return sys.Sim.ChargeCount("evt_e2e_1") == 1 })
+	testkit.Eventually(t, 30*time.Second, "charged", func() bool { return sys.Sim.ChargeCount("evt_e2e_1") == 1 })
 	time.Sleep(300 * time.Millisecond)
 	if n := sys.Sim.TotalCharges(); n != 1 {
 		t.Fatalf("%d charges, want 1", n)
@@ -132,7 +122,7 @@ func TestUsageCrossingTheCapPausesPagesAndDeniesAdmission(t *testing.T) {
 		t.Fatal(err)
 	}
 	// then nothing is lost: the total is exactly the three records,
-	waitFor(t, "attributed", func() bool {
+	testkit.Eventually(t, 30*time.Second, "attributed", func() bool {
 		w, err := ledger.Spend.Get(ctx, "workload-7")
 		return err == nil && w.Total == 1200
 	})
@@ -147,7 +137,7 @@ func TestUsageCrossingTheCapPausesPagesAndDeniesAdmission(t *testing.T) {
 	// and once the pager is back the page is delivered exactly once.
 	// (A failed send backs off 5 s before the outbox tries again.)
 	sys.Sim.SetPagerDown(false)
-	waitFor(t, "page delivered", func() bool {
+	testkit.Eventually(t, 30*time.Second, "page delivered", func() bool {
 		if _, err := ledger.Outbox.Flush(ctx); err != nil {
 			t.Fatal(err)
 		}

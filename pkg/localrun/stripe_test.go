@@ -18,6 +18,7 @@ import (
 	"github.com/hookline/hookline/pkg/config"
 	"github.com/hookline/hookline/pkg/localrun"
 	"github.com/hookline/hookline/pkg/providersim"
+	"github.com/hookline/hookline/pkg/testkit"
 )
 
 // stripeRunFaults are the provider faults of the local Stripe drill: the
@@ -112,8 +113,8 @@ func TestStripeLocalRunChargesOnce(t *testing.T) {
 			}
 		}
 	}
-	waitFor(t, "every invoice charged or declined", func() bool { return sys.Sim.TotalCharges() >= events })
-	waitFor(t, "every message acknowledged", func() bool { return queueEmpty(t, sys, "payments") })
+	testkit.Eventually(t, 30*time.Second, "every invoice charged or declined", func() bool { return sys.Sim.TotalCharges() >= events })
+	testkit.Eventually(t, 30*time.Second, "every message acknowledged", func() bool { return queueEmpty(t, sys, "payments") })
 	sys.Sim.WaitCommits()
 	for i, id := range ids {
 		want := 1

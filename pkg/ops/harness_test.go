@@ -168,17 +168,6 @@ func eventIDs(msgs []sqstypes.Message) map[string]int {
 	return out
 }
 
-func waitUntil(t *testing.T, limit time.Duration, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(limit)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: not reached within %s", what, limit)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-}
-
 // waitCounts waits (2 s at most: the emulator applies sends, deletes and
 // visibility changes a moment after answering) until a queue has the
 // given visible and in-flight counts. A message left hidden by mistake

@@ -3,7 +3,6 @@ package ops_test
 import (
 	"context"
 	"errors"
-	"sync"
 	"testing"
 	"time"
 
@@ -11,39 +10,22 @@ import (
 
 	"github.com/hookline/hookline/pkg/intake"
 	"github.com/hookline/hookline/pkg/ops"
+	"github.com/hookline/hookline/pkg/testkit"
 )
-
-// clock is a settable clock for intake's received_at.
-type clock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *clock) now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *clock) set(t time.Time) {
-	c.mu.Lock()
-	c.t = t
-	c.mu.Unlock()
-}
 
 func TestReplay(t *testing.T) {
 	t0 := time.Date(2026, 11, 30, 3, 0, 0, 0, time.UTC)
-	clk := &clock{t: t0}
-	h := newHarness(t, harnessOptions{now: clk.now})
+	clk := testkit.NewManualClock(t0)
+	h := newHarness(t, harnessOptions{now: clk.Now})
 	ctx := context.Background()
 	// given three payment events accepted a minute apart, already consumed
 	for i, id := range []string{"evt_a", "evt_b", "evt_c"} {
-		clk.set(t0.Add(time.Duration(i) * time.Minute))
+		clk.Set(t0.Add(time.Duration(i) * time.Minute))
 		_, err := h.intake.Accept(ctx, intake.Event{Source: "payments", EventID: id, QueueURL: h.env.QueueURL("payments"),
 			Payload: []byte(paymentBody(id, 100)), ProviderTimestamp: t0})
 		must(t, err)
 	}
-	waitUntil(t, 5*time.Second, "three enqueued", func() bool { vis, _ := h.counts(t, "payments"); return vis == 3 })
+	testkit.Eventually(t, 5*time.Second, "three enqueued", func() bool { vis, _ := h.counts(t, "payments"); return vis == 3 })
 	h.drain(t, "payments")
 
 	tests := []struct {

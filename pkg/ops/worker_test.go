@@ -18,6 +18,7 @@ import (
 	"github.com/hookline/hookline/pkg/provider"
 	"github.com/hookline/hookline/pkg/providersim"
 	"github.com/hookline/hookline/pkg/queue"
+	"github.com/hookline/hookline/pkg/testkit"
 )
 
 // startPaymentWorker consumes the payments queue with the real worker
@@ -64,7 +65,7 @@ func TestRedriveThenWorkerChargesEachEventOnce(t *testing.T) {
 		MessageBody:       aws.String(paymentBody("evt_done", 1200)),
 		MessageAttributes: map[string]sqstypes.MessageAttributeValue{"source": str("payments"), "event_id": str("evt_done")}})
 	must(t, err)
-	waitUntil(t, 30*time.Second, "evt_done charged", func() bool {
+	testkit.Eventually(t, 30*time.Second, "evt_done charged", func() bool {
 		return sim.ChargeCount("evt_done") == 1 && mapping.Stats().Deleted.Load() == 1
 	})
 	h.deadLetter(t, "payments-dlq", "payments", "evt_done", paymentBody("evt_done", 1200))
@@ -83,7 +84,7 @@ func TestRedriveThenWorkerChargesEachEventOnce(t *testing.T) {
 	must(t, err)
 	h.deadLetter(t, "payments-dlq", "payments", "evt_wip", wip)
 	h.deadLetter(t, "payments-dlq", "payments", "evt_new", paymentBody("evt_new", 300))
-	waitUntil(t, 5*time.Second, "three dead letters counted", func() bool { vis, _ := h.counts(t, "payments-dlq"); return vis == 3 })
+	testkit.Eventually(t, 5*time.Second, "three dead letters counted", func() bool { vis, _ := h.counts(t, "payments-dlq"); return vis == 3 })
 
 	// when the operator redrives, skipping completed keys
 	rep, err := h.ops.Redrive(ctx, ops.RedriveOptions{Queue: "payments-dlq", SkipCompleted: true})
@@ -95,7 +96,7 @@ func TestRedriveThenWorkerChargesEachEventOnce(t *testing.T) {
 	}
 
 	// then the worker charges each redriven event once, and nothing twice
-	waitUntil(t, 60*time.Second, "redriven events charged", func() bool {
+	testkit.Eventually(t, 60*time.Second, "redriven events charged", func() bool {
 		return sim.ChargeCount("evt_wip") == 1 && sim.ChargeCount("evt_new") == 1 && mapping.Stats().Deleted.Load() == 3
 	})
 	time.Sleep(500 * time.Millisecond)

@@ -15,20 +15,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/hookline/hookline/pkg/localaws"
+	"github.com/hookline/hookline/pkg/testkit"
 )
-
-// clock is a settable test clock.
-type clock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *clock) Now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
-func (c *clock) Add(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.t = c.t.Add(d)
-}
 
 // pagerDuty is a test Events API that answers with the given statuses in
 // turn (the last one repeats) and counts accepted events per dedup key.
@@ -51,7 +39,7 @@ func (p *pagerDuty) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	w.WriteHeader(status)
 }
 
-func newOutboxForTest(t *testing.T, statuses ...int) (*Outbox, *pagerDuty, *clock) {
+func newOutboxForTest(t *testing.T, statuses ...int) (*Outbox, *pagerDuty, *testkit.ManualClock) {
 	t.Helper()
 	env := localaws.StartForTest(t)
 	pd := &pagerDuty{statuses: statuses, accepted: map[string]int{}}
@@ -61,7 +49,7 @@ func newOutboxForTest(t *testing.T, statuses ...int) (*Outbox, *pagerDuty, *cloc
 	if err != nil {
 		t.Fatal(err)
 	}
-	clk := &clock{t: time.Date(2026, 11, 30, 3, 17, 0, 0, time.UTC)}
+	clk := testkit.NewManualClock(time.Date(2026, 11, 30, 3, 17, 0, 0, time.UTC))
 	o, err := NewOutbox(OutboxConfig{DB: env.DynamoDB, Table: env.TableName("LedgerTable"), Sender: sender,
 		BaseBackoff: time.Second, MaxBackoff: 8 * time.Second, Now: clk.Now})
 	if err != nil {
@@ -88,7 +76,7 @@ func TestOutboxDeliversAfterRecoveryExactlyOnce(t *testing.T) {
 		t.Fatalf("early Flush = %+v, %v, calls %d; want skipped", res, err, pd.calls)
 	}
 	// then after each backoff the page is retried, and delivered once
-	clk.Add(time.Second)
+	clk.Advance(time.Second)
 	if res, err = o.Flush(ctx); err != nil || res.Retried != 1 {
 		t.Fatalf("second Flush = %+v, %v", res, err)
 	}
@@ -96,12 +84,12 @@ func TestOutboxDeliversAfterRecoveryExactlyOnce(t *testing.T) {
 	if err != nil || p.Attempts != 2 || !p.NextAttemptAt.Equal(clk.Now().Add(2*time.Second)) || p.LastError == "" {
 		t.Fatalf("page after two failures = %+v, %v; want attempts 2, next in 2s", p, err)
 	}
-	clk.Add(2 * time.Second)
+	clk.Advance(2 * time.Second)
 	if res, err = o.Flush(ctx); err != nil || res.Sent != 1 {
 		t.Fatalf("third Flush = %+v, %v; want sent", res, err)
 	}
 	for range 3 {
-		clk.Add(time.Minute)
+		clk.Advance(time.Minute)
 		if res, err = o.Flush(ctx); err != nil || res.Sent+res.Retried != 0 {
 			t.Fatalf("later Flush = %+v, %v; want nothing to do", res, err)
 		}
@@ -199,7 +187,7 @@ func TestOutboxRejectedPageIsKeptAsFailed(t *testing.T) {
 	if err != nil || res.Failed != 1 {
 		t.Fatalf("Flush = %+v, %v", res, err)
 	}
-	clk.Add(time.Hour)
+	clk.Advance(time.Hour)
 	if _, err := o.Flush(ctx); err != nil || pd.calls != 1 {
 		t.Fatalf("retry of a rejected page: calls %d, %v", pd.calls, err)
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/hookline/hookline/pkg/payments"
 	"github.com/hookline/hookline/pkg/provider"
 	"github.com/hookline/hookline/pkg/providersim"
+	"github.com/hookline/hookline/pkg/testkit"
 )
 
 func events_(prefix string, n int) map[string]string {
@@ -33,7 +34,7 @@ func lostAckRun(t *testing.T, n int, noRegistry bool) (duplicates, dropped int) 
 	var acks atomic.Int64
 	r := newRig(t, rigOptions{noRegistry: noRegistry, dropAck: func(string) bool { return acks.Add(1)%500 == 0 }})
 	r.enqueue(t, events_("evt_lost", n))
-	waitUntil(t, 3*time.Minute, "every event charged and every message acknowledged", func() bool {
+	testkit.Eventually(t, 3*time.Minute, "every event charged and every message acknowledged", func() bool {
 		return r.sim.TotalCharges()-r.sim.Duplicates() == n && r.acked() >= n
 	})
 	// Each lost acknowledgement's message was deleted when it came back,
@@ -74,7 +75,7 @@ func TestDrillSameEventFiveTimesConcurrently(t *testing.T) {
 		copies[fmt.Sprintf("evt_five#%d", i)] = body
 	}
 	r.enqueue(t, copies)
-	waitUntil(t, time.Minute, "all five copies acknowledged", func() bool { return r.acked() >= 5 })
+	testkit.Eventually(t, time.Minute, "all five copies acknowledged", func() bool { return r.acked() >= 5 })
 	if got := r.sim.ChargeCount("evt_five"); got != 1 {
 		t.Fatalf("charged %d times, want 1", got)
 	}
@@ -94,7 +95,7 @@ func TestDrillCrashBetweenClaimAndCharge(t *testing.T) {
 	// when the message is delivered,
 	r.enqueue(t, map[string]string{"evt_crash1": paymentBody("evt_crash1", 1500)})
 	// then after the dead claim expires exactly one charge is made.
-	waitUntil(t, time.Minute, "message acknowledged", func() bool { return r.acked() >= 1 })
+	testkit.Eventually(t, time.Minute, "message acknowledged", func() bool { return r.acked() >= 1 })
 	if got := r.sim.ChargeCount("evt_crash1"); got != 1 {
 		t.Fatalf("charged %d times, want 1", got)
 	}
@@ -118,7 +119,7 @@ func TestDrillCrashBetweenChargeAndComplete(t *testing.T) {
 	}
 	// when the message is delivered (to a provider that ignores keys),
 	r.enqueue(t, map[string]string{"evt_crash2": paymentBody("evt_crash2", 2500)})
-	waitUntil(t, time.Minute, "message acknowledged", func() bool { return r.acked() >= 1 })
+	testkit.Eventually(t, time.Minute, "message acknowledged", func() bool { return r.acked() >= 1 })
 	// then the takeover finds the charge instead of making a second one.
 	if got := r.sim.ChargeCount("evt_crash2"); got != 1 {
 		t.Fatalf("charged %d times, want 1", got)
@@ -148,7 +149,7 @@ func TestDrillProviderStorms(t *testing.T) {
 			// when 100 events go through,
 			n := 100
 			r.enqueue(t, events_("evt_storm", n))
-			waitUntil(t, 3*time.Minute, "every event charged", func() bool {
+			testkit.Eventually(t, 3*time.Minute, "every event charged", func() bool {
 				return r.sim.TotalCharges()-r.sim.Duplicates() == n && r.acked() >= n
 			})
 			// then each is charged once, retried through the faults.
@@ -201,7 +202,7 @@ func TestDrillPoisonMessagesReachTheDLQWithTheirReason(t *testing.T) {
 			}
 			r.enqueue(t, map[string]string{id: tc.body})
 			var got []map[string]string
-			waitUntil(t, time.Minute, "dead-lettered", func() bool {
+			testkit.Eventually(t, time.Minute, "dead-lettered", func() bool {
 				got = append(got, dlqMessages(t, r)...)
 				return len(got) > 0 && r.acked() >= 1
 			})
@@ -218,12 +219,12 @@ func TestDrillPoisonMessagesReachTheDLQWithTheirReason(t *testing.T) {
 func TestDrillPayloadMismatchNeverCharges(t *testing.T) {
 	r := newRig(t, rigOptions{})
 	r.enqueue(t, map[string]string{"evt_mm": paymentBody("evt_mm", 1000)})
-	waitUntil(t, time.Minute, "first charged", func() bool { return r.sim.ChargeCount("evt_mm") == 1 && r.acked() >= 1 })
+	testkit.Eventually(t, time.Minute, "first charged", func() bool { return r.sim.ChargeCount("evt_mm") == 1 && r.acked() >= 1 })
 	// The same event ID with another amount is not a duplicate: it is an
 	// error, dead-lettered with its reason and never charged.
 	r.enqueue(t, map[string]string{"evt_mm": paymentBody("evt_mm", 9000)})
 	var got []map[string]string
-	waitUntil(t, time.Minute, "mismatch dead-lettered", func() bool {
+	testkit.Eventually(t, time.Minute, "mismatch dead-lettered", func() bool {
 		got = append(got, dlqMessages(t, r)...)
 		return len(got) > 0
 	})

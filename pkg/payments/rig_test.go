@@ -176,17 +176,6 @@ func (r *rig) enqueue(t *testing.T, bodies map[string]string) {
 // deleted twice (both deletes succeed), so waits compare with >=.
 func (r *rig) acked() int { return int(r.mapping.Stats().Deleted.Load()) }
 
-func waitUntil(t *testing.T, limit time.Duration, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(limit)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: not reached within %s", what, limit)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-}
-
 // countingCharger counts provider calls the worker makes.
 type countingCharger struct {
 	payments.Charger
