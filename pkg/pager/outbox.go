@@ -15,15 +15,12 @@ import (
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/hookline/hookline/pkg/internal/ddb"
 )
 
-// DB is the part of the DynamoDB client the outbox uses.
-type DB interface {
-	GetItem(ctx context.Context, in *dynamodb.GetItemInput, optFns ...func(*dynamodb.Options)) (*dynamodb.GetItemOutput, error)
-	PutItem(ctx context.Context, in *dynamodb.PutItemInput, optFns ...func(*dynamodb.Options)) (*dynamodb.PutItemOutput, error)
-	UpdateItem(ctx context.Context, in *dynamodb.UpdateItemInput, optFns ...func(*dynamodb.Options)) (*dynamodb.UpdateItemOutput, error)
-	Query(ctx context.Context, in *dynamodb.QueryInput, optFns ...func(*dynamodb.Options)) (*dynamodb.QueryOutput, error)
-}
+// DB is the DynamoDB client the outbox uses.
+type DB = ddb.API
 
 // Page statuses.
 const (
@@ -148,10 +145,7 @@ type pageItem struct {
 }
 
 func pageKey(dedupKey string) map[string]types.AttributeValue {
-	return map[string]types.AttributeValue{
-		"pk": &types.AttributeValueMemberS{Value: "PAGE#" + dedupKey},
-		"sk": &types.AttributeValueMemberS{Value: "PAGE"},
-	}
+	return ddb.Key("PAGE#"+dedupKey, "PAGE")
 }
 
 func statusPartition(status string) string { return "OUTBOX#" + status }
@@ -180,8 +174,7 @@ func (o *Outbox) Enqueue(ctx context.Context, ev Event) (bool, error) {
 		return false, err
 	}
 	if _, err := o.db.PutItem(ctx, put); err != nil {
-		var ccf *types.ConditionalCheckFailedException
-		if errors.As(err, &ccf) {
+		if ddb.ConditionFailed(err) {
 			return false, nil
 		}
 		return false, fmt.Errorf("pager: enqueue page %s: %w", ev.DedupKey, err)
@@ -197,7 +190,7 @@ func (o *Outbox) put(ev Event, now time.Time) (*dynamodb.PutItemInput, error) {
 	if err != nil {
 		return nil, fmt.Errorf("pager: encode page %s: %w", ev.DedupKey, err)
 	}
-	created := stamp(now)
+	created := ddb.Stamp(now)
 	item, err := attributevalue.MarshalMap(pageItem{
 		PK: "PAGE#" + ev.DedupKey, SK: "PAGE",
 		GSI1PK: statusPartition(StatusPending), GSI1SK: created + "#" + ev.DedupKey,
@@ -335,15 +328,14 @@ func (o *Outbox) backoff(attempts int) time.Duration {
 func (o *Outbox) claim(ctx context.Context, dedupKey string, now time.Time) (string, bool, error) {
 	token := newToken()
 	cond := expression.Name("status").Equal(expression.Value(StatusPending)).
-		And(expression.Name("next_attempt_at").LessThanEqual(expression.Value(stamp(now)))).
+		And(expression.Name("next_attempt_at").LessThanEqual(expression.Value(ddb.Stamp(now)))).
 		And(expression.Or(
 			expression.AttributeNotExists(expression.Name("lease_until")),
-			expression.Name("lease_until").LessThan(expression.Value(stamp(now)))))
-	upd := expression.Set(expression.Name("lease_until"), expression.Value(stamp(now.Add(o.lease)))).
+			expression.Name("lease_until").LessThan(expression.Value(ddb.Stamp(now)))))
+	upd := expression.Set(expression.Name("lease_until"), expression.Value(ddb.Stamp(now.Add(o.lease)))).
 		Set(expression.Name("lease_owner"), expression.Value(token))
 	if err := o.update(ctx, dedupKey, upd, cond); err != nil {
-		var ccf *types.ConditionalCheckFailedException
-		if errors.As(err, &ccf) {
+		if ddb.ConditionFailed(err) {
 			return "", false, nil
 		}
 		return "", false, fmt.Errorf("pager: claim page %s: %w", dedupKey, err)
@@ -358,7 +350,7 @@ func leaseHeld(token string) expression.ConditionBuilder {
 
 // markSent moves a page to sent, conditioned on still holding its lease.
 func (o *Outbox) markSent(ctx context.Context, p Page, token string) error {
-	sent := stamp(o.now())
+	sent := ddb.Stamp(o.now())
 	upd := expression.Set(expression.Name("status"), expression.Value(StatusSent)).
 		Set(expression.Name("sent_at"), expression.Value(sent)).
 		Set(expression.Name("gsi1pk"), expression.Value(statusPartition(StatusSent))).
@@ -372,7 +364,7 @@ func (o *Outbox) markSent(ctx context.Context, p Page, token string) error {
 }
 
 func (o *Outbox) markRetry(ctx context.Context, p Page, token string, next time.Time, cause error) error {
-	upd := expression.Set(expression.Name("next_attempt_at"), expression.Value(stamp(next))).
+	upd := expression.Set(expression.Name("next_attempt_at"), expression.Value(ddb.Stamp(next))).
 		Set(expression.Name("last_error"), expression.Value(cause.Error())).
 		Add(expression.Name("attempts"), expression.Value(1)).
 		Set(expression.Name("lease_until"), expression.Value("")).Set(expression.Name("lease_owner"), expression.Value(""))
@@ -383,7 +375,7 @@ func (o *Outbox) markRetry(ctx context.Context, p Page, token string, next time.
 }
 
 func (o *Outbox) markFailed(ctx context.Context, p Page, token string, cause error) error {
-	now := stamp(o.now())
+	now := ddb.Stamp(o.now())
 	upd := expression.Set(expression.Name("status"), expression.Value(StatusFailed)).
 		Set(expression.Name("last_error"), expression.Value(cause.Error())).
 		Set(expression.Name("gsi1pk"), expression.Value(statusPartition(StatusFailed))).
@@ -430,16 +422,16 @@ func (o *Outbox) Failed(ctx context.Context) ([]Page, error) {
 
 // Get returns the page with the given dedup key, or [ErrNotFound].
 func (o *Outbox) Get(ctx context.Context, dedupKey string) (Page, error) {
-	out, err := o.db.GetItem(ctx, &dynamodb.GetItemInput{
+	pi, found, err := ddb.Get[pageItem](ctx, o.db, &dynamodb.GetItemInput{
 		TableName: aws.String(o.table), Key: pageKey(dedupKey), ConsistentRead: aws.Bool(true),
 	})
 	if err != nil {
 		return Page{}, fmt.Errorf("pager: get page %s: %w", dedupKey, err)
 	}
-	if len(out.Item) == 0 {
+	if !found {
 		return Page{}, fmt.Errorf("pager: page %s: %w", dedupKey, ErrNotFound)
 	}
-	return decodePage(out.Item)
+	return decodePage(pi)
 }
 
 func (o *Outbox) list(ctx context.Context, status string, limit int, oldestFirst bool) ([]Page, error) {
@@ -457,52 +449,27 @@ func (o *Outbox) list(ctx context.Context, status string, limit int, oldestFirst
 		ScanIndexForward:          aws.Bool(oldestFirst),
 	}
 	var pages []Page
-	for results := dynamodb.NewQueryPaginator(o.db, in); results.HasMorePages(); {
-		out, err := results.NextPage(ctx)
+	err = ddb.QueryEach(ctx, o.db, in, func(pi pageItem) (bool, error) {
+		p, err := decodePage(pi)
 		if err != nil {
-			return nil, fmt.Errorf("pager: list %s pages: %w", status, err)
+			return false, err
 		}
-		for _, item := range out.Items {
-			p, err := decodePage(item)
-			if err != nil {
-				return nil, err
-			}
-			pages = append(pages, p)
-			if limit > 0 && len(pages) == limit {
-				return pages, nil
-			}
-		}
+		pages = append(pages, p)
+		return limit == 0 || len(pages) < limit, nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("pager: list %s pages: %w", status, err)
 	}
 	return pages, nil
 }
 
-func decodePage(item map[string]types.AttributeValue) (Page, error) {
-	var pi pageItem
-	if err := attributevalue.UnmarshalMap(item, &pi); err != nil {
-		return Page{}, fmt.Errorf("pager: decode page: %w", err)
-	}
+func decodePage(pi pageItem) (Page, error) {
 	p := Page{DedupKey: pi.DedupKey, Status: pi.Status, Attempts: pi.Attempts, LastError: pi.LastError,
-		CreatedAt: parseStamp(pi.CreatedAt), NextAttemptAt: parseStamp(pi.NextAttemptAt), SentAt: parseStamp(pi.SentAt)}
+		CreatedAt: ddb.ParseStamp(pi.CreatedAt), NextAttemptAt: ddb.ParseStamp(pi.NextAttemptAt), SentAt: ddb.ParseStamp(pi.SentAt)}
 	if err := json.Unmarshal([]byte(pi.Event), &p.Event); err != nil {
 		return Page{}, fmt.Errorf("pager: decode page %s: %w", pi.DedupKey, err)
 	}
 	return p, nil
-}
-
-// stampLayout is fixed width, so stored times sort as strings.
-const stampLayout = "2006-01-02T15:04:05.000000000Z"
-
-func stamp(t time.Time) string { return t.UTC().Format(stampLayout) }
-
-func parseStamp(s string) time.Time {
-	if s == "" {
-		return time.Time{}
-	}
-	t, err := time.Parse(stampLayout, s)
-	if err != nil {
-		return time.Time{}
-	}
-	return t
 }
 
 func newToken() string {
