@@ -4,14 +4,16 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strconv"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	ddbtypes "github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
+
+	"github.com/hookline/hookline/pkg/internal/ddb"
 )
 
 // Accept records ev durably and enqueues it once. It returns Accepted or
@@ -66,10 +68,15 @@ func (s *Store) create(ctx context.Context, rec Record) (Record, bool, error) {
 	if err != nil {
 		return Record{}, false, fmt.Errorf("intake: encode record: %w", err)
 	}
+	expr, err := expression.NewBuilder().WithCondition(expression.AttributeNotExists(expression.Name("pk"))).Build()
+	if err != nil {
+		return Record{}, false, fmt.Errorf("intake: %w", err)
+	}
 	_, err = s.cfg.DynamoDB.PutItem(ctx, &dynamodb.PutItemInput{
 		TableName:                           aws.String(s.cfg.Table),
 		Item:                                item,
-		ConditionExpression:                 aws.String("attribute_not_exists(pk)"),
+		ConditionExpression:                 expr.Condition(),
+		ExpressionAttributeNames:            expr.Names(),
 		ReturnValuesOnConditionCheckFailure: ddbtypes.ReturnValuesOnConditionCheckFailureAllOld,
 	})
 	if err == nil {
@@ -145,24 +152,15 @@ func (s *Store) takeLease(ctx context.Context, old Record, now time.Time) (Recor
 	rec := old
 	rec.LeaseToken = newToken()
 	rec.LeaseUntil = now.Add(s.cfg.Lease).UnixMilli()
-	_, err := s.cfg.DynamoDB.UpdateItem(ctx, &dynamodb.UpdateItemInput{
-		TableName:                aws.String(s.cfg.Table),
-		Key:                      map[string]ddbtypes.AttributeValue{"pk": &ddbtypes.AttributeValueMemberS{Value: old.PK}},
-		UpdateExpression:         aws.String("SET lease_token = :new, lease_until = :until"),
-		ConditionExpression:      aws.String("#s = :received AND lease_token = :old"),
-		ExpressionAttributeNames: map[string]string{"#s": "status"},
-		ExpressionAttributeValues: map[string]ddbtypes.AttributeValue{
-			":new":      &ddbtypes.AttributeValueMemberS{Value: rec.LeaseToken},
-			":old":      &ddbtypes.AttributeValueMemberS{Value: old.LeaseToken},
-			":until":    &ddbtypes.AttributeValueMemberN{Value: strconv.FormatInt(rec.LeaseUntil, 10)},
-			":received": &ddbtypes.AttributeValueMemberS{Value: StatusReceived},
-		},
-	})
-	var ccf *ddbtypes.ConditionalCheckFailedException
+	err := s.update(ctx, old.PK,
+		expression.Set(expression.Name("lease_token"), expression.Value(rec.LeaseToken)).
+			Set(expression.Name("lease_until"), expression.Value(rec.LeaseUntil)),
+		expression.Name("status").Equal(expression.Value(StatusReceived)).
+			And(expression.Name("lease_token").Equal(expression.Value(old.LeaseToken))))
 	switch {
 	case err == nil:
 		return rec, true, nil
-	case errors.As(err, &ccf):
+	case ddb.ConditionFailed(err):
 		return old, false, nil
 	default:
 		return old, false, unavailable("take send lease", err)
@@ -193,18 +191,23 @@ func (s *Store) send(ctx context.Context, rec Record, calls int) (Result, error)
 }
 
 func (s *Store) markEnqueued(ctx context.Context, rec Record, msgID string) error {
-	_, err := s.cfg.DynamoDB.UpdateItem(context.WithoutCancel(ctx), &dynamodb.UpdateItemInput{
-		TableName:                aws.String(s.cfg.Table),
-		Key:                      map[string]ddbtypes.AttributeValue{"pk": &ddbtypes.AttributeValueMemberS{Value: rec.PK}},
-		UpdateExpression:         aws.String("SET #s = :enqueued, message_id = :mid, enqueued_at = :at"),
-		ConditionExpression:      aws.String("lease_token = :token"),
-		ExpressionAttributeNames: map[string]string{"#s": "status"},
-		ExpressionAttributeValues: map[string]ddbtypes.AttributeValue{
-			":enqueued": &ddbtypes.AttributeValueMemberS{Value: StatusEnqueued},
-			":mid":      &ddbtypes.AttributeValueMemberS{Value: msgID},
-			":at":       &ddbtypes.AttributeValueMemberS{Value: formatTime(s.cfg.Now())},
-			":token":    &ddbtypes.AttributeValueMemberS{Value: rec.LeaseToken},
-		},
+	return s.update(context.WithoutCancel(ctx), rec.PK,
+		expression.Set(expression.Name("status"), expression.Value(StatusEnqueued)).
+			Set(expression.Name("message_id"), expression.Value(msgID)).
+			Set(expression.Name("enqueued_at"), expression.Value(formatTime(s.cfg.Now()))),
+		expression.Name("lease_token").Equal(expression.Value(rec.LeaseToken)))
+}
+
+// update applies upd to the record pk when cond holds.
+func (s *Store) update(ctx context.Context, pk string, upd expression.UpdateBuilder, cond expression.ConditionBuilder) error {
+	expr, err := expression.NewBuilder().WithUpdate(upd).WithCondition(cond).Build()
+	if err != nil {
+		return fmt.Errorf("intake: %w", err)
+	}
+	_, err = s.cfg.DynamoDB.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+		TableName: aws.String(s.cfg.Table), Key: recordKey(pk),
+		UpdateExpression: expr.Update(), ConditionExpression: expr.Condition(),
+		ExpressionAttributeNames: expr.Names(), ExpressionAttributeValues: expr.Values(),
 	})
 	return err
 }
@@ -212,18 +215,10 @@ func (s *Store) markEnqueued(ctx context.Context, rec Record, msgID string) erro
 // releaseLease lets the provider's next retry send at once after a failed
 // send, instead of waiting out the lease. It is best effort.
 func (s *Store) releaseLease(ctx context.Context, rec Record) {
-	_, err := s.cfg.DynamoDB.UpdateItem(context.WithoutCancel(ctx), &dynamodb.UpdateItemInput{
-		TableName:                aws.String(s.cfg.Table),
-		Key:                      map[string]ddbtypes.AttributeValue{"pk": &ddbtypes.AttributeValueMemberS{Value: rec.PK}},
-		UpdateExpression:         aws.String("SET lease_until = :zero"),
-		ConditionExpression:      aws.String("lease_token = :token AND #s = :received"),
-		ExpressionAttributeNames: map[string]string{"#s": "status"},
-		ExpressionAttributeValues: map[string]ddbtypes.AttributeValue{
-			":zero":     &ddbtypes.AttributeValueMemberN{Value: "0"},
-			":token":    &ddbtypes.AttributeValueMemberS{Value: rec.LeaseToken},
-			":received": &ddbtypes.AttributeValueMemberS{Value: StatusReceived},
-		},
-	})
+	err := s.update(context.WithoutCancel(ctx), rec.PK,
+		expression.Set(expression.Name("lease_until"), expression.Value(0)),
+		expression.Name("lease_token").Equal(expression.Value(rec.LeaseToken)).
+			And(expression.Name("status").Equal(expression.Value(StatusReceived))))
 	if err != nil {
 		s.cfg.Logger.DebugContext(ctx, "release send lease", "event_id", rec.EventID, "err", err)
 	}

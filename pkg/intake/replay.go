@@ -7,9 +7,11 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
-	ddbtypes "github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
+
+	"github.com/hookline/hookline/pkg/internal/ddb"
 )
 
 // IndexBySourceReceived is the intake table's index on (source,
@@ -27,40 +29,39 @@ func MessageAttributes(rec Record) map[string]sqstypes.MessageAttributeValue {
 // precision), oldest first, reading [IndexBySourceReceived]. An error from
 // fn stops the listing and is returned.
 func (s *Store) ReceivedBetween(ctx context.Context, source string, since, until time.Time, fn func(eventID string, receivedAt time.Time) error) error {
+	keyCond := expression.Key("source").Equal(expression.Value(source)).
+		And(expression.Key("received_at").Between(expression.Value(formatTime(since)), expression.Value(formatTime(until))))
+	expr, err := expression.NewBuilder().WithKeyCondition(keyCond).Build()
+	if err != nil {
+		return fmt.Errorf("intake: %w", err)
+	}
 	in := &dynamodb.QueryInput{
-		TableName:              aws.String(s.cfg.Table),
-		IndexName:              aws.String(IndexBySourceReceived),
-		KeyConditionExpression: aws.String("#src = :src AND #at BETWEEN :since AND :until"),
-		ExpressionAttributeNames: map[string]string{
-			"#src": "source", "#at": "received_at",
-		},
-		ExpressionAttributeValues: map[string]ddbtypes.AttributeValue{
-			":src":   &ddbtypes.AttributeValueMemberS{Value: source},
-			":since": &ddbtypes.AttributeValueMemberS{Value: formatTime(since)},
-			":until": &ddbtypes.AttributeValueMemberS{Value: formatTime(until)},
-		},
-		ScanIndexForward: aws.Bool(true),
+		TableName: aws.String(s.cfg.Table), IndexName: aws.String(IndexBySourceReceived),
+		KeyConditionExpression: expr.KeyCondition(), ExpressionAttributeNames: expr.Names(),
+		ExpressionAttributeValues: expr.Values(), ScanIndexForward: aws.Bool(true),
 	}
 	prefix := Key(source, "")
-	for pages := dynamodb.NewQueryPaginator(s.cfg.DynamoDB, in); pages.HasMorePages(); {
-		out, err := pages.NextPage(ctx)
-		if err != nil {
-			return unavailable("query intake by time", err)
+	var fnErr error
+	err = ddb.QueryEach(ctx, s.cfg.DynamoDB, in, func(k indexKey) (bool, error) {
+		if !strings.HasPrefix(k.PK, prefix) {
+			return true, nil
 		}
-		for _, item := range out.Items {
-			pk, _ := item["pk"].(*ddbtypes.AttributeValueMemberS)
-			at, _ := item["received_at"].(*ddbtypes.AttributeValueMemberS)
-			if pk == nil || !strings.HasPrefix(pk.Value, prefix) {
-				continue
-			}
-			var received time.Time
-			if at != nil {
-				received = parseTime(at.Value)
-			}
-			if err := fn(strings.TrimPrefix(pk.Value, prefix), received); err != nil {
-				return fmt.Errorf("intake: received between: %w", err)
-			}
+		if fnErr = fn(strings.TrimPrefix(k.PK, prefix), parseTime(k.ReceivedAt)); fnErr != nil {
+			return false, nil
 		}
+		return true, nil
+	})
+	if err != nil {
+		return unavailable("query intake by time", err)
+	}
+	if fnErr != nil {
+		return fmt.Errorf("intake: received between: %w", fnErr)
 	}
 	return nil
+}
+
+// indexKey is an item of [IndexBySourceReceived], which projects keys.
+type indexKey struct {
+	PK         string `dynamodbav:"pk"`
+	ReceivedAt string `dynamodbav:"received_at"`
 }

@@ -11,11 +11,12 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	ddbtypes "github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
+
+	"github.com/hookline/hookline/pkg/internal/ddb"
 )
 
 // Errors returned by [Store.Accept].
@@ -57,13 +58,8 @@ const (
 	Duplicate Outcome = "duplicate" // already enqueued earlier
 )
 
-// DynamoDBAPI is the part of the DynamoDB client the store uses.
-type DynamoDBAPI interface {
-	PutItem(context.Context, *dynamodb.PutItemInput, ...func(*dynamodb.Options)) (*dynamodb.PutItemOutput, error)
-	GetItem(context.Context, *dynamodb.GetItemInput, ...func(*dynamodb.Options)) (*dynamodb.GetItemOutput, error)
-	UpdateItem(context.Context, *dynamodb.UpdateItemInput, ...func(*dynamodb.Options)) (*dynamodb.UpdateItemOutput, error)
-	Query(context.Context, *dynamodb.QueryInput, ...func(*dynamodb.Options)) (*dynamodb.QueryOutput, error)
-}
+// DynamoDBAPI is the DynamoDB client the store uses.
+type DynamoDBAPI = ddb.API
 
 // SQSAPI is the part of the SQS client the store uses.
 type SQSAPI interface {
@@ -201,22 +197,18 @@ func unavailable(op string, err error) error {
 
 // Get reads one record with a consistent read.
 func (s *Store) Get(ctx context.Context, source, eventID string) (Record, bool, error) {
-	out, err := s.cfg.DynamoDB.GetItem(ctx, &dynamodb.GetItemInput{
-		TableName:      aws.String(s.cfg.Table),
-		Key:            map[string]ddbtypes.AttributeValue{"pk": &ddbtypes.AttributeValueMemberS{Value: Key(source, eventID)}},
-		ConsistentRead: aws.Bool(true),
+	rec, found, err := ddb.Get[Record](ctx, s.cfg.DynamoDB, &dynamodb.GetItemInput{
+		TableName: aws.String(s.cfg.Table), Key: recordKey(Key(source, eventID)), ConsistentRead: aws.Bool(true),
 	})
 	if err != nil {
 		return Record{}, false, unavailable("get intake", err)
 	}
-	if out.Item == nil {
-		return Record{}, false, nil
-	}
-	var rec Record
-	if err := attributevalue.UnmarshalMap(out.Item, &rec); err != nil {
-		return Record{}, false, fmt.Errorf("intake: decode record: %w", err)
-	}
-	return rec, true, nil
+	return rec, found, nil
+}
+
+// recordKey is the key of the intake record pk.
+func recordKey(pk string) map[string]ddbtypes.AttributeValue {
+	return map[string]ddbtypes.AttributeValue{"pk": &ddbtypes.AttributeValueMemberS{Value: pk}}
 }
 
 // messageAttributes are sent with every message so consumers and the ops
