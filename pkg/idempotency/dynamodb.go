@@ -8,18 +8,16 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	ddbtypes "github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/hookline/hookline/pkg/internal/ddb"
 )
 
-// DynamoDBAPI is the part of the DynamoDB client that [DynamoDB] uses.
+// DynamoDBAPI is the DynamoDB client that [DynamoDB] uses.
 // *dynamodb.Client satisfies it.
-type DynamoDBAPI interface {
-	PutItem(ctx context.Context, in *dynamodb.PutItemInput, optFns ...func(*dynamodb.Options)) (*dynamodb.PutItemOutput, error)
-	GetItem(ctx context.Context, in *dynamodb.GetItemInput, optFns ...func(*dynamodb.Options)) (*dynamodb.GetItemOutput, error)
-	UpdateItem(ctx context.Context, in *dynamodb.UpdateItemInput, optFns ...func(*dynamodb.Options)) (*dynamodb.UpdateItemOutput, error)
-	DeleteItem(ctx context.Context, in *dynamodb.DeleteItemInput, optFns ...func(*dynamodb.Options)) (*dynamodb.DeleteItemOutput, error)
-}
+type DynamoDBAPI = ddb.API
 
 // DynamoDBConfig configures [NewDynamoDB].
 type DynamoDBConfig struct {
@@ -88,13 +86,26 @@ const (
 
 // freshCondition lets a claim write a key that has no record, or whose
 // record has passed its retention: attempt 1.
-const freshCondition = "attribute_not_exists(#pk) OR #exp < :now_s"
+func freshCondition(now time.Time) expression.ConditionBuilder {
+	return expression.AttributeNotExists(expression.Name(attrPK)).
+		Or(expression.Name(attrExpiresAt).LessThan(expression.Value(now.Unix())))
+}
 
 // takeoverCondition lets a claim replace exactly the stale in-progress
 // record it read (same token, same payload, window passed), carrying its
 // attempt count forward. A holder that released or was replaced since
 // fails it.
-const takeoverCondition = "#token = :token AND #status = :in_progress AND #until < :now_ms AND #hash = :hash"
+func takeoverCondition(cur Record, payloadHash string, now time.Time) expression.ConditionBuilder {
+	return heldBy(cur.Token).
+		And(expression.Name(attrHeldUntil).LessThan(expression.Value(now.UnixMilli()))).
+		And(expression.Name(attrPayloadHash).Equal(expression.Value(payloadHash)))
+}
+
+// heldBy holds while the record is in progress under token.
+func heldBy(token string) expression.ConditionBuilder {
+	return expression.Name(attrToken).Equal(expression.Value(token)).
+		And(expression.Name(attrStatus).Equal(expression.Value(string(StateInProgress))))
+}
 
 // claimAttempts bounds the retries when the record that failed the
 // condition has changed by the time it is read.
@@ -117,7 +128,10 @@ func (d *DynamoDB) Claim(ctx context.Context, rec Record, now time.Time) (Record
 	)
 	for range claimAttempts {
 		rec.Attempt = NextAttempt(cur, exists, now)
-		in := d.claimInput(rec, cur, exists, now)
+		in, err := d.claimInput(rec, cur, exists, now)
+		if err != nil {
+			return Record{}, false, err
+		}
 		out, err := d.client.PutItem(ctx, in)
 		if err == nil {
 			return replaced(out.Attributes), true, nil
@@ -141,30 +155,24 @@ func (d *DynamoDB) Claim(ctx context.Context, rec Record, now time.Time) (Record
 
 // claimInput is the PutItem of a claim: fresh when no retained record was
 // read, a takeover of cur otherwise.
-func (d *DynamoDB) claimInput(rec, cur Record, exists bool, now time.Time) *dynamodb.PutItemInput {
-	in := &dynamodb.PutItemInput{
+func (d *DynamoDB) claimInput(rec, cur Record, exists bool, now time.Time) (*dynamodb.PutItemInput, error) {
+	cond := freshCondition(now)
+	if exists && cur.Retained(now) {
+		cond = takeoverCondition(cur, rec.PayloadHash, now)
+	}
+	expr, err := expression.NewBuilder().WithCondition(cond).Build()
+	if err != nil {
+		return nil, fmt.Errorf("idempotency: claim %s: %w", rec.Key, err)
+	}
+	return &dynamodb.PutItemInput{
 		TableName:                           d.table,
 		Item:                                marshalRecord(rec),
-		ConditionExpression:                 aws.String(freshCondition),
-		ExpressionAttributeNames:            map[string]string{"#pk": attrPK, "#exp": attrExpiresAt},
-		ExpressionAttributeValues:           map[string]ddbtypes.AttributeValue{":now_s": num(now.Unix())},
+		ConditionExpression:                 expr.Condition(),
+		ExpressionAttributeNames:            expr.Names(),
+		ExpressionAttributeValues:           expr.Values(),
 		ReturnValuesOnConditionCheckFailure: ddbtypes.ReturnValuesOnConditionCheckFailureAllOld,
 		ReturnValues:                        ddbtypes.ReturnValueAllOld,
-	}
-	if !exists || !cur.Retained(now) {
-		return in
-	}
-	in.ConditionExpression = aws.String(takeoverCondition)
-	in.ExpressionAttributeNames = map[string]string{
-		"#token": attrToken, "#status": attrStatus, "#until": attrHeldUntil, "#hash": attrPayloadHash,
-	}
-	in.ExpressionAttributeValues = map[string]ddbtypes.AttributeValue{
-		":token":       str(cur.Token),
-		":in_progress": str(string(StateInProgress)),
-		":now_ms":      num(now.UnixMilli()),
-		":hash":        str(rec.PayloadHash),
-	}
-	return in
+	}, nil
 }
 
 // replaced decodes the item a successful claim overwrote; a malformed one
@@ -196,35 +204,16 @@ func (d *DynamoDB) blocking(ctx context.Context, key string, item map[string]ddb
 // Complete implements [Store] with one UpdateItem conditioned on the token
 // and the IN_PROGRESS status.
 func (d *DynamoDB) Complete(ctx context.Context, key, token string, result []byte, completedAt, expiresAt time.Time) (Record, error) {
-	set := "SET #status = :completed, #completed = :at, #exp = :exp"
-	names := map[string]string{
-		"#status": attrStatus, "#completed": attrCompletedAt, "#exp": attrExpiresAt,
-		"#until": attrHeldUntil, "#token": attrToken,
-	}
-	values := map[string]ddbtypes.AttributeValue{
-		":completed":   str(string(StateCompleted)),
-		":in_progress": str(string(StateInProgress)),
-		":at":          num(completedAt.UnixMilli()),
-		":exp":         num(expiresAt.Unix()),
-		":token":       str(token),
-	}
+	upd := expression.Set(expression.Name(attrStatus), expression.Value(string(StateCompleted))).
+		Set(expression.Name(attrCompletedAt), expression.Value(completedAt.UnixMilli())).
+		Set(expression.Name(attrExpiresAt), expression.Value(expiresAt.Unix())).
+		Remove(expression.Name(attrHeldUntil))
 	if len(result) > 0 {
-		set += ", #result = :result"
-		names["#result"] = attrResult
-		values[":result"] = &ddbtypes.AttributeValueMemberB{Value: result}
+		upd = upd.Set(expression.Name(attrResult), expression.Value(result))
 	}
-	out, err := d.client.UpdateItem(ctx, &dynamodb.UpdateItemInput{
-		TableName:                 d.table,
-		Key:                       keyOf(key),
-		UpdateExpression:          aws.String(set + " REMOVE #until"),
-		ConditionExpression:       aws.String("#token = :token AND #status = :in_progress"),
-		ExpressionAttributeNames:  names,
-		ExpressionAttributeValues: values,
-		ReturnValues:              ddbtypes.ReturnValueAllNew,
-	})
-	var ccf *ddbtypes.ConditionalCheckFailedException
+	out, err := d.update(ctx, key, upd, token, ddbtypes.ReturnValueAllNew)
 	switch {
-	case errors.As(err, &ccf):
+	case ddb.ConditionFailed(err):
 		return Record{}, ErrClaimLost
 	case err != nil:
 		return Record{}, fmt.Errorf("idempotency: update %s: %w", key, err)
@@ -235,28 +224,32 @@ func (d *DynamoDB) Complete(ctx context.Context, key, token string, result []byt
 // Release implements [Store] with one UpdateItem conditioned on the token
 // and the IN_PROGRESS status.
 func (d *DynamoDB) Release(ctx context.Context, key, token string, heldUntil time.Time) error {
-	_, err := d.client.UpdateItem(ctx, &dynamodb.UpdateItemInput{
-		TableName:           d.table,
-		Key:                 keyOf(key),
-		UpdateExpression:    aws.String("SET #until = :until"),
-		ConditionExpression: aws.String("#token = :token AND #status = :in_progress"),
-		ExpressionAttributeNames: map[string]string{
-			"#until": attrHeldUntil, "#token": attrToken, "#status": attrStatus,
-		},
-		ExpressionAttributeValues: map[string]ddbtypes.AttributeValue{
-			":until":       num(heldUntil.UnixMilli()),
-			":token":       str(token),
-			":in_progress": str(string(StateInProgress)),
-		},
-	})
-	var ccf *ddbtypes.ConditionalCheckFailedException
+	upd := expression.Set(expression.Name(attrHeldUntil), expression.Value(heldUntil.UnixMilli()))
+	_, err := d.update(ctx, key, upd, token, ddbtypes.ReturnValueNone)
 	switch {
-	case errors.As(err, &ccf):
+	case ddb.ConditionFailed(err):
 		return ErrClaimLost
 	case err != nil:
 		return fmt.Errorf("idempotency: update %s: %w", key, err)
 	}
 	return nil
+}
+
+// update applies upd to key's record while token holds it in progress.
+func (d *DynamoDB) update(ctx context.Context, key string, upd expression.UpdateBuilder, token string, ret ddbtypes.ReturnValue) (*dynamodb.UpdateItemOutput, error) {
+	expr, err := expression.NewBuilder().WithUpdate(upd).WithCondition(heldBy(token)).Build()
+	if err != nil {
+		return nil, fmt.Errorf("idempotency: update %s: %w", key, err)
+	}
+	return d.client.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+		TableName:                 d.table,
+		Key:                       keyOf(key),
+		UpdateExpression:          expr.Update(),
+		ConditionExpression:       expr.Condition(),
+		ExpressionAttributeNames:  expr.Names(),
+		ExpressionAttributeValues: expr.Values(),
+		ReturnValues:              ret,
+	})
 }
 
 // Get implements [Store] with a consistent GetItem.

@@ -33,6 +33,7 @@ func TestDynamoDBStore(t *testing.T) {
 
 // stubDynamoDB injects DynamoDB responses and counts the calls.
 type stubDynamoDB struct {
+	idempotency.DynamoDBAPI // nil: the store calls only the methods below
 	put              func(*dynamodb.PutItemInput) (*dynamodb.PutItemOutput, error)
 	get              func(*dynamodb.GetItemInput) (*dynamodb.GetItemOutput, error)
 	update           func(*dynamodb.UpdateItemInput) (*dynamodb.UpdateItemOutput, error)
