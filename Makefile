@@ -41,7 +41,7 @@ bench: deps ## Run the benchmarks; figures are rates, ratios and latencies with 
 	@echo "== reconciler fold (records/s; 1k vs 100k ledger entries and 0 vs 5 ms injected latency, each ratio from the same run)"
 	$(GO) test -run '^$$' -bench Fold -benchtime 2000x ./pkg/reconcile
 	@echo "== end to end: payments (registry on and off; x_ceiling = full / bare pipeline measured in the same run) and usage (events/s, event->page)"
-	$(GO) test -run '^$$' -bench E2E -benchtime 1x ./pkg/payments ./pkg/localrun
+	$(GO) test -run '^$$' -bench E2E -benchtime 1x ./pkg/paymentworker ./pkg/localrun
 	@echo "== usage path paced at 500/s, open loop (attributed/offered, event->page p50/p99)"
 	$(GO) test -run '^$$' -bench UsagePaced -benchtime 1x ./pkg/localrun
 
@@ -51,7 +51,7 @@ lab: deps ## Payments lab: idempotency off, on, and a 3x spike, 500 webhooks/s f
 
 .PHONY: soak
 soak: deps ## Longer payment fault model (20,000 events per provider profile), then each provider fault alone against each profile.
-	$(GO) test -count=1 -timeout 60m ./pkg/payments -run 'TestFaultModel$$|TestFaultMatrix' -v -model-events 20000 -model-matrix
+	$(GO) test -count=1 -timeout 60m ./pkg/paymentworker -run 'TestFaultModel$$|TestFaultMatrix' -v -model-events 20000 -model-matrix
 
 .PHONY: lint
 lint: ## gofmt check and go vet.

@@ -15,7 +15,7 @@ import (
 	"github.com/hookline/hookline/pkg/config"
 	"github.com/hookline/hookline/pkg/localrun"
 	"github.com/hookline/hookline/pkg/pager"
-	"github.com/hookline/hookline/pkg/payments"
+	"github.com/hookline/hookline/pkg/paymentworker"
 	"github.com/hookline/hookline/pkg/providersim"
 )
 
@@ -91,7 +91,7 @@ func (f paymentFlags) localConfig() (localrun.Config, error) {
 		if err != nil {
 			return cfg, fmt.Errorf("--payment-mappings: %w", err)
 		}
-		if _, err := payments.ParseMappings(data); err != nil {
+		if _, err := paymentworker.ParseMappings(data); err != nil {
 			return cfg, fmt.Errorf("--payment-mappings %s: %w", f.mappings, err)
 		}
 		cfg.PaymentMappings = string(data)

@@ -6,7 +6,7 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 
 	"github.com/hookline/hookline/pkg/admission"
-	"github.com/hookline/hookline/pkg/payments"
+	"github.com/hookline/hookline/pkg/paymentworker"
 	"github.com/hookline/hookline/pkg/receiver"
 	"github.com/hookline/hookline/pkg/reconcile"
 	"github.com/hookline/hookline/pkg/spendworker"
@@ -52,7 +52,7 @@ var (
 		return built(d, NewAdmission, func(h *admission.Handler) Handler { return Handler{HTTP: h.Handle} })
 	}}
 	PaymentWorker = Function{Name: "payment-worker", Build: func(d Deps) (Handler, error) {
-		return built(d, NewPaymentWorker, func(w *payments.Worker) Handler { return Handler{SQS: w.Handle} })
+		return built(d, NewPaymentWorker, func(w *paymentworker.Worker) Handler { return Handler{SQS: w.Handle} })
 	}}
 	SpendWorker = Function{Name: "spend-worker", Build: func(d Deps) (Handler, error) {
 		return built(d, NewSpendWorker, func(w *spendworker.Worker) Handler { return Handler{SQS: w.Handle} })

@@ -3,14 +3,14 @@ package app
 import (
 	"github.com/hookline/hookline/pkg/config"
 	"github.com/hookline/hookline/pkg/idempotency"
-	"github.com/hookline/hookline/pkg/payments"
+	"github.com/hookline/hookline/pkg/paymentworker"
 	"github.com/hookline/hookline/pkg/provider"
 	"github.com/hookline/hookline/pkg/queue"
 	"github.com/hookline/hookline/pkg/stripecharge"
 )
 
 // NewPaymentWorker builds the payment worker from its environment.
-func NewPaymentWorker(d Deps) (*payments.Worker, error) {
+func NewPaymentWorker(d Deps) (*paymentworker.Worker, error) {
 	cfg, err := config.PaymentWorkerFromEnv(d.Lookup)
 	if err != nil {
 		return nil, err
@@ -21,7 +21,7 @@ func NewPaymentWorker(d Deps) (*payments.Worker, error) {
 	}
 	// A claim made near the invocation's deadline is held until the
 	// deadline plus the provider's horizon and the skew: by then its charge
-	// call has ended and settled (payments.Config.Horizon).
+	// call has ended and settled (paymentworker.Config.Horizon).
 	reg, err := idempotency.New(idempotency.Config{
 		Store: store, Namespace: cfg.Namespace, InProgressTimeout: cfg.InProgressTimeout,
 		DeadlineMargin: cfg.ProviderHorizon + cfg.ClockSkew,
@@ -38,7 +38,7 @@ func NewPaymentWorker(d Deps) (*payments.Worker, error) {
 	if err != nil {
 		return nil, err
 	}
-	return payments.New(payments.Config{
+	return paymentworker.New(paymentworker.Config{
 		Registry: reg, Provider: client, Queue: q, Mappings: cfg.Mappings, Concurrency: cfg.Concurrency,
 		Horizon: cfg.ProviderHorizon, ClockSkew: cfg.ClockSkew,
 		Metrics: d.metrics(), Logger: d.logger(),
@@ -47,7 +47,7 @@ func NewPaymentWorker(d Deps) (*payments.Worker, error) {
 
 // newCharger builds the provider the configuration selects: hookline's
 // generic provider API, or Stripe.
-func newCharger(d Deps, cfg config.PaymentWorker) (payments.Charger, error) {
+func newCharger(d Deps, cfg config.PaymentWorker) (paymentworker.Charger, error) {
 	if cfg.PaymentProvider == config.ProviderStripe {
 		return stripecharge.New(stripecharge.Config{APIKey: cfg.ProviderAPIKey, URL: cfg.ProviderURL, Timeout: cfg.ProviderTimeout, Logger: d.logger()})
 	}

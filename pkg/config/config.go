@@ -8,7 +8,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/hookline/hookline/pkg/payments"
+	"github.com/hookline/hookline/pkg/paymentworker"
 	"github.com/hookline/hookline/pkg/webhook"
 )
 
@@ -156,7 +156,7 @@ type PaymentWorker struct {
 	// simulator speaks) or "stripe" (PaymentIntents through stripe-go).
 	PaymentProvider string
 	// Mappings says how each source's webhook body becomes a charge.
-	Mappings *payments.Mappings
+	Mappings *paymentworker.Mappings
 }
 
 // Payment providers of [PaymentWorker].
@@ -174,7 +174,7 @@ const stripeSearchLag = time.Minute
 // stripe; default generic), PAYMENT_PROVIDER_URL (the charge API's base
 // URL; when empty, PROVIDER_URL, required, for generic and Stripe's API
 // for stripe), PROVIDER_API_KEY (required for stripe: the secret key),
-// PAYMENT_MAPPINGS (JSON, see [payments.ParseMappings]; default hookline's
+// PAYMENT_MAPPINGS (JSON, see [paymentworker.ParseMappings]; default hookline's
 // shape for every source), IDEMPOTENCY_NAMESPACE (payments),
 // IN_PROGRESS_TIMEOUT (60s; 150s for stripe), IDEMPOTENCY_RETENTION (35
 // days), IDEMPOTENCY_CACHE_SIZE (10000), PROVIDER_TIMEOUT (5s),
@@ -202,7 +202,7 @@ func PaymentWorkerFromEnv(lookup Lookup) (PaymentWorker, error) {
 		ProviderHorizon:   e.duration("PROVIDER_SETTLE_HORIZON", horizon),
 		ClockSkew:         e.duration("CLOCK_SKEW", time.Second),
 		PaymentProvider:   kind,
-		Mappings:          payments.DefaultMappings(),
+		Mappings:          paymentworker.DefaultMappings(),
 	}
 	switch url := e.optional("PAYMENT_PROVIDER_URL", ""); kind {
 	case ProviderGeneric:
@@ -220,7 +220,7 @@ func PaymentWorkerFromEnv(lookup Lookup) (PaymentWorker, error) {
 		e.errs = append(e.errs, fmt.Errorf("config: PAYMENT_PROVIDER=%q is not generic or stripe", kind))
 	}
 	if raw := e.optional("PAYMENT_MAPPINGS", ""); raw != "" {
-		ms, err := payments.ParseMappings([]byte(raw))
+		ms, err := paymentworker.ParseMappings([]byte(raw))
 		if err != nil {
 			e.errs = append(e.errs, fmt.Errorf("config: PAYMENT_MAPPINGS: %w", err))
 		} else {

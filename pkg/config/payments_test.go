@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hookline/hookline/pkg/payments"
+	"github.com/hookline/hookline/pkg/paymentworker"
 )
 
 func paymentEnv(extra map[string]string) Lookup {
@@ -27,7 +27,7 @@ func TestPaymentWorkerProviders(t *testing.T) {
 		check   func(t *testing.T, c PaymentWorker)
 	}{
 		{name: "generic by default", env: map[string]string{"PROVIDER_URL": "http://sim"}, check: func(t *testing.T, c PaymentWorker) {
-			if c.PaymentProvider != ProviderGeneric || c.ProviderHorizon != 30*time.Second || c.Mappings.For("x") != payments.HooklineMapping {
+			if c.PaymentProvider != ProviderGeneric || c.ProviderHorizon != 30*time.Second || c.Mappings.For("x") != paymentworker.HooklineMapping {
 				t.Fatalf("%+v", c)
 			}
 		}},
@@ -49,7 +49,7 @@ func TestPaymentWorkerProviders(t *testing.T) {
 				if c.ProviderURL != "" || c.ProviderHorizon != 90*time.Second || c.InProgressTimeout != 150*time.Second {
 					t.Fatalf("%+v", c)
 				}
-				if c.Mappings.For("stripe").Amount != "/data/object/amount_due" || c.Mappings.For("payments") != payments.HooklineMapping {
+				if c.Mappings.For("stripe").Amount != "/data/object/amount_due" || c.Mappings.For("payments") != paymentworker.HooklineMapping {
 					t.Fatalf("mappings: stripe %+v, payments %+v", c.Mappings.For("stripe"), c.Mappings.For("payments"))
 				}
 			}},

@@ -59,7 +59,7 @@
 // flight at the deadline may still do (a payment provider may commit after
 // its client gave up). Without a deadline (a local run, a long batch) the
 // window alone decides, so a claim never depends on the Lambda timeout
-// alone. The worker of package payments goes further: each provider call
+// alone. The worker of package paymentworker goes further: each provider call
 // ends early enough before the lease that its effects are visible when the
 // lease ends.
 //

@@ -34,10 +34,10 @@ func TestDynamoDBStore(t *testing.T) {
 // stubDynamoDB injects DynamoDB responses and counts the calls.
 type stubDynamoDB struct {
 	idempotency.DynamoDBAPI // nil: the store calls only the methods below
-	put              func(*dynamodb.PutItemInput) (*dynamodb.PutItemOutput, error)
-	get              func(*dynamodb.GetItemInput) (*dynamodb.GetItemOutput, error)
-	update           func(*dynamodb.UpdateItemInput) (*dynamodb.UpdateItemOutput, error)
-	puts, gets, upds int
+	put                     func(*dynamodb.PutItemInput) (*dynamodb.PutItemOutput, error)
+	get                     func(*dynamodb.GetItemInput) (*dynamodb.GetItemOutput, error)
+	update                  func(*dynamodb.UpdateItemInput) (*dynamodb.UpdateItemOutput, error)
+	puts, gets, upds        int
 }
 
 func (s *stubDynamoDB) PutItem(_ context.Context, in *dynamodb.PutItemInput, _ ...func(*dynamodb.Options)) (*dynamodb.PutItemOutput, error) {

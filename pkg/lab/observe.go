@@ -8,7 +8,7 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 
-	"github.com/hookline/hookline/pkg/payments"
+	"github.com/hookline/hookline/pkg/paymentworker"
 	"github.com/hookline/hookline/pkg/provider"
 )
 
@@ -182,7 +182,7 @@ func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond)
 
 // watchedCharger tells the observer about every final result.
 type watchedCharger struct {
-	payments.Charger
+	paymentworker.Charger
 	o *observer
 }
 
@@ -220,7 +220,7 @@ func (o *observer) settleFound(id string, res provider.Result) {
 
 // watchedQueue tells the observer about dead letters.
 type watchedQueue struct {
-	payments.Queue
+	paymentworker.Queue
 	o *observer
 }
 

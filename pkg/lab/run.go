@@ -20,7 +20,7 @@ import (
 	"github.com/hookline/hookline/pkg/idempotency"
 	"github.com/hookline/hookline/pkg/lambdalocal"
 	"github.com/hookline/hookline/pkg/localrun"
-	"github.com/hookline/hookline/pkg/payments"
+	"github.com/hookline/hookline/pkg/paymentworker"
 	"github.com/hookline/hookline/pkg/provider"
 	"github.com/hookline/hookline/pkg/providersim"
 	"github.com/hookline/hookline/pkg/queue"
@@ -108,7 +108,7 @@ func (e *experiment) setUp(ctx context.Context) error {
 }
 
 // worker builds the payment worker with idempotency on or off.
-func (e *experiment) worker(url string) (*payments.Worker, error) {
+func (e *experiment) worker(url string) (*paymentworker.Worker, error) {
 	client, err := provider.New(provider.Config{BaseURL: e.sys.Sim.URL(), Timeout: 2 * time.Second})
 	if err != nil {
 		return nil, err
@@ -117,8 +117,8 @@ func (e *experiment) worker(url string) (*payments.Worker, error) {
 	if err != nil {
 		return nil, err
 	}
-	var reg payments.Registry = unguarded{}
-	var charger payments.Charger = blindCharger{client}
+	var reg paymentworker.Registry = unguarded{}
+	var charger paymentworker.Charger = blindCharger{client}
 	if e.cfg.Idempotency {
 		store, err := idempotency.NewDynamoDB(idempotency.DynamoDBConfig{Client: e.sys.AWS.DynamoDB, Table: e.sys.AWS.TableName("IdempotencyTable")})
 		if err != nil {
@@ -129,7 +129,7 @@ func (e *experiment) worker(url string) (*payments.Worker, error) {
 		}
 		charger = client
 	}
-	return payments.New(payments.Config{
+	return paymentworker.New(paymentworker.Config{
 		Registry: reg, Provider: watchedCharger{Charger: charger, o: e.obs}, Queue: watchedQueue{Queue: q, o: e.obs},
 		Concurrency: 10, Logger: e.cfg.Logger,
 	})

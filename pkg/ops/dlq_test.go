@@ -15,7 +15,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
 	"github.com/hookline/hookline/pkg/ops"
-	"github.com/hookline/hookline/pkg/payments"
+	"github.com/hookline/hookline/pkg/paymentworker"
 	"github.com/hookline/hookline/pkg/testkit"
 )
 
@@ -26,7 +26,7 @@ func seedPayments(t *testing.T, h *harness) {
 	ctx := context.Background()
 	for _, id := range []string{"evt_done", "evt_wip", "evt_new"} {
 		body := paymentBody(id, 1200)
-		p, err := payments.ParseMessage(events.SQSMessage{Body: body, MessageAttributes: map[string]events.SQSMessageAttribute{
+		p, err := paymentworker.ParseMessage(events.SQSMessage{Body: body, MessageAttributes: map[string]events.SQSMessageAttribute{
 			"source": {DataType: "String", StringValue: aws.String("payments")}, "event_id": {DataType: "String", StringValue: aws.String(id)},
 		}})
 		must(t, err)
@@ -315,11 +315,11 @@ func TestPeekReadsBodiesWithTheWorkersMappings(t *testing.T) {
 	mappings, err := os.ReadFile("../../testdata/payments/stripe-mappings.json")
 	must(t, err)
 	h := newHarness(t, harnessOptions{vars: map[string]string{"PAYMENT_MAPPINGS": string(mappings)}})
-	ms, err := payments.ParseMappings(mappings)
+	ms, err := paymentworker.ParseMappings(mappings)
 	must(t, err)
 	ctx := context.Background()
 	invoice := `{"id":"evt_inv","type":"invoice.finalized","data":{"object":{"customer":"cus_9","amount_due":4200,"currency":"usd"}}}`
-	p, err := payments.ParseMessageWith(events.SQSMessage{Body: invoice, MessageAttributes: map[string]events.SQSMessageAttribute{
+	p, err := paymentworker.ParseMessageWith(events.SQSMessage{Body: invoice, MessageAttributes: map[string]events.SQSMessageAttribute{
 		"source": {DataType: "String", StringValue: aws.String("payments")}, "event_id": {DataType: "String", StringValue: aws.String("evt_inv")},
 	}}, ms)
 	must(t, err)

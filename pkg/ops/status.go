@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/hookline/hookline/pkg/idempotency"
-	"github.com/hookline/hookline/pkg/payments"
+	"github.com/hookline/hookline/pkg/paymentworker"
 	"github.com/hookline/hookline/pkg/provider"
 	"github.com/hookline/hookline/pkg/spend"
 )
@@ -71,14 +71,14 @@ var _ RegistryStatus = (*idempotency.Registry)(nil)
 // body is read with the worker's mappings (nil: hookline's shape).
 type PaymentsChecker struct {
 	Registry RegistryStatus
-	Mappings *payments.Mappings
+	Mappings *paymentworker.Mappings
 }
 
 // Check implements [Checker].
 func (c PaymentsChecker) Check(ctx context.Context, m Message) Status {
-	p, err := payments.ParseMessageWith(m.lambdaEvent(), c.Mappings)
+	p, err := paymentworker.ParseMessageWith(m.lambdaEvent(), c.Mappings)
 	if err != nil {
-		return Status{State: StateUnknown, Error: payments.MalformedReason(err)}
+		return Status{State: StateUnknown, Error: paymentworker.MalformedReason(err)}
 	}
 	st := Status{Key: p.Key()}
 	rec, found, err := c.Registry.Status(ctx, p.Key())
@@ -192,12 +192,12 @@ func NewCheckers(r *Resolver, d CheckerDeps) (map[string]Checker, error) {
 
 // consumerMappings reads the PAYMENT_MAPPINGS of a queue's consumer; nil
 // when it has none.
-func consumerMappings(r *Resolver, queue string) (*payments.Mappings, error) {
+func consumerMappings(r *Resolver, queue string) (*paymentworker.Mappings, error) {
 	raw, ok := r.ConsumerVar(queue, "PAYMENT_MAPPINGS")
 	if !ok || raw == "" {
 		return nil, nil
 	}
-	ms, err := payments.ParseMappings([]byte(raw))
+	ms, err := paymentworker.ParseMappings([]byte(raw))
 	if err != nil {
 		return nil, fmt.Errorf("ops: PAYMENT_MAPPINGS of %s's consumer: %w", queue, err)
 	}

@@ -14,7 +14,7 @@ import (
 	"github.com/hookline/hookline/pkg/idempotency"
 	"github.com/hookline/hookline/pkg/lambdalocal"
 	"github.com/hookline/hookline/pkg/ops"
-	"github.com/hookline/hookline/pkg/payments"
+	"github.com/hookline/hookline/pkg/paymentworker"
 	"github.com/hookline/hookline/pkg/provider"
 	"github.com/hookline/hookline/pkg/providersim"
 	"github.com/hookline/hookline/pkg/queue"
@@ -40,7 +40,7 @@ func startPaymentWorker(t *testing.T, h *harness) (*providersim.Sim, *lambdaloca
 	must(t, err)
 	q, err := queue.New(queue.Config{SQS: h.env.SQS, URL: url, DeadLetterURL: h.env.QueueURL("payments-dlq")})
 	must(t, err)
-	worker, err := payments.New(payments.Config{Registry: h.registry, Provider: client, Queue: q, RetryBase: 200 * time.Millisecond})
+	worker, err := paymentworker.New(paymentworker.Config{Registry: h.registry, Provider: client, Queue: q, RetryBase: 200 * time.Millisecond})
 	must(t, err)
 	mapping, err := lambdalocal.NewSQSMapping(lambdalocal.SQSMappingConfig{
 		SQS: h.env.SQS, QueueURL: url, Function: "PaymentWorkerFunction", Handler: worker.Handle,
@@ -72,7 +72,7 @@ func TestRedriveThenWorkerChargesEachEventOnce(t *testing.T) {
 	// and evt_wip, claimed by a worker that died before charging (its claim
 	// runs out in 2 s), and evt_new, never processed
 	wip := paymentBody("evt_wip", 700)
-	p, err := payments.ParseMessage(events.SQSMessage{Body: wip, MessageAttributes: map[string]events.SQSMessageAttribute{
+	p, err := paymentworker.ParseMessage(events.SQSMessage{Body: wip, MessageAttributes: map[string]events.SQSMessageAttribute{
 		"source": {DataType: "String", StringValue: aws.String("payments")}, "event_id": {DataType: "String", StringValue: aws.String("evt_wip")},
 	}})
 	must(t, err)

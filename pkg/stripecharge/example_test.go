@@ -9,7 +9,7 @@ import (
 	"github.com/aws/aws-lambda-go/lambda"
 	"github.com/hookline/hookline/pkg/awsconf"
 	"github.com/hookline/hookline/pkg/idempotency"
-	"github.com/hookline/hookline/pkg/payments"
+	"github.com/hookline/hookline/pkg/paymentworker"
 	"github.com/hookline/hookline/pkg/queue"
 	"github.com/hookline/hookline/pkg/stripecharge"
 )
@@ -47,7 +47,7 @@ func Example() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	w, err := payments.New(payments.Config{Registry: reg, Provider: c, Queue: q, Horizon: horizon, ClockSkew: skew})
+	w, err := paymentworker.New(paymentworker.Config{Registry: reg, Provider: c, Queue: q, Horizon: horizon, ClockSkew: skew})
 	if err != nil {
 		log.Fatal(err)
 	}

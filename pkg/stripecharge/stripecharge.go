@@ -14,7 +14,7 @@ import (
 
 	"github.com/stripe/stripe-go/v84"
 
-	"github.com/hookline/hookline/pkg/payments"
+	"github.com/hookline/hookline/pkg/paymentworker"
 	"github.com/hookline/hookline/pkg/provider"
 )
 
@@ -66,13 +66,13 @@ func (c Config) Validate() error {
 	return errors.Join(errs...)
 }
 
-// Client is a [payments.Charger] on Stripe PaymentIntents.
+// Client is a [paymentworker.Charger] on Stripe PaymentIntents.
 type Client struct {
 	sc  *stripe.Client
 	log *slog.Logger
 }
 
-var _ payments.Charger = (*Client)(nil)
+var _ paymentworker.Charger = (*Client)(nil)
 
 // New validates cfg and builds a Client. The stripe-go client is built
 // with no retries of its own: a charge is sent once per call, and what

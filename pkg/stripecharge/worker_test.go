@@ -15,8 +15,8 @@ import (
 
 	"github.com/hookline/hookline/pkg/idempotency"
 	"github.com/hookline/hookline/pkg/localaws"
-	"github.com/hookline/hookline/pkg/payments"
-	"github.com/hookline/hookline/pkg/payments/paymentstest"
+	"github.com/hookline/hookline/pkg/paymentworker"
+	"github.com/hookline/hookline/pkg/paymentworker/paymentworkertest"
 	"github.com/hookline/hookline/pkg/providersim"
 	"github.com/hookline/hookline/pkg/stripecharge"
 )
@@ -37,8 +37,8 @@ const (
 // invoice.finalized mapping for the source "stripe".
 type workerRig struct {
 	sim    *providersim.Sim
-	worker *payments.Worker
-	queue  *paymentstest.RecordingQueue
+	worker *paymentworker.Worker
+	queue  *paymentworkertest.RecordingQueue
 }
 
 func newWorkerRig(t *testing.T, env *localaws.Env) *workerRig {
@@ -58,12 +58,12 @@ func newWorkerRig(t *testing.T, env *localaws.Env) *workerRig {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ms, err := payments.NewMappings(map[string]payments.Mapping{"stripe": payments.StripeInvoiceMapping})
+	ms, err := paymentworker.NewMappings(map[string]paymentworker.Mapping{"stripe": paymentworker.StripeInvoiceMapping})
 	if err != nil {
 		t.Fatal(err)
 	}
-	q := paymentstest.NewRecordingQueue()
-	w, err := payments.New(payments.Config{Registry: reg, Provider: client, Queue: q, Mappings: ms,
+	q := paymentworkertest.NewRecordingQueue()
+	w, err := paymentworker.New(paymentworker.Config{Registry: reg, Provider: client, Queue: q, Mappings: ms,
 		RetryBase: 100 * time.Millisecond, Horizon: drillHorizon, ClockSkew: drillSkew})
 	if err != nil {
 		t.Fatal(err)

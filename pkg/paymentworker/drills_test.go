@@ -1,4 +1,4 @@
-package payments_test
+package paymentworker_test
 
 import (
 	"context"
@@ -13,7 +13,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
 	"github.com/hookline/hookline/pkg/idempotency"
-	"github.com/hookline/hookline/pkg/payments"
+	"github.com/hookline/hookline/pkg/paymentworker"
 	"github.com/hookline/hookline/pkg/provider"
 	"github.com/hookline/hookline/pkg/providersim"
 	"github.com/hookline/hookline/pkg/testkit"
@@ -87,7 +87,7 @@ func TestDrillCrashBetweenClaimAndCharge(t *testing.T) {
 	// invocation deadline bounds the claim),
 	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 	defer cancel()
-	held, err := r.reg.Claim(ctx, "payments:evt_crash1", payments.Payment{Charge: provider.ChargeRequest{Customer: "cus_evt_crash1", Amount: 1500, Currency: "usd"}}.Hash())
+	held, err := r.reg.Claim(ctx, "payments:evt_crash1", paymentworker.Payment{Charge: provider.ChargeRequest{Customer: "cus_evt_crash1", Amount: 1500, Currency: "usd"}}.Hash())
 	must(t, err)
 	if held.Status != idempotency.Claimed {
 		t.Fatalf("setup claim = %v", held.Status)
@@ -107,7 +107,7 @@ func TestDrillCrashBetweenClaimAndCharge(t *testing.T) {
 
 func TestDrillCrashBetweenChargeAndComplete(t *testing.T) {
 	r := newRig(t, rigOptions{})
-	p, err := payments.ParseMessage(sqsMessage("evt_crash2", paymentBody("evt_crash2", 2500)))
+	p, err := paymentworker.ParseMessage(sqsMessage("evt_crash2", paymentBody("evt_crash2", 2500)))
 	must(t, err)
 	// Given a worker that claimed, charged and died before Complete,
 	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
@@ -246,7 +246,7 @@ func sqsMessage(eventID, body string) events.SQSMessage {
 func TestReplayReturnsStoredResultWithoutCallingProvider(t *testing.T) {
 	r := newRig(t, rigOptions{})
 	counting := &countingCharger{Charger: r.client}
-	w, err := payments.New(payments.Config{Registry: r.reg, Provider: counting, Queue: noQueue{}})
+	w, err := paymentworker.New(paymentworker.Config{Registry: r.reg, Provider: counting, Queue: noQueue{}})
 	must(t, err)
 	msg := sqsMessage("evt_replay", paymentBody("evt_replay", 7700))
 	for i := range 3 {
@@ -267,7 +267,7 @@ func TestReplayReturnsStoredResultWithoutCallingProvider(t *testing.T) {
 func TestDeclineCompletesWithoutRetry(t *testing.T) {
 	r := newRig(t, rigOptions{})
 	counting := &countingCharger{Charger: r.client}
-	w, err := payments.New(payments.Config{Registry: r.reg, Provider: counting, Queue: noQueue{}})
+	w, err := paymentworker.New(paymentworker.Config{Registry: r.reg, Provider: counting, Queue: noQueue{}})
 	must(t, err)
 	// Amounts ending in 02 are declined by the simulator.
 	msg := sqsMessage("evt_decl", paymentBody("evt_decl", 1002))

@@ -1,4 +1,4 @@
-package payments_test
+package paymentworker_test
 
 import (
 	"context"
@@ -21,7 +21,7 @@ import (
 	"github.com/hookline/hookline/pkg/idempotency"
 	"github.com/hookline/hookline/pkg/lambdalocal"
 	"github.com/hookline/hookline/pkg/localaws"
-	"github.com/hookline/hookline/pkg/payments"
+	"github.com/hookline/hookline/pkg/paymentworker"
 	"github.com/hookline/hookline/pkg/provider"
 	"github.com/hookline/hookline/pkg/providersim"
 	"github.com/hookline/hookline/pkg/queue"
@@ -165,7 +165,7 @@ var modelProviders = []modelProvider{
 //
 // A failure prints its seed; replay it with
 //
-//	go test -run 'TestFaultModel$' -seed N ./pkg/payments
+//	go test -run 'TestFaultModel$' -seed N ./pkg/paymentworker
 func TestFaultModel(t *testing.T) {
 	seed := seedOrNew(t)
 	events := *modelEvents
@@ -197,7 +197,7 @@ func TestFaultMatrix(t *testing.T) {
 
 func checkModel(t *testing.T, seed uint64, rep modelReport, minSuccess float64) {
 	t.Helper()
-	replay := fmt.Sprintf("replay: go test -run 'TestFaultModel$' -seed %d ./pkg/payments", seed)
+	replay := fmt.Sprintf("replay: go test -run 'TestFaultModel$' -seed %d ./pkg/paymentworker", seed)
 	if len(rep.problems) > 0 {
 		t.Errorf("seed %d: %d events broke an invariant (%s), e.g.:\n%s", seed, len(rep.problems), replay, strings.Join(rep.problems[:min(len(rep.problems), 10)], "\n"))
 	}
@@ -347,7 +347,7 @@ func (m *model) startWorker(ctx context.Context) <-chan struct{} {
 	client := m.charger()
 	q, err := queue.New(queue.Config{SQS: m.env.SQS, URL: m.url, DeadLetterURL: m.dlq})
 	must(t, err)
-	w, err := payments.New(payments.Config{
+	w, err := paymentworker.New(paymentworker.Config{
 		Registry: chaosRegistry{Registry: m.reg, c: c, settled: &m.settled}, Provider: chaosCharger{Charger: client, c: c},
 		Queue: q, RetryBase: 100 * time.Millisecond, Horizon: modelHorizon, ClockSkew: modelSkew,
 	})
@@ -368,7 +368,7 @@ func (m *model) startWorker(ctx context.Context) <-chan struct{} {
 }
 
 // charger is the provider client of the model's provider.
-func (m *model) charger() payments.Charger {
+func (m *model) charger() paymentworker.Charger {
 	if m.provider.stripe {
 		c, err := stripecharge.New(stripecharge.Config{APIKey: "sk_test_model", URL: m.sim.URL(), Timeout: modelClientTimeout})
 		must(m.t, err)

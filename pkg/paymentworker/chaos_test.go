@@ -1,4 +1,4 @@
-package payments_test
+package paymentworker_test
 
 import (
 	"context"
@@ -16,7 +16,7 @@ import (
 	ddbtypes "github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/hookline/hookline/pkg/idempotency"
-	"github.com/hookline/hookline/pkg/payments"
+	"github.com/hookline/hookline/pkg/paymentworker"
 	"github.com/hookline/hookline/pkg/provider"
 )
 
@@ -89,7 +89,7 @@ var errCrashed = errors.New("worker process crashed")
 // crashingHandler runs the worker so that a step may kill the whole
 // invocation: the batch fails, nothing is deleted, and the goroutine that
 // crashed does nothing more. Others see their context cancelled.
-func crashingHandler(w *payments.Worker) func(context.Context, events.SQSEvent) (events.SQSEventResponse, error) {
+func crashingHandler(w *paymentworker.Worker) func(context.Context, events.SQSEvent) (events.SQSEventResponse, error) {
 	return func(ctx context.Context, ev events.SQSEvent) (events.SQSEventResponse, error) {
 		c := &crash{ch: make(chan struct{}), ended: ctx.Done()}
 		ctx, cancel := context.WithCancel(context.WithValue(ctx, crashKey{}, c))
@@ -169,7 +169,7 @@ func (c *chaos) die(ctx context.Context) {
 
 // chaosRegistry is the registry with worker faults around every call.
 type chaosRegistry struct {
-	payments.Registry
+	paymentworker.Registry
 	c *chaos
 	// settled records keys known to be completed.
 	settled *sync.Map
@@ -203,7 +203,7 @@ func (r chaosRegistry) Release(ctx context.Context, key, token string, at time.T
 // chaosCharger is the provider client with worker faults around every
 // call.
 type chaosCharger struct {
-	payments.Charger
+	paymentworker.Charger
 	c *chaos
 }
 

@@ -1,4 +1,4 @@
-package payments_test
+package paymentworker_test
 
 import (
 	"bytes"
@@ -12,18 +12,18 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 
-	"github.com/hookline/hookline/pkg/payments"
+	"github.com/hookline/hookline/pkg/paymentworker"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files in testdata/")
 
-func exampleMappings(t *testing.T) *payments.Mappings {
+func exampleMappings(t *testing.T) *paymentworker.Mappings {
 	t.Helper()
 	raw, err := os.ReadFile("testdata/mapping/mappings.example.json")
 	if err != nil {
 		t.Fatal(err)
 	}
-	ms, err := payments.ParseMappings(raw)
+	ms, err := paymentworker.ParseMappings(raw)
 	if err != nil {
 		t.Fatalf("the shipped example does not parse: %v", err)
 	}
@@ -49,7 +49,7 @@ type mapped struct {
 
 // TestMappingGolden maps each shipped fixture with the shipped example
 // configuration, twice, and compares the result with its golden file
-// (go test -run TestMappingGolden ./pkg/payments -update rewrites them).
+// (go test -run TestMappingGolden ./pkg/paymentworker -update rewrites them).
 func TestMappingGolden(t *testing.T) {
 	ms := exampleMappings(t)
 	tests := []struct{ name, source, fixture string }{
@@ -66,13 +66,13 @@ func TestMappingGolden(t *testing.T) {
 				t.Fatal(err)
 			}
 			run := func() []byte {
-				p, err := payments.ParseMessageWith(mappingMessage(tc.source, string(body)), ms)
+				p, err := paymentworker.ParseMessageWith(mappingMessage(tc.source, string(body)), ms)
 				out := mapped{Source: tc.source}
 				if err != nil {
-					if !errors.Is(err, payments.ErrMalformed) {
+					if !errors.Is(err, paymentworker.ErrMalformed) {
 						t.Fatalf("error %v does not wrap ErrMalformed", err)
 					}
-					out.DLQWith = payments.MalformedReason(err)
+					out.DLQWith = paymentworker.MalformedReason(err)
 				} else {
 					out.Key, out.Charge, out.Hash = p.Key(), p.Charge, p.Hash()
 				}
@@ -116,8 +116,8 @@ func TestParseMappingsErrorsNameSourceAndField(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := payments.ParseMappings([]byte(tc.raw))
-			if !errors.Is(err, payments.ErrBadMapping) {
+			_, err := paymentworker.ParseMappings([]byte(tc.raw))
+			if !errors.Is(err, paymentworker.ErrBadMapping) {
 				t.Fatalf("err %v, want ErrBadMapping", err)
 			}
 			for _, w := range tc.want {
@@ -130,7 +130,7 @@ func TestParseMappingsErrorsNameSourceAndField(t *testing.T) {
 }
 
 func TestMappingApply(t *testing.T) {
-	m := payments.Mapping{EventID: "/meta/ids/0", Customer: "/a~1b/c~0d", Amount: "/items/1/cents", Currency: "/cur"}
+	m := paymentworker.Mapping{EventID: "/meta/ids/0", Customer: "/a~1b/c~0d", Amount: "/items/1/cents", Currency: "/cur"}
 	tests := []struct {
 		name, body, eventID string
 		wantErr             string
@@ -164,19 +164,19 @@ func TestMappingApply(t *testing.T) {
 }
 
 func TestMappingsFor(t *testing.T) {
-	ms, err := payments.NewMappings(map[string]payments.Mapping{"stripe": payments.StripeInvoiceMapping})
+	ms, err := paymentworker.NewMappings(map[string]paymentworker.Mapping{"stripe": paymentworker.StripeInvoiceMapping})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if ms.For("stripe") != payments.StripeInvoiceMapping || ms.For("other") != payments.HooklineMapping {
+	if ms.For("stripe") != paymentworker.StripeInvoiceMapping || ms.For("other") != paymentworker.HooklineMapping {
 		t.Fatalf("stripe -> %+v, other -> %+v", ms.For("stripe"), ms.For("other"))
 	}
-	var none *payments.Mappings
-	if none.For("x") != payments.HooklineMapping || payments.DefaultMappings().For("x") != payments.HooklineMapping {
+	var none *paymentworker.Mappings
+	if none.For("x") != paymentworker.HooklineMapping || paymentworker.DefaultMappings().For("x") != paymentworker.HooklineMapping {
 		t.Fatal("no mappings must mean hookline's shape")
 	}
-	withDefault, err := payments.NewMappings(map[string]payments.Mapping{"*": payments.StripeInvoiceMapping})
-	if err != nil || withDefault.For("anything") != payments.StripeInvoiceMapping {
+	withDefault, err := paymentworker.NewMappings(map[string]paymentworker.Mapping{"*": paymentworker.StripeInvoiceMapping})
+	if err != nil || withDefault.For("anything") != paymentworker.StripeInvoiceMapping {
 		t.Fatalf("the * mapping must apply to unnamed sources: %v", err)
 	}
 }
@@ -188,7 +188,7 @@ func BenchmarkParseMessageWith(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	ms, err := payments.ParseMappings(raw)
+	ms, err := paymentworker.ParseMappings(raw)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -204,7 +204,7 @@ func BenchmarkParseMessageWith(b *testing.B) {
 		b.Run(bc.name, func(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
-				if _, err := payments.ParseMessageWith(m, ms); err != nil {
+				if _, err := paymentworker.ParseMessageWith(m, ms); err != nil {
 					b.Fatal(err)
 				}
 			}

@@ -1,4 +1,4 @@
-package payments_test
+package paymentworker_test
 
 import (
 	"bytes"
@@ -20,7 +20,7 @@ import (
 	"github.com/hookline/hookline/pkg/lab"
 	"github.com/hookline/hookline/pkg/lambdalocal"
 	"github.com/hookline/hookline/pkg/localrun"
-	"github.com/hookline/hookline/pkg/payments"
+	"github.com/hookline/hookline/pkg/paymentworker"
 	"github.com/hookline/hookline/pkg/provider"
 	"github.com/hookline/hookline/pkg/queue"
 	"github.com/hookline/hookline/pkg/webhook"
@@ -28,7 +28,7 @@ import (
 
 // timedCharger records when each event's charge settled.
 type timedCharger struct {
-	payments.Charger
+	paymentworker.Charger
 	mu   sync.Mutex
 	done map[string]time.Time
 }
@@ -83,7 +83,7 @@ func runPaymentsE2E(b *testing.B, n int, registry bool) {
 	}
 	client, _ := provider.New(provider.Config{BaseURL: sys.Sim.URL(), Timeout: 2 * time.Second})
 	charger := &timedCharger{Charger: client, done: map[string]time.Time{}}
-	var reg payments.Registry
+	var reg paymentworker.Registry
 	if registry {
 		store, _ := idempotency.NewDynamoDB(idempotency.DynamoDBConfig{Client: sys.AWS.DynamoDB, Table: sys.AWS.TableName("IdempotencyTable")})
 		reg, _ = idempotency.New(idempotency.Config{Store: store, Namespace: "payments", CacheSize: 10000})
@@ -91,7 +91,7 @@ func runPaymentsE2E(b *testing.B, n int, registry bool) {
 		reg, charger.Charger = noRegistry{}, naiveCharger{client}
 	}
 	q, _ := queue.New(queue.Config{SQS: sys.AWS.SQS, URL: url, DeadLetterURL: sys.AWS.QueueURL("payments-dlq")})
-	w, err := payments.New(payments.Config{Registry: reg, Provider: charger, Queue: q})
+	w, err := paymentworker.New(paymentworker.Config{Registry: reg, Provider: charger, Queue: q})
 	if err != nil {
 		b.Fatal(err)
 	}

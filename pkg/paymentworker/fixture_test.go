@@ -1,4 +1,4 @@
-package payments_test
+package paymentworker_test
 
 import (
 	"context"
@@ -11,8 +11,8 @@ import (
 
 	"github.com/hookline/hookline/pkg/idempotency"
 	"github.com/hookline/hookline/pkg/localaws"
-	"github.com/hookline/hookline/pkg/payments"
-	"github.com/hookline/hookline/pkg/payments/paymentstest"
+	"github.com/hookline/hookline/pkg/paymentworker"
+	"github.com/hookline/hookline/pkg/paymentworker/paymentworkertest"
 	"github.com/hookline/hookline/pkg/provider"
 	"github.com/hookline/hookline/pkg/providersim"
 )
@@ -37,7 +37,7 @@ func TestHandlesTheSQSBatchFixture(t *testing.T) {
 	must(t, err)
 	reg, err := idempotency.New(idempotency.Config{Store: store, Namespace: "payments"})
 	must(t, err)
-	w, err := payments.New(payments.Config{Registry: reg, Provider: client, Queue: paymentstest.NewRecordingQueue()})
+	w, err := paymentworker.New(paymentworker.Config{Registry: reg, Provider: client, Queue: paymentworkertest.NewRecordingQueue()})
 	must(t, err)
 	for round := 1; round <= 2; round++ {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)

@@ -1,4 +1,4 @@
-package payments_test
+package paymentworker_test
 
 import (
 	"context"
@@ -12,8 +12,8 @@ import (
 
 	"github.com/hookline/hookline/pkg/idempotency"
 	"github.com/hookline/hookline/pkg/localaws"
-	"github.com/hookline/hookline/pkg/payments"
-	"github.com/hookline/hookline/pkg/payments/paymentstest"
+	"github.com/hookline/hookline/pkg/paymentworker"
+	"github.com/hookline/hookline/pkg/paymentworker/paymentworkertest"
 	"github.com/hookline/hookline/pkg/provider"
 	"github.com/hookline/hookline/pkg/providersim"
 )
@@ -29,8 +29,8 @@ type contractRig struct {
 	client  *provider.Client
 	reg     *idempotency.Registry
 	store   idempotency.Store
-	queue   *paymentstest.RecordingQueue
-	worker  *payments.Worker
+	queue   *paymentworkertest.RecordingQueue
+	worker  *paymentworker.Worker
 	timeout time.Duration // the function timeout of one delivery
 }
 
@@ -52,7 +52,7 @@ func newContractRig(t *testing.T, env *localaws.Env, profile providersim.Profile
 	t.Cleanup(func() { sim.Close() })
 	client, err := provider.New(provider.Config{BaseURL: sim.URL(), Timeout: contractClientTimeout, MaxAttempts: 4, BaseBackoff: 10 * time.Millisecond, MaxBackoff: 50 * time.Millisecond})
 	must(t, err)
-	r := &contractRig{env: env, sim: sim, client: client, queue: paymentstest.NewRecordingQueue(), timeout: 2 * time.Second}
+	r := &contractRig{env: env, sim: sim, client: client, queue: paymentworkertest.NewRecordingQueue(), timeout: 2 * time.Second}
 	store, err := idempotency.NewDynamoDB(idempotency.DynamoDBConfig{Client: env.DynamoDB, Table: env.TableName("IdempotencyTable")})
 	must(t, err)
 	r.store = store

@@ -1,4 +1,4 @@
-// Package payments is the payment worker: it turns payment events from the
+// Package paymentworker is the payment worker: it turns payment events from the
 // payments queue into at most one charge each, under at-least-once
 // delivery and a hostile provider (docs/provider-contract.md).
 //
@@ -27,4 +27,4 @@
 // rejects, and a message on its last receive; every dead-lettered copy
 // carries failure_reason (and first_failure_reason) attributes for the ops
 // CLI.
-package payments
+package paymentworker

@@ -1,4 +1,4 @@
-package payments_test
+package paymentworker_test
 
 import (
 	"context"
@@ -15,7 +15,7 @@ import (
 	"github.com/hookline/hookline/pkg/idempotency"
 	"github.com/hookline/hookline/pkg/lambdalocal"
 	"github.com/hookline/hookline/pkg/localaws"
-	"github.com/hookline/hookline/pkg/payments"
+	"github.com/hookline/hookline/pkg/paymentworker"
 	"github.com/hookline/hookline/pkg/provider"
 	"github.com/hookline/hookline/pkg/providersim"
 	"github.com/hookline/hookline/pkg/queue"
@@ -29,7 +29,7 @@ type rig struct {
 	sim     *providersim.Sim
 	client  *provider.Client
 	reg     *idempotency.Registry
-	worker  *payments.Worker
+	worker  *paymentworker.Worker
 	mapping *lambdalocal.SQSMapping
 	url     string
 }
@@ -84,12 +84,12 @@ func newRig(t *testing.T, o rigOptions) *rig {
 	must(t, err)
 	q, err := queue.New(queue.Config{SQS: r.env.SQS, URL: r.url, DeadLetterURL: r.env.QueueURL("payments-dlq")})
 	must(t, err)
-	var registry payments.Registry = r.reg
-	var charger payments.Charger = r.client
+	var registry paymentworker.Registry = r.reg
+	var charger paymentworker.Charger = r.client
 	if o.noRegistry {
 		registry, charger = noRegistry{}, naiveCharger{r.client}
 	}
-	r.worker, err = payments.New(payments.Config{Registry: registry, Provider: charger, Queue: q, RetryBase: 200 * time.Millisecond, Horizon: rigHorizon, ClockSkew: rigSkew})
+	r.worker, err = paymentworker.New(paymentworker.Config{Registry: registry, Provider: charger, Queue: q, RetryBase: 200 * time.Millisecond, Horizon: rigHorizon, ClockSkew: rigSkew})
 	must(t, err)
 	r.mapping, err = lambdalocal.NewSQSMapping(lambdalocal.SQSMappingConfig{
 		SQS: r.env.SQS, QueueURL: r.url, Function: "PaymentWorkerFunction", Handler: r.worker.Handle,
@@ -178,7 +178,7 @@ func (r *rig) acked() int { return int(r.mapping.Stats().Deleted.Load()) }
 
 // countingCharger counts provider calls the worker makes.
 type countingCharger struct {
-	payments.Charger
+	paymentworker.Charger
 	calls atomic.Int32
 }
 

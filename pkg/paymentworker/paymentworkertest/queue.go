@@ -1,4 +1,4 @@
-package paymentstest
+package paymentworkertest
 
 import (
 	"context"
@@ -7,10 +7,10 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 
-	"github.com/hookline/hookline/pkg/payments"
+	"github.com/hookline/hookline/pkg/paymentworker"
 )
 
-// RecordingQueue is a [payments.Queue] that records the waits and dead
+// RecordingQueue is a [paymentworker.Queue] that records the waits and dead
 // letters the worker asks for. It is safe for concurrent use.
 type RecordingQueue struct {
 	mu    sync.Mutex
@@ -18,21 +18,21 @@ type RecordingQueue struct {
 	dead  map[string]string
 }
 
-var _ payments.Queue = (*RecordingQueue)(nil)
+var _ paymentworker.Queue = (*RecordingQueue)(nil)
 
 // NewRecordingQueue returns an empty RecordingQueue.
 func NewRecordingQueue() *RecordingQueue {
 	return &RecordingQueue{after: map[string]time.Duration{}, dead: map[string]string{}}
 }
 
-// RetryAfter implements [payments.Queue].
+// RetryAfter implements [paymentworker.Queue].
 func (q *RecordingQueue) RetryAfter(_ context.Context, receipt string, d time.Duration) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	q.after[receipt] = d
 }
 
-// DeadLetter implements [payments.Queue].
+// DeadLetter implements [paymentworker.Queue].
 func (q *RecordingQueue) DeadLetter(_ context.Context, m events.SQSMessage, reason string) error {
 	q.mu.Lock()
 	defer q.mu.Unlock()
@@ -40,7 +40,7 @@ func (q *RecordingQueue) DeadLetter(_ context.Context, m events.SQSMessage, reas
 	return nil
 }
 
-// MaxReceiveCount implements [payments.Queue]: 10.
+// MaxReceiveCount implements [paymentworker.Queue]: 10.
 func (q *RecordingQueue) MaxReceiveCount(context.Context) int { return 10 }
 
 // TakeRetryAfter returns, and forgets, the wait the worker asked for

@@ -1,4 +1,0 @@
-// Package paymentstest holds test helpers for code that drives the payment
-// worker of package payments: a queue that records what the worker asks of
-// it, so drills can obey it the way SQS would.
-package paymentstest
