@@ -3,7 +3,7 @@ package main
 import (
 	"github.com/spf13/cobra"
 
-	"github.com/hookline/hookline/pkg/template"
+	"github.com/hookline/hookline/pkg/stack"
 	"github.com/hookline/hookline/pkg/webhook"
 )
 
@@ -13,7 +13,7 @@ func completeDLQs(_ *cobra.Command, args []string, _ string) ([]string, cobra.Sh
 	if len(args) > 0 {
 		return nil, cobra.ShellCompDirectiveNoFileComp
 	}
-	t, err := template.Embedded()
+	t, err := stack.Embedded()
 	if err != nil {
 		return nil, cobra.ShellCompDirectiveError
 	}
@@ -27,7 +27,7 @@ func completeDLQs(_ *cobra.Command, args []string, _ string) ([]string, cobra.Sh
 // completeSources completes webhook source names from the receiver's
 // HOOKLINE_SOURCES in the embedded template.
 func completeSources(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
-	t, err := template.Embedded()
+	t, err := stack.Embedded()
 	if err != nil {
 		return nil, cobra.ShellCompDirectiveError
 	}

@@ -20,7 +20,7 @@ import (
 	"github.com/hookline/hookline/pkg/ops"
 	"github.com/hookline/hookline/pkg/reconcile"
 	"github.com/hookline/hookline/pkg/spend"
-	"github.com/hookline/hookline/pkg/template"
+	"github.com/hookline/hookline/pkg/stack"
 )
 
 // stderr receives errors and progress; tests may replace it.
@@ -175,7 +175,7 @@ func connect(ctx context.Context, verbose bool) (*opsConn, error) {
 		return nil, err
 	}
 	db, sqsClient := awsconf.DynamoDB(cfg, ""), awsconf.SQS(cfg, "")
-	tmpl, err := template.Embedded()
+	tmpl, err := stack.Embedded()
 	if err != nil {
 		return nil, err
 	}

@@ -14,18 +14,18 @@ import (
 	"github.com/hookline/hookline/pkg/app"
 	"github.com/hookline/hookline/pkg/awsconf"
 	"github.com/hookline/hookline/pkg/config"
-	"github.com/hookline/hookline/pkg/template"
+	"github.com/hookline/hookline/pkg/stack"
 )
 
 // deployedEnv is a function's environment as CloudFormation would set it:
 // references to queues and tables become URLs and names, parameters take
 // their defaults, and parameters without one take the values a deployer
 // must pass.
-func deployedEnv(t *testing.T, tpl *template.Template, fn template.Function) func(string) (string, bool) {
+func deployedEnv(t *testing.T, tpl *stack.Template, fn stack.Function) func(string) (string, bool) {
 	t.Helper()
 	given := map[string]string{"ReconRoutingKey": "deployer-routing-key"}
 	resolve := func(v string) string {
-		id := template.LogicalID(v)
+		id := stack.LogicalID(v)
 		if id == v {
 			return v
 		}
@@ -65,7 +65,7 @@ func deployedEnv(t *testing.T, tpl *template.Template, fn template.Function) fun
 // variable that only local runs set cannot hide a cold-start failure in
 // AWS. Nothing here calls AWS.
 func TestEveryFunctionStartsFromItsTemplateEnvironment(t *testing.T) {
-	tpl, err := template.LoadDefault()
+	tpl, err := stack.LoadDefault()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -116,7 +116,7 @@ func handlerKind(h app.Handler) string {
 }
 
 // invokedBy names what invokes a function in tpl.
-func invokedBy(tpl *template.Template, logicalID string) string {
+func invokedBy(tpl *stack.Template, logicalID string) string {
 	for _, r := range tpl.Routes {
 		if r.Function == logicalID {
 			return "HTTP API"
@@ -139,7 +139,7 @@ func invokedBy(tpl *template.Template, logicalID string) string {
 // the provider API key or a PagerDuty routing key in plain text; each names
 // its Secrets Manager secret, which the function may read and nothing more.
 func TestCredentialsComeFromSecretsManager(t *testing.T) {
-	tpl, err := template.LoadDefault()
+	tpl, err := stack.LoadDefault()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -154,12 +154,12 @@ func TestCredentialsComeFromSecretsManager(t *testing.T) {
 				continue
 			}
 			uses++
-			secret := template.LogicalID(ref)
+			secret := stack.LogicalID(ref)
 			granted := false
 			for _, st := range fn.Statements {
 				for _, a := range st.Action {
 					for _, r := range st.Resource {
-						if a == "secretsmanager:GetSecretValue" && template.LogicalID(r) == secret {
+						if a == "secretsmanager:GetSecretValue" && stack.LogicalID(r) == secret {
 							granted = true
 						}
 					}

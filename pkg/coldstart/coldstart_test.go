@@ -18,7 +18,7 @@ import (
 	"time"
 
 	"github.com/hookline/hookline/pkg/localaws"
-	"github.com/hookline/hookline/pkg/template"
+	"github.com/hookline/hookline/pkg/stack"
 )
 
 // ldflags are the release link flags of `make build`.
@@ -189,7 +189,7 @@ func BenchmarkBootstrap(b *testing.B) {
 	baseline := median(base)
 	b.Logf("baseline: minimal lambda.Start bootstrap init %s (median of %d)", baseline, initRuns)
 
-	tpl, err := template.LoadDefault()
+	tpl, err := stack.LoadDefault()
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -221,7 +221,7 @@ func BenchmarkBootstrap(b *testing.B) {
 					fenv = append(fenv, name+"=coldstart-"+strings.ToLower(name))
 					continue
 				}
-				if id := template.LogicalID(v); id != v {
+				if id := stack.LogicalID(v); id != v {
 					// A parameter: its default, as a deployer would leave it.
 					if p, ok := tpl.Raw().Parameters[id]; ok && p.Default != nil {
 						v = fmt.Sprint(p.Default)

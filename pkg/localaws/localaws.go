@@ -18,13 +18,13 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
 	"github.com/hookline/hookline/pkg/awsconf"
-	"github.com/hookline/hookline/pkg/template"
+	"github.com/hookline/hookline/pkg/stack"
 )
 
 // Options configures [Start].
 type Options struct {
 	// Template is the parsed infra/template.yaml; nil loads the repository's.
-	Template *template.Template
+	Template *stack.Template
 	// Prefix is prepended to every queue and table name. Tests set it when
 	// they share an external endpoint, so runs do not collide.
 	Prefix string
@@ -44,7 +44,7 @@ type Env struct {
 	SQS            *sqs.Client
 	DynamoEndpoint string
 	SQSEndpoint    string
-	Template       *template.Template
+	Template       *stack.Template
 	// Calls counts every call made through DynamoDB and SQS above.
 	Calls *Calls
 
@@ -64,7 +64,7 @@ func Start(ctx context.Context, opts Options) (_ *Env, err error) {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
 	if opts.Template == nil {
-		if opts.Template, err = template.LoadDefault(); err != nil {
+		if opts.Template, err = stack.LoadDefault(); err != nil {
 			return nil, err
 		}
 	}
@@ -209,7 +209,7 @@ func (e *Env) TableName(name string) string { return e.tables[name] }
 // "getatt:PaymentsQueue.Arn", "ref:IntakeTable") into the local value: a
 // queue URL, an ARN or a table name. Other strings are returned unchanged.
 func (e *Env) Resolve(v string) string {
-	id := template.LogicalID(v)
+	id := stack.LogicalID(v)
 	if id == v {
 		return v
 	}

@@ -14,7 +14,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
 
-	"github.com/hookline/hookline/pkg/template"
+	"github.com/hookline/hookline/pkg/stack"
 )
 
 func (e *Env) createResources(ctx context.Context, prefix string) error {
@@ -40,7 +40,7 @@ func (e *Env) createResources(ctx context.Context, prefix string) error {
 	return nil
 }
 
-func (e *Env) createQueue(ctx context.Context, prefix string, q template.Queue) error {
+func (e *Env) createQueue(ctx context.Context, prefix string, q stack.Queue) error {
 	attrs := map[string]string{
 		string(sqstypes.QueueAttributeNameVisibilityTimeout):      strconv.Itoa(q.VisibilityTimeout),
 		string(sqstypes.QueueAttributeNameMessageRetentionPeriod): strconv.Itoa(q.RetentionPeriod),
@@ -75,7 +75,7 @@ func (e *Env) createQueue(ctx context.Context, prefix string, q template.Queue) 
 	return nil
 }
 
-func (e *Env) createTable(ctx context.Context, prefix string, t template.Table) error {
+func (e *Env) createTable(ctx context.Context, prefix string, t stack.Table) error {
 	name := prefix + t.Name
 	in := createTableInput(name, t)
 	_, err := e.DynamoDB.CreateTable(ctx, in)
@@ -127,7 +127,7 @@ func (e *Env) waitActive(ctx context.Context, name string) error {
 	}
 }
 
-func createTableInput(name string, t template.Table) *dynamodb.CreateTableInput {
+func createTableInput(name string, t stack.Table) *dynamodb.CreateTableInput {
 	attrs := map[string]ddbtypes.ScalarAttributeType{}
 	in := &dynamodb.CreateTableInput{
 		TableName:   aws.String(name),
@@ -149,7 +149,7 @@ func createTableInput(name string, t template.Table) *dynamodb.CreateTableInput 
 	return in
 }
 
-func keySchema(hash template.KeyAttr, rng *template.KeyAttr, attrs map[string]ddbtypes.ScalarAttributeType) []ddbtypes.KeySchemaElement {
+func keySchema(hash stack.KeyAttr, rng *stack.KeyAttr, attrs map[string]ddbtypes.ScalarAttributeType) []ddbtypes.KeySchemaElement {
 	attrs[hash.Name] = ddbtypes.ScalarAttributeType(hash.Type)
 	ks := []ddbtypes.KeySchemaElement{{AttributeName: aws.String(hash.Name), KeyType: ddbtypes.KeyTypeHash}}
 	if rng != nil {

@@ -7,7 +7,7 @@ import (
 
 	"github.com/hookline/hookline/pkg/awsconf"
 	"github.com/hookline/hookline/pkg/ops"
-	"github.com/hookline/hookline/pkg/template"
+	"github.com/hookline/hookline/pkg/stack"
 )
 
 // Redrive a dead-letter queue, deleting without resending the messages whose
@@ -19,7 +19,7 @@ func ExampleOps_Redrive() {
 		log.Fatal(err)
 	}
 	db, sqsClient := awsconf.DynamoDB(cfg, ""), awsconf.SQS(cfg, "")
-	tmpl, err := template.Embedded()
+	tmpl, err := stack.Embedded()
 	if err != nil {
 		log.Fatal(err)
 	}

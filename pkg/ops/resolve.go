@@ -13,7 +13,7 @@ import (
 	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
 
 	"github.com/hookline/hookline/pkg/config"
-	"github.com/hookline/hookline/pkg/template"
+	"github.com/hookline/hookline/pkg/stack"
 )
 
 // QueueLookupAPI is the part of the SQS client a [Resolver] uses.
@@ -25,7 +25,7 @@ type QueueLookupAPI interface {
 // ResolverConfig configures [NewResolver].
 type ResolverConfig struct {
 	// Template is the parsed infra/template.yaml. Required.
-	Template *template.Template
+	Template *stack.Template
 	// SQS looks queue URLs and ARNs up. Required.
 	SQS QueueLookupAPI
 	// Lookup reads environment variables; nil means os.LookupEnv.
@@ -68,7 +68,7 @@ func NewResolver(cfg ResolverConfig) (*Resolver, error) {
 	r := &Resolver{cfg: cfg, tableVars: map[string][]string{}, urls: map[string]string{}, arns: map[string]string{}}
 	for _, fn := range cfg.Template.Functions {
 		for name, v := range fn.Environment {
-			id := template.LogicalID(v)
+			id := stack.LogicalID(v)
 			if id == v {
 				continue
 			}
@@ -93,7 +93,7 @@ func contains(list []string, s string) bool {
 }
 
 // Template returns the template the resolver reads.
-func (r *Resolver) Template() *template.Template { return r.cfg.Template }
+func (r *Resolver) Template() *stack.Template { return r.cfg.Template }
 
 // TableVars returns the variables the template's functions read a table's
 // name from (by logical ID), e.g. ["INTAKE_TABLE"] for IntakeTable.
@@ -131,24 +131,24 @@ func (r *Resolver) Lookup(name string) (string, bool) {
 }
 
 // Queue finds a template queue by QueueName or logical ID.
-func (r *Resolver) Queue(name string) (template.Queue, error) {
+func (r *Resolver) Queue(name string) (stack.Queue, error) {
 	q, ok := r.cfg.Template.Queue(name)
 	if !ok {
-		return template.Queue{}, fmt.Errorf("queue %q: %w", name, ErrUnknownQueue)
+		return stack.Queue{}, fmt.Errorf("queue %q: %w", name, ErrUnknownQueue)
 	}
 	return q, nil
 }
 
 // DeadLetterQueue finds a dead-letter queue and the queue it serves, by
 // the dead-letter queue's name or logical ID.
-func (r *Resolver) DeadLetterQueue(name string) (dlq, source template.Queue, err error) {
+func (r *Resolver) DeadLetterQueue(name string) (dlq, source stack.Queue, err error) {
 	for _, d := range r.cfg.Template.DeadLetterQueues() {
 		if d.Name == name || d.LogicalID == name {
 			src, _ := r.cfg.Template.Queue(d.SourceQueue)
 			return d, src, nil
 		}
 	}
-	return template.Queue{}, template.Queue{}, fmt.Errorf("%q: %w", name, ErrNotDeadLetterQueue)
+	return stack.Queue{}, stack.Queue{}, fmt.Errorf("%q: %w", name, ErrNotDeadLetterQueue)
 }
 
 // QueueURL returns a template queue's URL: QUEUE_URL_<NAME> when set, else
@@ -235,7 +235,7 @@ func (r *Resolver) ConsumerVar(queue, name string) (string, bool) {
 		if got, ok := r.cfg.Lookup(name); ok && got != "" {
 			return got, true
 		}
-		if id := template.LogicalID(v); id != v {
+		if id := stack.LogicalID(v); id != v {
 			if _, isTable := r.cfg.Template.Table(id); isTable {
 				got, err := r.Table(id)
 				return got, err == nil

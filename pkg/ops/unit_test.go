@@ -10,11 +10,11 @@ import (
 
 	"github.com/hookline/hookline/pkg/ops"
 	"github.com/hookline/hookline/pkg/reconcile"
-	"github.com/hookline/hookline/pkg/template"
+	"github.com/hookline/hookline/pkg/stack"
 )
 
 func TestResolverNames(t *testing.T) {
-	tmpl, err := template.LoadDefault()
+	tmpl, err := stack.LoadDefault()
 	must(t, err)
 	env := map[string]string{"LEDGER_TABLE": "prod-ledger", "QUEUE_URL_PAYMENTS_DLQ": "https://sqs.example/1/payments-dlq", "IDEMPOTENCY_NAMESPACE": ""}
 	r, err := ops.NewResolver(ops.ResolverConfig{Template: tmpl, SQS: nilSQS{}, Lookup: func(k string) (string, bool) { v, ok := env[k]; return v, ok }})

@@ -1,4 +1,4 @@
-// Package template reads infra/template.yaml, the one source of truth for
+// Package stack reads infra/template.yaml, the one source of truth for
 // hookline's queues, tables, alarms, functions, routes and schedules.
 //
 // Local runs, the embedded AWS harness and the invariant tests all read the
@@ -10,4 +10,4 @@
 // nothing is deployed: !Ref X becomes "ref:X" and !GetAtt X.Arn becomes
 // "getatt:X.Arn", so a redrive policy or an event source can be followed to
 // the resource it names with [LogicalID]. See the example of [Parse].
-package template
+package stack

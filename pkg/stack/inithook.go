@@ -1,4 +1,4 @@
-package template
+package stack
 
 import (
 	"bytes"
@@ -41,8 +41,8 @@ func GenerateInitHook(t *Template) []byte {
 }
 
 const initHookHeader = `#!/bin/bash
-# Code generated from infra/template.yaml by template.GenerateInitHook. DO NOT EDIT.
-# Regenerate with: go test ./pkg/template -run InitHook -update
+# Code generated from infra/template.yaml by stack.GenerateInitHook. DO NOT EDIT.
+# Regenerate with: go test ./pkg/stack -run InitHook -update
 #
 # LocalStack runs this once it is ready to serve requests. It creates the
 # queues and tables that infra/template.yaml declares, so a local run against

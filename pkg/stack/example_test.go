@@ -1,14 +1,14 @@
-package template_test
+package stack_test
 
 import (
 	"fmt"
 	"log"
 
-	"github.com/hookline/hookline/pkg/template"
+	"github.com/hookline/hookline/pkg/stack"
 )
 
 func Example() {
-	t, err := template.Load("infra/template.yaml")
+	t, err := stack.Load("infra/template.yaml")
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -34,14 +34,14 @@ Resources:
     Properties:
       QueueName: payments-dlq
 `
-	t, err := template.Parse("example.yaml", []byte(yaml))
+	t, err := stack.Parse("example.yaml", []byte(yaml))
 	if err != nil {
 		log.Fatal(err)
 	}
 	for _, q := range t.Queues {
 		fmt.Printf("%s: %s dead-letter=%q max-receives=%d\n", q.LogicalID, q.Name, q.DeadLetterQueue, q.MaxReceiveCount)
 	}
-	fmt.Println(template.LogicalID("getatt:PaymentsDLQ.Arn"))
+	fmt.Println(stack.LogicalID("getatt:PaymentsDLQ.Arn"))
 	// Output:
 	// PaymentsDLQ: payments-dlq dead-letter="" max-receives=0
 	// PaymentsQueue: payments dead-letter="PaymentsDLQ" max-receives=5

@@ -1,4 +1,4 @@
-package template
+package stack
 
 import (
 	"bytes"
@@ -37,10 +37,10 @@ func TestInitHookMatchesTemplate(t *testing.T) {
 	}
 	got, err := os.ReadFile(path)
 	if err != nil {
-		t.Fatalf("%v (run: go test ./pkg/template -run InitHook -update)", err)
+		t.Fatalf("%v (run: go test ./pkg/stack -run InitHook -update)", err)
 	}
 	if !bytes.Equal(got, want) {
-		t.Fatalf("%s differs from what infra/template.yaml generates; run: go test ./pkg/template -run InitHook -update\n%s",
+		t.Fatalf("%s differs from what infra/template.yaml generates; run: go test ./pkg/stack -run InitHook -update\n%s",
 			InitHookPath, firstDifference(got, want))
 	}
 }
