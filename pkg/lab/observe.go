@@ -36,13 +36,18 @@ type observer struct {
 	charged  map[string]time.Time
 	declined map[string]bool
 	dead     map[string]string
-	secs     []Second
-	lat      [][]time.Duration
+	// unsettled holds the accepted events not settled yet, with when each
+	// was due, so that a sample looks at the backlog, not at every event
+	// of the run.
+	unsettled map[string]time.Time
+	secs      []Second
+	lat       [][]time.Duration
 }
 
 func newObserver(start time.Time) *observer {
 	return &observer{start: start, offered: map[string]time.Time{}, accepted: map[string]bool{}, refused: map[string]int{},
-		charged: map[string]time.Time{}, declined: map[string]bool{}, dead: map[string]string{}}
+		charged: map[string]time.Time{}, declined: map[string]bool{}, dead: map[string]string{},
+		unsettled: map[string]time.Time{}}
 }
 
 // at returns the second that t falls in, growing the series.
@@ -72,6 +77,9 @@ func (o *observer) accept(id, refusal string) {
 		return
 	}
 	o.accepted[id] = true
+	if !o.settledLocked(id) { // the worker may settle it before the answer is counted
+		o.unsettled[id] = o.offered[id]
+	}
 	o.at(time.Now()).Accepted++
 }
 
@@ -83,6 +91,7 @@ func (o *observer) settle(id string, res provider.Result) {
 	switch res.Outcome {
 	case provider.Declined:
 		o.declined[id] = true
+		delete(o.unsettled, id)
 	case provider.Succeeded:
 		s := o.at(now)
 		if _, again := o.charged[id]; again {
@@ -90,6 +99,7 @@ func (o *observer) settle(id string, res provider.Result) {
 			return
 		}
 		o.charged[id] = now
+		delete(o.unsettled, id)
 		s.Charged++
 		if due, ok := o.offered[id]; ok {
 			o.lat[s.T] = append(o.lat[s.T], now.Sub(due))
@@ -101,6 +111,7 @@ func (o *observer) deadLetter(id, reason string) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	o.dead[id] = reason
+	delete(o.unsettled, id)
 }
 
 func (o *observer) redelivered(n int) {
@@ -117,11 +128,8 @@ func (o *observer) sample(depth int) {
 	s := o.at(now)
 	s.QueueDepth = depth
 	oldest := now
-	for id := range o.accepted {
-		if o.settledLocked(id) {
-			continue
-		}
-		if due := o.offered[id]; due.Before(oldest) {
+	for _, due := range o.unsettled {
+		if due.Before(oldest) {
 			oldest = due
 		}
 	}
@@ -137,25 +145,36 @@ func (o *observer) settledLocked(id string) bool {
 func (o *observer) open() int {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	n := 0
-	for id := range o.accepted {
-		if !o.settledLocked(id) {
-			n++
-		}
-	}
-	return n
+	return len(o.unsettled)
 }
 
 // series finishes the per-second latencies and returns a copy.
 func (o *observer) series() []Second {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	out := slices.Clone(o.secs)
+	out := make([]Second, len(o.secs))
 	for i := range out {
-		p50, p99 := percentiles(o.lat[i])
-		out[i].P50, out[i].P99 = ms(p50), ms(p99)
+		out[i] = o.secondLocked(i)
 	}
 	return out
+}
+
+// second returns second n with its latencies finished, or false when the
+// run has not reached it.
+func (o *observer) second(n int) (Second, bool) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if n >= len(o.secs) {
+		return Second{}, false
+	}
+	return o.secondLocked(n), true
+}
+
+func (o *observer) secondLocked(i int) Second {
+	s := o.secs[i]
+	p50, p99 := percentiles(o.lat[i])
+	s.P50, s.P99 = ms(p50), ms(p99)
+	return s
 }
 
 // latencies returns every webhook -> charge latency.

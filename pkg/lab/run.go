@@ -288,8 +288,7 @@ func (e *experiment) progress(n int) {
 	if e.cfg.Progress == nil {
 		return
 	}
-	if s := e.obs.series(); n < len(s) {
-		p := s[n]
+	if p, ok := e.obs.second(n); ok {
 		fmt.Fprintf(e.cfg.Progress, "t=%3ds offered %4d accepted %4d charged %4d dup %3d redelivered %3d depth %5d oldest %5.1fs p50 %4.0fms p99 %5.0fms\n",
 			p.T, p.Offered, p.Accepted, p.Charged, p.Duplicates, p.Redeliveries, p.QueueDepth, p.OldestAge, p.P50, p.P99)
 	}
