@@ -11,16 +11,12 @@ import (
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/hookline/hookline/pkg/internal/ddb"
 )
 
-// DB is the part of the DynamoDB client the [Store] uses.
-type DB interface {
-	GetItem(ctx context.Context, in *dynamodb.GetItemInput, optFns ...func(*dynamodb.Options)) (*dynamodb.GetItemOutput, error)
-	PutItem(ctx context.Context, in *dynamodb.PutItemInput, optFns ...func(*dynamodb.Options)) (*dynamodb.PutItemOutput, error)
-	UpdateItem(ctx context.Context, in *dynamodb.UpdateItemInput, optFns ...func(*dynamodb.Options)) (*dynamodb.UpdateItemOutput, error)
-	Query(ctx context.Context, in *dynamodb.QueryInput, optFns ...func(*dynamodb.Options)) (*dynamodb.QueryOutput, error)
-	TransactWriteItems(ctx context.Context, in *dynamodb.TransactWriteItemsInput, optFns ...func(*dynamodb.Options)) (*dynamodb.TransactWriteItemsOutput, error)
-}
+// DB is the DynamoDB client the [Store] uses.
+type DB = ddb.API
 
 var _ DB = (*dynamodb.Client)(nil)
 
@@ -32,31 +28,6 @@ const (
 	skSchedule = "SCHED"
 	skChange   = "SCHED#"
 )
-
-// stampLayout is fixed width, so stored times sort as strings.
-const stampLayout = "2006-01-02T15:04:05.000000000Z"
-
-func stamp(t time.Time) string {
-	if t.IsZero() {
-		return ""
-	}
-	return t.UTC().Format(stampLayout)
-}
-
-func parseStamp(s string) time.Time {
-	t, err := time.Parse(stampLayout, s)
-	if err != nil {
-		return time.Time{}
-	}
-	return t
-}
-
-func key(pk, sk string) map[string]types.AttributeValue {
-	return map[string]types.AttributeValue{
-		"pk": &types.AttributeValueMemberS{Value: pk},
-		"sk": &types.AttributeValueMemberS{Value: sk},
-	}
-}
 
 // StoreConfig configures [NewStore].
 type StoreConfig struct {
@@ -116,7 +87,7 @@ type cursorItem struct {
 // successful run.
 func (s *Store) Cursor(ctx context.Context) (c Cursor, found bool, err error) {
 	out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(s.table),
-		Key: key(pkCursor, skCursor), ConsistentRead: aws.Bool(true)})
+		Key: ddb.Key(pkCursor, skCursor), ConsistentRead: aws.Bool(true)})
 	if err != nil {
 		return Cursor{}, false, fmt.Errorf("read cursor: %w", err)
 	}
@@ -127,21 +98,21 @@ func (s *Store) Cursor(ctx context.Context) (c Cursor, found bool, err error) {
 	if err := attributevalue.UnmarshalMap(out.Item, &ci); err != nil {
 		return Cursor{}, false, fmt.Errorf("decode cursor: %w", err)
 	}
-	return Cursor{Position: parseStamp(ci.Position), RunID: ci.RunID, UpdatedAt: parseStamp(ci.UpdatedAt)}, true, nil
+	return Cursor{Position: ddb.ParseStamp(ci.Position), RunID: ci.RunID, UpdatedAt: ddb.ParseStamp(ci.UpdatedAt)}, true, nil
 }
 
 // AdvanceCursor moves the cursor to next, on condition that it still holds
 // the position this run read (or is still absent when found is false). A
 // failed condition is [ErrLostRace]: another run committed first.
 func (s *Store) AdvanceCursor(ctx context.Context, read Cursor, found bool, next time.Time, runID string, now time.Time) error {
-	item, err := attributevalue.MarshalMap(cursorItem{PK: pkCursor, SK: skCursor, Position: stamp(next),
-		RunID: runID, UpdatedAt: stamp(now)})
+	item, err := attributevalue.MarshalMap(cursorItem{PK: pkCursor, SK: skCursor, Position: ddb.Stamp(next),
+		RunID: runID, UpdatedAt: ddb.Stamp(now)})
 	if err != nil {
 		return fmt.Errorf("encode cursor: %w", err)
 	}
 	cond := expression.AttributeNotExists(expression.Name("pk"))
 	if found {
-		cond = expression.Name("position").Equal(expression.Value(stamp(read.Position)))
+		cond = expression.Name("position").Equal(expression.Value(ddb.Stamp(read.Position)))
 	}
 	expr, err := expression.NewBuilder().WithCondition(cond).Build()
 	if err != nil {
@@ -150,8 +121,7 @@ func (s *Store) AdvanceCursor(ctx context.Context, read Cursor, found bool, next
 	_, err = s.db.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(s.table), Item: item,
 		ConditionExpression: expr.Condition(), ExpressionAttributeNames: expr.Names(),
 		ExpressionAttributeValues: expr.Values()})
-	var ccf *types.ConditionalCheckFailedException
-	if errors.As(err, &ccf) {
+	if ddb.ConditionFailed(err) {
 		return ErrLostRace
 	}
 	if err != nil {
@@ -255,14 +225,14 @@ type runItem struct {
 
 // PutRun stores a run record.
 func (s *Store) PutRun(ctx context.Context, r Run) error {
-	item, err := attributevalue.MarshalMap(runItem{PK: pkRuns, SK: "RUN#" + stamp(r.StartedAt) + "#" + r.RunID,
-		RunID: r.RunID, StartedAt: stamp(r.StartedAt), FinishedAt: stamp(r.FinishedAt), Outcome: r.Outcome,
-		Error: r.Error, Since: stamp(r.Since), Until: stamp(r.Until), CursorBefore: stamp(r.CursorBefore),
-		CursorAfter: stamp(r.CursorAfter), Records: r.Records, Missed: r.Missed, Matched: r.Matched,
+	item, err := attributevalue.MarshalMap(runItem{PK: pkRuns, SK: "RUN#" + ddb.Stamp(r.StartedAt) + "#" + r.RunID,
+		RunID: r.RunID, StartedAt: ddb.Stamp(r.StartedAt), FinishedAt: ddb.Stamp(r.FinishedAt), Outcome: r.Outcome,
+		Error: r.Error, Since: ddb.Stamp(r.Since), Until: ddb.Stamp(r.Until), CursorBefore: ddb.Stamp(r.CursorBefore),
+		CursorAfter: ddb.Stamp(r.CursorAfter), Records: r.Records, Missed: r.Missed, Matched: r.Matched,
 		Repeats: r.Repeats, Disagreements: r.Disagreements, Deferred: r.Deferred, Unseen: r.Unseen,
 		Quarantined: r.Quarantined,
 		Redriven:    r.Redriven, UnresolvedPaged: r.UnresolvedPaged, Held: r.Held, UnresolvedUnits: r.UnresolvedUnits,
-		UnresolvedOldest: stamp(r.UnresolvedOldest), Reconciled: r.Reconciled, Decisions: r.Decisions,
+		UnresolvedOldest: ddb.Stamp(r.UnresolvedOldest), Reconciled: r.Reconciled, Decisions: r.Decisions,
 		DurationMS: r.Duration.Milliseconds()})
 	if err != nil {
 		return fmt.Errorf("encode run: %w", err)
@@ -282,14 +252,14 @@ func (s *Store) Runs(ctx context.Context, limit int) ([]Run, error) {
 		if err := attributevalue.UnmarshalMap(item, &ri); err != nil {
 			return err
 		}
-		runs = append(runs, Run{RunID: ri.RunID, StartedAt: parseStamp(ri.StartedAt), FinishedAt: parseStamp(ri.FinishedAt),
-			Outcome: ri.Outcome, Error: ri.Error, Since: parseStamp(ri.Since), Until: parseStamp(ri.Until),
-			CursorBefore: parseStamp(ri.CursorBefore), CursorAfter: parseStamp(ri.CursorAfter),
+		runs = append(runs, Run{RunID: ri.RunID, StartedAt: ddb.ParseStamp(ri.StartedAt), FinishedAt: ddb.ParseStamp(ri.FinishedAt),
+			Outcome: ri.Outcome, Error: ri.Error, Since: ddb.ParseStamp(ri.Since), Until: ddb.ParseStamp(ri.Until),
+			CursorBefore: ddb.ParseStamp(ri.CursorBefore), CursorAfter: ddb.ParseStamp(ri.CursorAfter),
 			Counts: Counts{Records: ri.Records, Missed: ri.Missed, Matched: ri.Matched, Repeats: ri.Repeats,
 				Disagreements: ri.Disagreements, Deferred: ri.Deferred, Unseen: ri.Unseen,
 				Quarantined: ri.Quarantined},
 			Redriven: ri.Redriven, UnresolvedPaged: ri.UnresolvedPaged, Held: ri.Held,
-			UnresolvedUnits: ri.UnresolvedUnits, UnresolvedOldest: parseStamp(ri.UnresolvedOldest),
+			UnresolvedUnits: ri.UnresolvedUnits, UnresolvedOldest: ddb.ParseStamp(ri.UnresolvedOldest),
 			Reconciled: ri.Reconciled, Decisions: ri.Decisions, Duration: time.Duration(ri.DurationMS) * time.Millisecond})
 		return nil
 	})
@@ -338,7 +308,7 @@ type scheduleItem struct {
 // classification.
 func (s *Store) Schedule(ctx context.Context, workloadID string) (sc Schedule, found bool, err error) {
 	out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(s.table),
-		Key: key("WL#"+workloadID, skSchedule), ConsistentRead: aws.Bool(true)})
+		Key: ddb.Key("WL#"+workloadID, skSchedule), ConsistentRead: aws.Bool(true)})
 	if err != nil {
 		return Schedule{}, false, fmt.Errorf("read schedule %s: %w", workloadID, err)
 	}
@@ -350,8 +320,8 @@ func (s *Store) Schedule(ctx context.Context, workloadID string) (sc Schedule, f
 		return Schedule{}, false, fmt.Errorf("decode schedule %s: %w", workloadID, err)
 	}
 	return Schedule{WorkloadID: si.WorkloadID, Tier: Tier(si.Tier), Interval: time.Duration(si.Interval) * time.Second,
-		Reason: si.Reason, Since: parseStamp(si.Since), NextDue: parseStamp(si.NextDue),
-		LastReconciled: parseStamp(si.LastReconciled),
+		Reason: si.Reason, Since: ddb.ParseStamp(si.Since), NextDue: ddb.ParseStamp(si.NextDue),
+		LastReconciled: ddb.ParseStamp(si.LastReconciled),
 		Pending: Counts{Records: si.Records, Missed: si.Missed, Matched: si.Matched, Repeats: si.Repeats,
 			Disagreements: si.Disagreements, Deferred: si.Deferred, Unseen: si.Unseen}}, true, nil
 }
@@ -389,7 +359,7 @@ func (s *Store) ChangeTier(ctx context.Context, prev Schedule, found bool, ch In
 		Set(expression.Name("tier"), expression.Value(string(ch.To))).
 		Set(expression.Name("interval_s"), expression.Value(int64(ch.ToInterval/time.Second))).
 		Set(expression.Name("reason"), expression.Value(ch.Reason)).
-		Set(expression.Name("since"), expression.Value(stamp(ch.At)))
+		Set(expression.Name("since"), expression.Value(ddb.Stamp(ch.At)))
 	cond := expression.AttributeNotExists(expression.Name("pk"))
 	if found {
 		cond = expression.Name("tier").Equal(expression.Value(string(prev.Tier)))
@@ -398,15 +368,15 @@ func (s *Store) ChangeTier(ctx context.Context, prev Schedule, found bool, ch In
 	if err != nil {
 		return false, err
 	}
-	item, err := attributevalue.MarshalMap(changeItem{PK: "WL#" + ch.WorkloadID, SK: skChange + stamp(ch.At) + "#" + ch.RunID,
+	item, err := attributevalue.MarshalMap(changeItem{PK: "WL#" + ch.WorkloadID, SK: skChange + ddb.Stamp(ch.At) + "#" + ch.RunID,
 		WorkloadID: ch.WorkloadID, From: string(ch.From), To: string(ch.To),
 		FromInterval: int64(ch.FromInterval / time.Second), ToInterval: int64(ch.ToInterval / time.Second),
-		Reason: ch.Reason, At: stamp(ch.At), RunID: ch.RunID})
+		Reason: ch.Reason, At: ddb.Stamp(ch.At), RunID: ch.RunID})
 	if err != nil {
 		return false, fmt.Errorf("encode interval change: %w", err)
 	}
 	_, err = s.db.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: []types.TransactWriteItem{
-		{Update: &types.Update{TableName: aws.String(s.table), Key: key("WL#"+ch.WorkloadID, skSchedule),
+		{Update: &types.Update{TableName: aws.String(s.table), Key: ddb.Key("WL#"+ch.WorkloadID, skSchedule),
 			UpdateExpression: expr.Update(), ConditionExpression: expr.Condition(),
 			ExpressionAttributeNames: expr.Names(), ExpressionAttributeValues: expr.Values()}},
 		{Put: &types.Put{TableName: aws.String(s.table), Item: item}},
@@ -434,7 +404,7 @@ func (s *Store) IntervalChanges(ctx context.Context, workloadID string, limit in
 		}
 		out = append(out, IntervalChange{WorkloadID: ci.WorkloadID, From: Tier(ci.From), To: Tier(ci.To),
 			FromInterval: time.Duration(ci.FromInterval) * time.Second, ToInterval: time.Duration(ci.ToInterval) * time.Second,
-			Reason: ci.Reason, At: parseStamp(ci.At), RunID: ci.RunID})
+			Reason: ci.Reason, At: ddb.ParseStamp(ci.At), RunID: ci.RunID})
 		return nil
 	})
 	if err != nil {
@@ -456,10 +426,10 @@ func (s *Store) AddPending(ctx context.Context, workloadID string, c Counts, rec
 		Add(expression.Name("acc_deferred"), expression.Value(c.Deferred)).
 		Add(expression.Name("acc_unseen"), expression.Value(c.Unseen))
 	if !reconciled.IsZero() {
-		upd = upd.Set(expression.Name("last_reconciled"), expression.Value(stamp(reconciled)))
+		upd = upd.Set(expression.Name("last_reconciled"), expression.Value(ddb.Stamp(reconciled)))
 	}
 	if !nextDue.IsZero() {
-		upd = upd.Set(expression.Name("next_due"), expression.Value(stamp(nextDue)))
+		upd = upd.Set(expression.Name("next_due"), expression.Value(ddb.Stamp(nextDue)))
 	}
 	expr, err := expression.NewBuilder().WithUpdate(upd).
 		WithCondition(expression.AttributeExists(expression.Name("pk"))).Build()
@@ -467,7 +437,7 @@ func (s *Store) AddPending(ctx context.Context, workloadID string, c Counts, rec
 		return err
 	}
 	_, err = s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{TableName: aws.String(s.table),
-		Key: key("WL#"+workloadID, skSchedule), UpdateExpression: expr.Update(),
+		Key: ddb.Key("WL#"+workloadID, skSchedule), UpdateExpression: expr.Update(),
 		ConditionExpression: expr.Condition(), ExpressionAttributeNames: expr.Names(),
 		ExpressionAttributeValues: expr.Values()})
 	if err != nil {
@@ -483,28 +453,16 @@ func negate(c Counts) Counts {
 
 func (s *Store) query(ctx context.Context, kc expression.KeyConditionBuilder, forward bool, limit int,
 	fn func(map[string]types.AttributeValue) error) error {
-	expr, err := expression.NewBuilder().WithKeyCondition(kc).Build()
+	in, err := ddb.KeyQuery(s.table, "", kc, forward)
 	if err != nil {
 		return err
 	}
-	in := &dynamodb.QueryInput{TableName: aws.String(s.table), KeyConditionExpression: expr.KeyCondition(),
-		ExpressionAttributeNames: expr.Names(), ExpressionAttributeValues: expr.Values(),
-		ScanIndexForward: aws.Bool(forward)}
 	n := 0
-	for pages := dynamodb.NewQueryPaginator(s.db, in); pages.HasMorePages(); {
-		out, err := pages.NextPage(ctx)
-		if err != nil {
-			return err
+	return ddb.QueryEach(ctx, s.db, in, func(item ddb.Item) (bool, error) {
+		if err := fn(item); err != nil {
+			return false, err
 		}
-		for _, item := range out.Items {
-			if err := fn(item); err != nil {
-				return err
-			}
-			n++
-			if limit > 0 && n >= limit {
-				return nil
-			}
-		}
-	}
-	return nil
+		n++
+		return limit == 0 || n < limit, nil
+	})
 }

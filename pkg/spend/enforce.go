@@ -11,6 +11,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"github.com/hookline/hookline/pkg/internal/ddb"
 	"github.com/hookline/hookline/pkg/pager"
 )
 
@@ -133,7 +134,7 @@ func (s *Spend) decide(ctx context.Context, w Workload, u Usage, action string, 
 		And(expression.Name("cap").Equal(expression.Value(w.Cap)))
 	upd := expression.Set(expression.Name("esc_level"), expression.Value(k)).
 		Set(expression.Name("last_decision"), expression.Value(sk)).
-		Set(expression.Name("updated_at"), expression.Value(stamp(now)))
+		Set(expression.Name("updated_at"), expression.Value(ddb.Stamp(now)))
 	if action == ActionPause {
 		cond = cond.And(expression.Name("status").Equal(expression.Value(string(StatusActive))))
 		upd = upd.Set(expression.Name("status"), expression.Value(string(StatusPaused)))
@@ -147,8 +148,8 @@ func (s *Spend) decide(ctx context.Context, w Workload, u Usage, action string, 
 	}
 	di := decisionItem{PK: "WL#" + w.ID, SK: sk, WorkloadID: w.ID, Action: action, EventID: u.EventID,
 		RecordID: u.RecordID, Units: u.Units, Attributed: d.Attributed, Cap: d.Cap, Step: k, CapEpoch: w.CapEpoch,
-		ObservedAt: stamp(u.ObservedAt), DecidedAt: stamp(now), DedupKey: d.DedupKey, Line: d.Line,
-		LastEventID: w.LastAccepted.EventID, LastRecordID: w.LastAccepted.RecordID, NextReconAt: stamp(w.NextReconAt)}
+		ObservedAt: ddb.Stamp(u.ObservedAt), DecidedAt: ddb.Stamp(now), DedupKey: d.DedupKey, Line: d.Line,
+		LastEventID: w.LastAccepted.EventID, LastRecordID: w.LastAccepted.RecordID, NextReconAt: ddb.Stamp(w.NextReconAt)}
 	if u.EventID != "" {
 		di.GSI1PK, di.GSI1SK = "EVENT#"+u.EventID, sk
 	}

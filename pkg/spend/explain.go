@@ -13,6 +13,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/hookline/hookline/pkg/internal/ddb"
 )
 
 // How many of each list an explanation carries.
@@ -286,12 +288,12 @@ func (s *Spend) PutReconRun(ctx context.Context, run ReconRun) error {
 	if run.WorkloadID == "" || run.StartedAt.IsZero() {
 		return fmt.Errorf("%w: a recon run needs a workload and a start time", ErrInvalidWorkload)
 	}
-	item, err := attributevalue.MarshalMap(reconRunItem{PK: "WL#" + run.WorkloadID, SK: "RECON#" + stamp(run.StartedAt),
-		WorkloadID: run.WorkloadID, StartedAt: stamp(run.StartedAt), FinishedAt: stamp(run.FinishedAt),
+	item, err := attributevalue.MarshalMap(reconRunItem{PK: "WL#" + run.WorkloadID, SK: "RECON#" + ddb.Stamp(run.StartedAt),
+		WorkloadID: run.WorkloadID, StartedAt: ddb.Stamp(run.StartedAt), FinishedAt: ddb.Stamp(run.FinishedAt),
 		Records: run.Records, Applied: run.Applied, Duplicates: run.Duplicates, Disagreements: run.Disagreements,
-		Deferred: run.Deferred, Note: run.Note, NextReconAt: stamp(run.NextReconAt),
-		RunID: run.RunID, WindowStart: stamp(run.WindowStart), WindowEnd: stamp(run.WindowEnd),
-		CursorBefore: stamp(run.CursorBefore), CursorAfter: stamp(run.CursorAfter), Matched: run.Matched,
+		Deferred: run.Deferred, Note: run.Note, NextReconAt: ddb.Stamp(run.NextReconAt),
+		RunID: run.RunID, WindowStart: ddb.Stamp(run.WindowStart), WindowEnd: ddb.Stamp(run.WindowEnd),
+		CursorBefore: ddb.Stamp(run.CursorBefore), CursorAfter: ddb.Stamp(run.CursorAfter), Matched: run.Matched,
 		Unseen: run.Unseen, Redriven: run.Redriven,
 		Decisions: run.Decisions, Tier: run.Tier, Interval: durationText(run.Interval)})
 	if err != nil {
@@ -316,12 +318,12 @@ func (s *Spend) ReconRuns(ctx context.Context, workloadID string, limit int) ([]
 		if err := attributevalue.UnmarshalMap(item, &ri); err != nil {
 			return err
 		}
-		runs = append(runs, ReconRun{WorkloadID: ri.WorkloadID, StartedAt: parseStamp(ri.StartedAt),
-			FinishedAt: parseStamp(ri.FinishedAt), Records: ri.Records, Applied: ri.Applied,
+		runs = append(runs, ReconRun{WorkloadID: ri.WorkloadID, StartedAt: ddb.ParseStamp(ri.StartedAt),
+			FinishedAt: ddb.ParseStamp(ri.FinishedAt), Records: ri.Records, Applied: ri.Applied,
 			Duplicates: ri.Duplicates, Disagreements: ri.Disagreements, Deferred: ri.Deferred,
-			Note: ri.Note, NextReconAt: parseStamp(ri.NextReconAt),
-			RunID: ri.RunID, WindowStart: parseStamp(ri.WindowStart), WindowEnd: parseStamp(ri.WindowEnd),
-			CursorBefore: parseStamp(ri.CursorBefore), CursorAfter: parseStamp(ri.CursorAfter), Matched: ri.Matched,
+			Note: ri.Note, NextReconAt: ddb.ParseStamp(ri.NextReconAt),
+			RunID: ri.RunID, WindowStart: ddb.ParseStamp(ri.WindowStart), WindowEnd: ddb.ParseStamp(ri.WindowEnd),
+			CursorBefore: ddb.ParseStamp(ri.CursorBefore), CursorAfter: ddb.ParseStamp(ri.CursorAfter), Matched: ri.Matched,
 			Unseen: ri.Unseen, Redriven: ri.Redriven,
 			Decisions: ri.Decisions, Tier: ri.Tier, Interval: parseDurationText(ri.Interval)})
 		return nil

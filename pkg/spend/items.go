@@ -4,12 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/hookline/hookline/pkg/internal/ddb"
 )
 
 // Item sort keys and key prefixes; see the package documentation.
@@ -24,18 +24,11 @@ const (
 	deferredResolved = "DEFERRED#resolved"
 )
 
-func key(pk, sk string) map[string]types.AttributeValue {
-	return map[string]types.AttributeValue{
-		"pk": &types.AttributeValueMemberS{Value: pk},
-		"sk": &types.AttributeValueMemberS{Value: sk},
-	}
-}
-
-func workloadKey(id string) map[string]types.AttributeValue { return key("WL#"+id, skWorkload) }
-func aliasKey(ref string) map[string]types.AttributeValue   { return key("ALIAS#"+ref, skAlias) }
-func entryKey(rec string) map[string]types.AttributeValue   { return key("REC#"+rec, skEntry) }
+func workloadKey(id string) map[string]types.AttributeValue { return ddb.Key("WL#"+id, skWorkload) }
+func aliasKey(ref string) map[string]types.AttributeValue   { return ddb.Key("ALIAS#"+ref, skAlias) }
+func entryKey(rec string) map[string]types.AttributeValue   { return ddb.Key("REC#"+rec, skEntry) }
 func deferredKey(rec string) map[string]types.AttributeValue {
-	return key("REC#"+rec, skDeferred)
+	return ddb.Key("REC#"+rec, skDeferred)
 }
 
 func decisionSK(epoch, step int64) string { return fmt.Sprintf("DECISION#%08d#%06d", epoch, step) }
@@ -74,10 +67,10 @@ func (it workloadItem) workload() Workload {
 		Status: Status(it.Status), Hold: it.Hold, Total: it.Total, CapEpoch: it.CapEpoch,
 		EscalationLevel: it.EscalationLevel,
 		LastAccepted: LastEvent{EventID: it.LastEventID, RecordID: it.LastRecordID, Units: it.LastUnits,
-			Path: it.LastPath, ObservedAt: parseStamp(it.LastObservedAt), AcceptedAt: parseStamp(it.LastAcceptedAt)},
+			Path: it.LastPath, ObservedAt: ddb.ParseStamp(it.LastObservedAt), AcceptedAt: ddb.ParseStamp(it.LastAcceptedAt)},
 		LastDecision: it.LastDecision,
-		NextReconAt:  parseStamp(it.NextReconAt),
-		CreatedAt:    parseStamp(it.CreatedAt), UpdatedAt: parseStamp(it.UpdatedAt),
+		NextReconAt:  ddb.ParseStamp(it.NextReconAt),
+		CreatedAt:    ddb.ParseStamp(it.CreatedAt), UpdatedAt: ddb.ParseStamp(it.UpdatedAt),
 	}
 }
 
@@ -112,8 +105,8 @@ type entryItem struct {
 func (it entryItem) entry() Entry {
 	return Entry{RecordID: it.RecordID, WorkloadID: it.WorkloadID, WorkloadRef: it.WorkloadRef,
 		Units: it.Units, EventID: it.EventID, Path: it.Path, Paths: it.Paths,
-		OccurredAt: parseStamp(it.OccurredAt), ObservedAt: parseStamp(it.ObservedAt),
-		AcceptedAt: parseStamp(it.AcceptedAt)}
+		OccurredAt: ddb.ParseStamp(it.OccurredAt), ObservedAt: ddb.ParseStamp(it.ObservedAt),
+		AcceptedAt: ddb.ParseStamp(it.AcceptedAt)}
 }
 
 // deferredItem is the stored form of a [Deferred].
@@ -142,14 +135,14 @@ type deferredItem struct {
 func (it deferredItem) deferred() DeferredRecord {
 	return DeferredRecord{RecordID: it.RecordID, WorkloadRef: it.WorkloadRef, WorkloadID: it.WorkloadID,
 		Units: it.Units, EventID: it.EventID, Path: it.Path, Reason: it.Reason, Owner: it.Owner,
-		Hold: it.Hold, Status: it.Status, OccurredAt: parseStamp(it.OccurredAt),
-		ObservedAt: parseStamp(it.ObservedAt), DeferredAt: parseStamp(it.DeferredAt),
-		Deadline: parseStamp(it.Deadline), ResolvedAt: parseStamp(it.ResolvedAt)}
+		Hold: it.Hold, Status: it.Status, OccurredAt: ddb.ParseStamp(it.OccurredAt),
+		ObservedAt: ddb.ParseStamp(it.ObservedAt), DeferredAt: ddb.ParseStamp(it.DeferredAt),
+		Deadline: ddb.ParseStamp(it.Deadline), ResolvedAt: ddb.ParseStamp(it.ResolvedAt)}
 }
 
 func (it deferredItem) usage() Usage {
 	return Usage{RecordID: it.RecordID, WorkloadRef: it.WorkloadRef, Units: it.Units,
-		OccurredAt: parseStamp(it.OccurredAt), ObservedAt: parseStamp(it.ObservedAt),
+		OccurredAt: ddb.ParseStamp(it.OccurredAt), ObservedAt: ddb.ParseStamp(it.ObservedAt),
 		Path: it.Path, EventID: it.EventID}
 }
 
@@ -179,7 +172,7 @@ func (it disagreementItem) disagreement() DisagreementRecord {
 		Kept:  Version{WorkloadID: it.KeptWorkload, Units: it.KeptUnits, Path: it.KeptPath, EventID: it.KeptEventID},
 		Other: Version{WorkloadID: it.OtherWorkload, Units: it.OtherUnits, Path: it.OtherPath, EventID: it.OtherEventID},
 		Owner: it.Owner, DedupKey: it.DedupKey,
-		ObservedAt: parseStamp(it.ObservedAt), RecordedAt: parseStamp(it.RecordedAt)}
+		ObservedAt: ddb.ParseStamp(it.ObservedAt), RecordedAt: ddb.ParseStamp(it.RecordedAt)}
 }
 
 // decisionItem is the stored form of a [Decision].
@@ -209,10 +202,10 @@ type decisionItem struct {
 func (it decisionItem) decision() Decision {
 	return Decision{WorkloadID: it.WorkloadID, Action: it.Action, EventID: it.EventID,
 		RecordID: it.RecordID, Units: it.Units, Attributed: it.Attributed, Cap: it.Cap, Step: it.Step,
-		CapEpoch: it.CapEpoch, ObservedAt: parseStamp(it.ObservedAt), DecidedAt: parseStamp(it.DecidedAt),
+		CapEpoch: it.CapEpoch, ObservedAt: ddb.ParseStamp(it.ObservedAt), DecidedAt: ddb.ParseStamp(it.DecidedAt),
 		DedupKey: it.DedupKey, Line: it.Line,
 		LastAccepted: LastEvent{EventID: it.LastEventID, RecordID: it.LastRecordID},
-		NextReconAt:  parseStamp(it.NextReconAt)}
+		NextReconAt:  ddb.ParseStamp(it.NextReconAt)}
 }
 
 // reconRunItem is the stored form of a [ReconRun].
@@ -243,27 +236,6 @@ type reconRunItem struct {
 	Interval     string   `dynamodbav:"interval,omitempty"`
 }
 
-// stampLayout is fixed width, so stored times sort as strings.
-const stampLayout = "2006-01-02T15:04:05.000000000Z"
-
-func stamp(t time.Time) string {
-	if t.IsZero() {
-		return ""
-	}
-	return t.UTC().Format(stampLayout)
-}
-
-func parseStamp(s string) time.Time {
-	if s == "" {
-		return time.Time{}
-	}
-	t, err := time.Parse(stampLayout, s)
-	if err != nil {
-		return time.Time{}
-	}
-	return t
-}
-
 // cancelled reports, for a cancelled transaction, which items failed their
 // condition. ok is false when err is not a cancellation.
 func cancelled(err error) (failed []bool, conflict bool, ok bool) {
@@ -283,24 +255,15 @@ func cancelled(err error) (failed []bool, conflict bool, ok bool) {
 	return failed, conflict, true
 }
 
-func isConditionFailed(err error) bool {
-	var ccf *types.ConditionalCheckFailedException
-	return errors.As(err, &ccf)
-}
-
 // getItem reads one item with a consistent read and decodes it into T. An
 // absent item is reported as notFound, wrapped with what it was.
 func getItem[T any](ctx context.Context, db DB, table string, key map[string]types.AttributeValue, what string, notFound error) (T, error) {
-	var v T
-	out, err := db.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(table), Key: key, ConsistentRead: aws.Bool(true)})
+	v, found, err := ddb.Get[T](ctx, db, &dynamodb.GetItemInput{TableName: aws.String(table), Key: key, ConsistentRead: aws.Bool(true)})
 	if err != nil {
 		return v, fmt.Errorf("get %s: %w", what, err)
 	}
-	if len(out.Item) == 0 {
+	if !found {
 		return v, fmt.Errorf("%s: %w", what, notFound)
-	}
-	if err := attributevalue.UnmarshalMap(out.Item, &v); err != nil {
-		return v, fmt.Errorf("decode %s: %w", what, err)
 	}
 	return v, nil
 }

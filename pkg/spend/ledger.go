@@ -15,6 +15,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"github.com/hookline/hookline/pkg/internal/ddb"
 	"github.com/hookline/hookline/pkg/pager"
 )
 
@@ -210,10 +211,10 @@ func (s *Spend) apply(ctx context.Context, u Usage, id string) (Result, error) {
 // applyTx is the ledger transaction: the entry, if absent, and the
 // workload's total, if the workload exists and is not retired.
 func (s *Spend) applyTx(u Usage, id string) ([]types.TransactWriteItem, error) {
-	now := stamp(s.now())
+	now := ddb.Stamp(s.now())
 	ei := entryItem{PK: "REC#" + u.RecordID, SK: skEntry, RecordID: u.RecordID, WorkloadID: id,
 		WorkloadRef: u.WorkloadRef, Units: u.Units, EventID: u.EventID, Path: u.Path, Paths: []string{u.Path},
-		OccurredAt: stamp(u.OccurredAt), ObservedAt: stamp(u.ObservedAt), AcceptedAt: now}
+		OccurredAt: ddb.Stamp(u.OccurredAt), ObservedAt: ddb.Stamp(u.ObservedAt), AcceptedAt: now}
 	if u.EventID != "" {
 		ei.GSI1PK, ei.GSI1SK = "EVENT#"+u.EventID, "REC#"+u.RecordID
 	}
@@ -226,7 +227,7 @@ func (s *Spend) applyTx(u Usage, id string) ([]types.TransactWriteItem, error) {
 		Set(expression.Name("last_record_id"), expression.Value(u.RecordID)).
 		Set(expression.Name("last_units"), expression.Value(u.Units)).
 		Set(expression.Name("last_path"), expression.Value(u.Path)).
-		Set(expression.Name("last_observed_at"), expression.Value(stamp(u.ObservedAt))).
+		Set(expression.Name("last_observed_at"), expression.Value(ddb.Stamp(u.ObservedAt))).
 		Set(expression.Name("last_accepted_at"), expression.Value(now)).
 		Set(expression.Name("updated_at"), expression.Value(now))
 	// The total never passes MaxTotal: the record that would carry it past
@@ -368,17 +369,17 @@ func (s *Spend) deferUsage(ctx context.Context, u Usage, id string, hold bool, r
 	now := s.now()
 	deadline := now.Add(s.contracts[u.Path].MaxAge)
 	di := deferredItem{PK: "REC#" + u.RecordID, SK: skDeferred,
-		GSI1PK: deferredOpen, GSI1SK: stamp(deadline) + "#" + u.RecordID,
+		GSI1PK: deferredOpen, GSI1SK: ddb.Stamp(deadline) + "#" + u.RecordID,
 		RecordID: u.RecordID, WorkloadRef: u.WorkloadRef, WorkloadID: id, Units: u.Units, EventID: u.EventID,
 		Path: u.Path, Reason: reason, Owner: s.owner, Hold: hold, Status: "open",
-		OccurredAt: stamp(u.OccurredAt), ObservedAt: stamp(u.ObservedAt), DeferredAt: stamp(now), Deadline: stamp(deadline)}
+		OccurredAt: ddb.Stamp(u.OccurredAt), ObservedAt: ddb.Stamp(u.ObservedAt), DeferredAt: ddb.Stamp(now), Deadline: ddb.Stamp(deadline)}
 	item, err := attributevalue.MarshalMap(di)
 	if err != nil {
 		return Result{}, fmt.Errorf("encode deferred %s: %w", u.RecordID, err)
 	}
 	_, err = s.db.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(s.ledger), Item: item,
 		ConditionExpression: aws.String("attribute_not_exists(pk)")})
-	if isConditionFailed(err) {
+	if ddb.ConditionFailed(err) {
 		existing, gerr := s.GetDeferred(ctx, u.RecordID)
 		if gerr != nil {
 			return Result{}, gerr
@@ -408,10 +409,10 @@ func (s *Spend) disagree(ctx context.Context, u Usage, otherWorkload string, kep
 	other := Version{WorkloadID: otherWorkload, Units: u.Units, Path: u.Path, EventID: u.EventID}
 	dedup := "spend-disagree:" + u.RecordID + ":" + otherWorkload + ":" + strconv.FormatInt(u.Units, 10)
 	di := disagreementItem{PK: "REC#" + u.RecordID, SK: "DISAGREE#" + otherWorkload + "#" + strconv.FormatInt(u.Units, 10),
-		GSI1PK: "DISAGREE#" + kept.WorkloadID, GSI1SK: stamp(u.ObservedAt) + "#" + u.RecordID,
+		GSI1PK: "DISAGREE#" + kept.WorkloadID, GSI1SK: ddb.Stamp(u.ObservedAt) + "#" + u.RecordID,
 		RecordID: u.RecordID, KeptWorkload: kept.WorkloadID, KeptUnits: kept.Units, KeptPath: kept.Path, KeptEventID: kept.EventID,
 		OtherWorkload: other.WorkloadID, OtherUnits: other.Units, OtherPath: other.Path, OtherEventID: other.EventID,
-		Owner: s.owner, DedupKey: dedup, ObservedAt: stamp(u.ObservedAt), RecordedAt: stamp(now)}
+		Owner: s.owner, DedupKey: dedup, ObservedAt: ddb.Stamp(u.ObservedAt), RecordedAt: ddb.Stamp(now)}
 	item, err := attributevalue.MarshalMap(di)
 	if err != nil {
 		return Result{}, fmt.Errorf("encode disagreement %s: %w", u.RecordID, err)
@@ -466,7 +467,7 @@ func (s *Spend) GetDeferred(ctx context.Context, recordID string) (DeferredRecor
 func (s *Spend) OpenDeferred(ctx context.Context, due time.Time) ([]DeferredRecord, error) {
 	kc := expression.Key("gsi1pk").Equal(expression.Value(deferredOpen))
 	if !due.IsZero() {
-		kc = kc.And(expression.Key("gsi1sk").LessThanEqual(expression.Value(stamp(due) + "#\uffff")))
+		kc = kc.And(expression.Key("gsi1sk").LessThanEqual(expression.Value(ddb.Stamp(due) + "#\uffff")))
 	}
 	var ds []DeferredRecord
 	err := s.query(ctx, s.ledger, kc, true, 0, func(item map[string]types.AttributeValue) error {
@@ -504,7 +505,7 @@ func (s *Spend) Redrive(ctx context.Context, recordID string) (Result, error) {
 		return res, err
 	}
 	upd := expression.Set(expression.Name("status"), expression.Value("resolved")).
-		Set(expression.Name("resolved_at"), expression.Value(stamp(s.now()))).
+		Set(expression.Name("resolved_at"), expression.Value(ddb.Stamp(s.now()))).
 		Set(expression.Name("gsi1pk"), expression.Value(deferredResolved))
 	expr, err := expression.NewBuilder().WithUpdate(upd).Build()
 	if err != nil {

@@ -12,6 +12,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"github.com/hookline/hookline/pkg/internal/ddb"
 	"github.com/hookline/hookline/pkg/pager"
 )
 
@@ -78,7 +79,9 @@ const (
 	quarantineGSI = "QUARANTINE"
 )
 
-func quarantineKey(rec string) map[string]types.AttributeValue { return key("REC#"+rec, skQuarantine) }
+func quarantineKey(rec string) map[string]types.AttributeValue {
+	return ddb.Key("REC#"+rec, skQuarantine)
+}
 
 // QuarantineDedupKey is the dedup key of a quarantined record's page.
 func QuarantineDedupKey(recordID string) string { return "spend-quarantine:" + recordID }
@@ -105,8 +108,8 @@ func (it quarantineItem) record() QuarantineRecord {
 	units, _ := strconv.ParseInt(it.Units, 10, 64)
 	return QuarantineRecord{RecordID: it.RecordID, WorkloadRef: it.WorkloadRef, Units: units, EventID: it.EventID,
 		Path: it.Path, Reason: it.Reason, Owner: it.Owner, DedupKey: it.DedupKey,
-		OccurredAt: parseStamp(it.OccurredAt), ObservedAt: parseStamp(it.ObservedAt),
-		QuarantinedAt: parseStamp(it.QuarantinedAt)}
+		OccurredAt: ddb.ParseStamp(it.OccurredAt), ObservedAt: ddb.ParseStamp(it.ObservedAt),
+		QuarantinedAt: ddb.ParseStamp(it.QuarantinedAt)}
 }
 
 // QuarantineSummary is the one-line summary of a quarantine page.
@@ -126,10 +129,10 @@ func (s *Spend) Quarantine(ctx context.Context, u Usage, reason string) (q Quara
 	}
 	now := s.now()
 	qi := quarantineItem{PK: "REC#" + u.RecordID, SK: skQuarantine, GSI1PK: quarantineGSI,
-		GSI1SK: stamp(now) + "#" + u.RecordID, RecordID: u.RecordID, WorkloadRef: u.WorkloadRef,
+		GSI1SK: ddb.Stamp(now) + "#" + u.RecordID, RecordID: u.RecordID, WorkloadRef: u.WorkloadRef,
 		Units: strconv.FormatInt(u.Units, 10), EventID: u.EventID, Path: u.Path, Reason: reason, Owner: s.owner,
-		DedupKey: QuarantineDedupKey(u.RecordID), OccurredAt: stamp(u.OccurredAt), ObservedAt: stamp(u.ObservedAt),
-		QuarantinedAt: stamp(now)}
+		DedupKey: QuarantineDedupKey(u.RecordID), OccurredAt: ddb.Stamp(u.OccurredAt), ObservedAt: ddb.Stamp(u.ObservedAt),
+		QuarantinedAt: ddb.Stamp(now)}
 	item, err := attributevalue.MarshalMap(qi)
 	if err != nil {
 		return QuarantineRecord{}, false, fmt.Errorf("encode quarantine %s: %w", u.RecordID, err)
@@ -165,7 +168,7 @@ func (s *Spend) quarantinePage(q QuarantineRecord, now time.Time) pager.Event {
 			Timestamp: now.UTC(), Component: q.WorkloadRef, Group: s.owner, Class: "spend_quarantine",
 			CustomDetails: map[string]any{"record": q.RecordID, "ref": q.WorkloadRef, "units": q.Units,
 				"path": q.Path, "event": q.EventID, "reason": q.Reason, "owner": s.owner,
-				"occurred": stamp(q.OccurredAt)}}}
+				"occurred": ddb.Stamp(q.OccurredAt)}}}
 }
 
 // Quarantined returns the quarantined record under an ID, or [ErrNotFound].

@@ -14,6 +14,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"github.com/hookline/hookline/pkg/internal/ddb"
 	"github.com/hookline/hookline/pkg/pager"
 )
 
@@ -42,7 +43,7 @@ const (
 	MarkerConfirmed   = "confirmed"
 )
 
-func markerKey(rec string) map[string]types.AttributeValue { return key("REC#"+rec, skUnconfirmed) }
+func markerKey(rec string) map[string]types.AttributeValue { return ddb.Key("REC#"+rec, skUnconfirmed) }
 
 func markerShard(rec string) string {
 	h := fnv.New32a()
@@ -93,11 +94,11 @@ type UnconfirmedEntry struct {
 
 func (it markerItem) entry() UnconfirmedEntry {
 	e := UnconfirmedEntry{RecordID: it.RecordID, WorkloadID: it.WorkloadID, WorkloadRef: it.WorkloadRef,
-		Units: it.Units, EventID: it.EventID, Status: it.Status, OccurredAt: parseStamp(it.OccurredAt),
-		ObservedAt: parseStamp(it.ObservedAt), AcceptedAt: parseStamp(it.AcceptedAt),
-		FlaggedAt: parseStamp(it.FlaggedAt), ConfirmedAt: parseStamp(it.ConfirmedAt), DedupKey: it.DedupKey}
+		Units: it.Units, EventID: it.EventID, Status: it.Status, OccurredAt: ddb.ParseStamp(it.OccurredAt),
+		ObservedAt: ddb.ParseStamp(it.ObservedAt), AcceptedAt: ddb.ParseStamp(it.AcceptedAt),
+		FlaggedAt: ddb.ParseStamp(it.FlaggedAt), ConfirmedAt: ddb.ParseStamp(it.ConfirmedAt), DedupKey: it.DedupKey}
 	due, _, _ := strings.Cut(it.GSI1SK, "#")
-	e.Due = parseStamp(due)
+	e.Due = ddb.ParseStamp(due)
 	return e
 }
 
@@ -108,14 +109,14 @@ func (s *Spend) markerPut(u Usage, id, now string) (types.TransactWriteItem, err
 	if due.IsZero() {
 		due = u.ObservedAt
 	}
-	dueStamp := stamp(due)
+	dueStamp := ddb.Stamp(due)
 	if dueStamp == "" {
 		dueStamp = now
 	}
 	item, err := attributevalue.MarshalMap(markerItem{PK: "REC#" + u.RecordID, SK: skUnconfirmed,
 		GSI1PK: "UNCONFIRMED#" + markerShard(u.RecordID), GSI1SK: dueStamp + "#" + u.RecordID,
 		RecordID: u.RecordID, WorkloadID: id, WorkloadRef: u.WorkloadRef, Units: u.Units, EventID: u.EventID,
-		Status: MarkerUnconfirmed, OccurredAt: stamp(u.OccurredAt), ObservedAt: stamp(u.ObservedAt), AcceptedAt: now})
+		Status: MarkerUnconfirmed, OccurredAt: ddb.Stamp(u.OccurredAt), ObservedAt: ddb.Stamp(u.ObservedAt), AcceptedAt: now})
 	if err != nil {
 		return types.TransactWriteItem{}, fmt.Errorf("encode marker %s: %w", u.RecordID, err)
 	}
@@ -129,7 +130,7 @@ func (s *Spend) UnconfirmedBefore(ctx context.Context, before time.Time) ([]Unco
 	var out []UnconfirmedEntry
 	for shard := range unconfirmedShards {
 		kc := expression.Key("gsi1pk").Equal(expression.Value("UNCONFIRMED#" + strconv.Itoa(shard))).
-			And(expression.Key("gsi1sk").LessThanEqual(expression.Value(stamp(before) + "#\uffff")))
+			And(expression.Key("gsi1sk").LessThanEqual(expression.Value(ddb.Stamp(before) + "#\uffff")))
 		err := s.query(ctx, s.ledger, kc, true, 0, func(item map[string]types.AttributeValue) error {
 			var mi markerItem
 			if err := attributevalue.UnmarshalMap(item, &mi); err != nil {
@@ -151,7 +152,7 @@ func (s *Spend) UnconfirmedBefore(ctx context.Context, before time.Time) ([]Unco
 // is already confirmed).
 func (s *Spend) Confirm(ctx context.Context, recordID string) (string, error) {
 	upd := expression.Set(expression.Name("status"), expression.Value(MarkerConfirmed)).
-		Set(expression.Name("confirmed_at"), expression.Value(stamp(s.now()))).
+		Set(expression.Name("confirmed_at"), expression.Value(ddb.Stamp(s.now()))).
 		Set(expression.Name("gsi1pk"), expression.Value("CONFIRMED#"+markerShard(recordID)))
 	cond := expression.AttributeExists(expression.Name("pk")).
 		And(expression.Name("status").NotEqual(expression.Value(MarkerConfirmed)))
@@ -163,7 +164,7 @@ func (s *Spend) Confirm(ctx context.Context, recordID string) (string, error) {
 		UpdateExpression: expr.Update(), ConditionExpression: expr.Condition(),
 		ExpressionAttributeNames: expr.Names(), ExpressionAttributeValues: expr.Values(),
 		ReturnValues: types.ReturnValueUpdatedOld})
-	if isConditionFailed(err) {
+	if ddb.ConditionFailed(err) {
 		return "", nil
 	}
 	if err != nil {
@@ -180,7 +181,7 @@ func (s *Spend) FlagUnseen(ctx context.Context, e UnconfirmedEntry, horizon time
 	now := s.now()
 	dedup := "spend-unseen:" + e.RecordID
 	upd := expression.Set(expression.Name("status"), expression.Value(MarkerFlagged)).
-		Set(expression.Name("flagged_at"), expression.Value(stamp(now))).
+		Set(expression.Name("flagged_at"), expression.Value(ddb.Stamp(now))).
 		Set(expression.Name("dedup_key"), expression.Value(dedup)).
 		Set(expression.Name("gsi1pk"), expression.Value("FLAGGED#"+markerShard(e.RecordID)))
 	cond := expression.Name("status").Equal(expression.Value(MarkerUnconfirmed))
@@ -246,7 +247,7 @@ type deferredStateItem struct {
 func (s *Spend) DeferredStates(ctx context.Context, due time.Time) ([]DeferredState, error) {
 	kc := expression.Key("gsi1pk").Equal(expression.Value(deferredOpen))
 	if !due.IsZero() {
-		kc = kc.And(expression.Key("gsi1sk").LessThanEqual(expression.Value(stamp(due) + "#\uffff")))
+		kc = kc.And(expression.Key("gsi1sk").LessThanEqual(expression.Value(ddb.Stamp(due) + "#\uffff")))
 	}
 	var out []DeferredState
 	err := s.query(ctx, s.ledger, kc, true, 0, func(item map[string]types.AttributeValue) error {
@@ -255,7 +256,7 @@ func (s *Spend) DeferredStates(ctx context.Context, due time.Time) ([]DeferredSt
 			return err
 		}
 		out = append(out, DeferredState{Record: di.deferred(), PagedKey: di.PagedKey,
-			HeldAt: parseStamp(di.HeldAt), HoldReason: di.HoldReason})
+			HeldAt: ddb.ParseStamp(di.HeldAt), HoldReason: di.HoldReason})
 		return nil
 	})
 	if err != nil {
@@ -268,7 +269,7 @@ func (s *Spend) DeferredStates(ctx context.Context, due time.Time) ([]DeferredSt
 // an unresolved deferred record.
 func (s *Spend) MarkUnresolvedPaged(ctx context.Context, recordID, dedupKey string) error {
 	upd := expression.Set(expression.Name("unresolved_page"), expression.Value(dedupKey)).
-		Set(expression.Name("paged_at"), expression.Value(stamp(s.now())))
+		Set(expression.Name("paged_at"), expression.Value(ddb.Stamp(s.now())))
 	cond := expression.AttributeExists(expression.Name("pk")).
 		And(expression.AttributeNotExists(expression.Name("unresolved_page")))
 	_, err := s.markDeferred(ctx, recordID, "mark paged", upd, cond)
@@ -280,7 +281,7 @@ func (s *Spend) MarkUnresolvedPaged(ctx context.Context, recordID, dedupKey stri
 // unattributed and open for an operator, and no page goes out. It reports
 // false when a hold was already recorded.
 func (s *Spend) HoldDeferred(ctx context.Context, recordID, reason string) (bool, error) {
-	upd := expression.Set(expression.Name("held_at"), expression.Value(stamp(s.now()))).
+	upd := expression.Set(expression.Name("held_at"), expression.Value(ddb.Stamp(s.now()))).
 		Set(expression.Name("hold_reason"), expression.Value(reason))
 	cond := expression.AttributeExists(expression.Name("pk")).
 		And(expression.AttributeNotExists(expression.Name("held_at")))
@@ -297,7 +298,7 @@ func (s *Spend) markDeferred(ctx context.Context, recordID, what string, upd exp
 	_, err = s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{TableName: aws.String(s.ledger), Key: deferredKey(recordID),
 		UpdateExpression: expr.Update(), ConditionExpression: expr.Condition(),
 		ExpressionAttributeNames: expr.Names(), ExpressionAttributeValues: expr.Values()})
-	if isConditionFailed(err) {
+	if ddb.ConditionFailed(err) {
 		return false, nil
 	}
 	if err != nil {

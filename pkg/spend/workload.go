@@ -11,6 +11,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/hookline/hookline/pkg/internal/ddb"
 )
 
 // Status is a workload's state.
@@ -94,10 +96,10 @@ func (s *Spend) CreateWorkload(ctx context.Context, n NewWorkload) (Workload, er
 	if err := n.validate(); err != nil {
 		return Workload{}, err
 	}
-	now := stamp(s.now())
+	now := ddb.Stamp(s.now())
 	wi := workloadItem{PK: "WL#" + n.ID, SK: skWorkload, GSI1PK: "WORKLOADS", GSI1SK: n.ID,
 		ID: n.ID, Owner: n.Owner, Route: n.Route, Cap: n.Cap, Step: n.Step, Status: string(StatusActive),
-		Hold: n.Hold, NextReconAt: stamp(s.now().Add(s.contracts[PathPoll].Interval)),
+		Hold: n.Hold, NextReconAt: ddb.Stamp(s.now().Add(s.contracts[PathPoll].Interval)),
 		CreatedAt: now, UpdatedAt: now}
 	wItem, err := attributevalue.MarshalMap(wi)
 	if err != nil {
@@ -139,7 +141,7 @@ func (s *Spend) AddAlias(ctx context.Context, ref, id string) error {
 	if ref == "" || id == "" {
 		return fmt.Errorf("%w: alias needs a reference and a workload", ErrInvalidWorkload)
 	}
-	item, err := s.aliasItem(ref, id, stamp(s.now()))
+	item, err := s.aliasItem(ref, id, ddb.Stamp(s.now()))
 	if err != nil {
 		return err
 	}
@@ -272,7 +274,7 @@ func (s *Spend) SetHold(ctx context.Context, id string, hold bool) error {
 // disprove the workload's total.
 func (s *Spend) SetNextReconciliation(ctx context.Context, id string, at time.Time) error {
 	return s.updateWorkload(ctx, id, "set next reconciliation",
-		expression.Set(expression.Name("next_recon_at"), expression.Value(stamp(at))), nil)
+		expression.Set(expression.Name("next_recon_at"), expression.Value(ddb.Stamp(at))), nil)
 }
 
 // Retire stops attribution to a workload: records that name it from now on
@@ -299,7 +301,7 @@ func (s *Spend) Resume(ctx context.Context, id string) (Workload, error) {
 // updateWorkload applies upd to an existing workload, with an optional
 // extra condition. A failed extra condition on Resume is [ErrNotPaused].
 func (s *Spend) updateWorkload(ctx context.Context, id, what string, upd expression.UpdateBuilder, extra *expression.ConditionBuilder) error {
-	upd = upd.Set(expression.Name("updated_at"), expression.Value(stamp(s.now())))
+	upd = upd.Set(expression.Name("updated_at"), expression.Value(ddb.Stamp(s.now())))
 	cond := expression.AttributeExists(expression.Name("pk"))
 	if extra != nil {
 		cond = cond.And(*extra)
@@ -313,7 +315,7 @@ func (s *Spend) updateWorkload(ctx context.Context, id, what string, upd express
 		UpdateExpression: expr.Update(), ConditionExpression: expr.Condition(),
 		ExpressionAttributeNames: expr.Names(), ExpressionAttributeValues: expr.Values(),
 	})
-	if isConditionFailed(err) {
+	if ddb.ConditionFailed(err) {
 		if extra == nil {
 			return fmt.Errorf("%s %s: %w", what, id, ErrUnknownWorkload)
 		}
@@ -336,35 +338,23 @@ func (s *Spend) query(ctx context.Context, table string, keyCond expression.KeyC
 
 func (s *Spend) queryOn(ctx context.Context, table, index string, keyCond expression.KeyConditionBuilder, forward bool, limit int,
 	fn func(map[string]types.AttributeValue) error) error {
-	expr, err := expression.NewBuilder().WithKeyCondition(keyCond).Build()
+	in, err := ddb.KeyQuery(table, index, keyCond, forward)
 	if err != nil {
 		return err
 	}
-	in := &dynamodb.QueryInput{
-		TableName: aws.String(table), KeyConditionExpression: expr.KeyCondition(),
-		ExpressionAttributeNames: expr.Names(), ExpressionAttributeValues: expr.Values(),
-		ScanIndexForward: aws.Bool(forward),
-	}
-	if index != "" {
-		in.IndexName = aws.String(index)
-	}
+	return queryLimit(ctx, s.db, in, limit, fn)
+}
+
+// queryLimit hands fn the first limit items of in (all when limit is 0).
+func queryLimit(ctx context.Context, db DB, in *dynamodb.QueryInput, limit int, fn func(ddb.Item) error) error {
 	n := 0
-	for pages := dynamodb.NewQueryPaginator(s.db, in); pages.HasMorePages(); {
-		out, err := pages.NextPage(ctx)
-		if err != nil {
-			return err
+	return ddb.QueryEach(ctx, db, in, func(item ddb.Item) (bool, error) {
+		if err := fn(item); err != nil {
+			return false, err
 		}
-		for _, item := range out.Items {
-			if err := fn(item); err != nil {
-				return err
-			}
-			n++
-			if limit > 0 && n >= limit {
-				return nil
-			}
-		}
-	}
-	return nil
+		n++
+		return limit == 0 || n < limit, nil
+	})
 }
 
 func statusSet(s Status) expression.UpdateBuilder {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 )
@@ -70,10 +71,32 @@ func Get[T any](ctx context.Context, db API, in *dynamodb.GetItemInput) (item T,
 	return item, true, nil
 }
 
+// Item is an item as the SDK returns it; [QueryEach] hands it over
+// undecoded.
+type Item = map[string]types.AttributeValue
+
+// KeyQuery is the query of table (or of its index, when index is not "")
+// for the items that match kc, in ascending sort-key order when forward.
+func KeyQuery(table, index string, kc expression.KeyConditionBuilder, forward bool) (*dynamodb.QueryInput, error) {
+	expr, err := expression.NewBuilder().WithKeyCondition(kc).Build()
+	if err != nil {
+		return nil, err
+	}
+	in := &dynamodb.QueryInput{
+		TableName: aws.String(table), KeyConditionExpression: expr.KeyCondition(),
+		ExpressionAttributeNames: expr.Names(), ExpressionAttributeValues: expr.Values(),
+		ScanIndexForward: aws.Bool(forward),
+	}
+	if index != "" {
+		in.IndexName = aws.String(index)
+	}
+	return in, nil
+}
+
 // QueryEach runs a query page by page with the SDK's paginator and calls
-// fn with each item decoded into a T, in order, until fn returns false or
-// an error, or the items run out. A limit on in bounds each page, not the
-// whole query.
+// fn with each item decoded into a T (an [Item] is passed as it is), in
+// order, until fn returns false or an error, or the items run out. A limit
+// on in bounds each page, not the whole query.
 func QueryEach[T any](ctx context.Context, db API, in *dynamodb.QueryInput, fn func(T) (more bool, err error)) error {
 	for pages := dynamodb.NewQueryPaginator(db, in); pages.HasMorePages(); {
 		page, err := pages.NextPage(ctx)
@@ -81,8 +104,8 @@ func QueryEach[T any](ctx context.Context, db API, in *dynamodb.QueryInput, fn f
 			return err
 		}
 		for _, raw := range page.Items {
-			var item T
-			if err := attributevalue.UnmarshalMap(raw, &item); err != nil {
+			item, err := decode[T](raw)
+			if err != nil {
 				return fmt.Errorf("decode %s item: %w", aws.ToString(in.TableName), err)
 			}
 			more, err := fn(item)
@@ -92,6 +115,17 @@ func QueryEach[T any](ctx context.Context, db API, in *dynamodb.QueryInput, fn f
 		}
 	}
 	return nil
+}
+
+// decode turns raw into a T; an [Item] is raw itself.
+func decode[T any](raw Item) (T, error) {
+	var item T
+	if it, ok := any(&item).(*Item); ok {
+		*it = raw
+		return item, nil
+	}
+	err := attributevalue.UnmarshalMap(raw, &item)
+	return item, err
 }
 
 // ConditionFailed reports whether err is a single write's failed

@@ -63,6 +63,18 @@ func TestGetQueryEachAndConditionFailed(t *testing.T) {
 	if err != nil || fmt.Sprint(seen) != "[0 1 2 3]" {
 		t.Fatalf("query over pages of 2, stopping after 3: %v %v", seen, err)
 	}
+	in, err = ddb.KeyQuery(table, "", expression.Key("pk").Equal(expression.Value("T#ddb")), false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sks []string
+	err = ddb.QueryEach(ctx, env.DynamoDB, in, func(it ddb.Item) (bool, error) {
+		sks = append(sks, it["sk"].(*types.AttributeValueMemberS).Value)
+		return true, nil
+	})
+	if err != nil || fmt.Sprint(sks) != "[S#4 S#3 S#2 S#1 S#0]" {
+		t.Fatalf("raw items, newest first: %v %v", sks, err)
+	}
 	cond, err := expression.NewBuilder().WithCondition(expression.AttributeNotExists(expression.Name("pk"))).Build()
 	if err != nil {
 		t.Fatal(err)
