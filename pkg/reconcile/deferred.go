@@ -98,7 +98,7 @@ func (r *Reconciler) deferred(ctx context.Context, run *Run, plan map[string]*pl
 func (r *Reconciler) redrive(ctx context.Context, run *Run, d spend.DeferredRecord, w spend.Workload, p *planned) (bool, error) {
 	res, err := r.cfg.Ledger.Redrive(ctx, d.RecordID)
 	if err != nil {
-		return false, fmt.Errorf("redrive %s: %w", d.RecordID, err)
+		return false, fmt.Errorf("reconcile: redrive %s: %w", d.RecordID, err)
 	}
 	if res.Outcome != spend.Applied && res.Outcome != spend.Duplicate {
 		return false, nil
@@ -171,7 +171,7 @@ func (r *Reconciler) pageUnresolved(ctx context.Context, run *Run, owner string,
 				"window_since": run.Since.UTC().Format(time.RFC3339), "window_until": run.Until.UTC().Format(time.RFC3339),
 			}}}
 	if _, err := r.cfg.Pages.Enqueue(ctx, ev); err != nil {
-		return fmt.Errorf("unresolved page for %s: %w", owner, err)
+		return fmt.Errorf("reconcile: unresolved page for %s: %w", owner, err)
 	}
 	for _, d := range ds {
 		if err := r.cfg.Ledger.MarkUnresolvedPaged(ctx, d.RecordID, dedup); err != nil {

@@ -159,7 +159,7 @@ func (f *fold) one(ctx context.Context, rec provider.UsageRecord, id string) err
 		return f.quarantine(ctx, u, err)
 	}
 	if err != nil {
-		return fmt.Errorf("%w: record %s: %w", ErrFold, rec.RecordID, err)
+		return fmt.Errorf("reconcile: %w: record %s: %w", ErrFold, rec.RecordID, err)
 	}
 	class := ClassMissed
 	switch res.Outcome {
@@ -266,7 +266,7 @@ func (f *fold) decisionLines() []string {
 func (f *fold) quarantine(ctx context.Context, u spend.Usage, cause error) error {
 	q, first, err := f.r.cfg.Ledger.Quarantine(ctx, u, cause.Error())
 	if err != nil {
-		return fmt.Errorf("%w: quarantine record %s: %w", ErrFold, u.RecordID, err)
+		return fmt.Errorf("reconcile: %w: quarantine record %s: %w", ErrFold, u.RecordID, err)
 	}
 	f.r.log.WarnContext(ctx, "reconcile record quarantined", "record", u.RecordID, "ref", u.WorkloadRef,
 		"reason", q.Reason, "first", first)

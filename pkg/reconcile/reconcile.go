@@ -184,7 +184,7 @@ func (c Config) Validate() error {
 		"InitialLookback": c.InitialLookback, "BaseInterval": c.BaseInterval, "ActiveInterval": c.ActiveInterval,
 		"QuietInterval": c.QuietInterval, "QuietAfter": c.QuietAfter} {
 		if d < 0 {
-			errs = append(errs, fmt.Errorf("%s must not be negative", name))
+			errs = append(errs, fmt.Errorf("reconcile: %s must not be negative", name))
 		}
 	}
 	if c.ActiveInterval < c.BaseInterval || c.QuietInterval < c.ActiveInterval {

@@ -89,14 +89,14 @@ func (s *Store) Cursor(ctx context.Context) (c Cursor, found bool, err error) {
 	out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(s.table),
 		Key: ddb.Key(pkCursor, skCursor), ConsistentRead: aws.Bool(true)})
 	if err != nil {
-		return Cursor{}, false, fmt.Errorf("read cursor: %w", err)
+		return Cursor{}, false, fmt.Errorf("reconcile: read cursor: %w", err)
 	}
 	if len(out.Item) == 0 {
 		return Cursor{}, false, nil
 	}
 	var ci cursorItem
 	if err := attributevalue.UnmarshalMap(out.Item, &ci); err != nil {
-		return Cursor{}, false, fmt.Errorf("decode cursor: %w", err)
+		return Cursor{}, false, fmt.Errorf("reconcile: decode cursor: %w", err)
 	}
 	return Cursor{Position: ddb.ParseStamp(ci.Position), RunID: ci.RunID, UpdatedAt: ddb.ParseStamp(ci.UpdatedAt)}, true, nil
 }
@@ -108,7 +108,7 @@ func (s *Store) AdvanceCursor(ctx context.Context, read Cursor, found bool, next
 	item, err := attributevalue.MarshalMap(cursorItem{PK: pkCursor, SK: skCursor, Position: ddb.Stamp(next),
 		RunID: runID, UpdatedAt: ddb.Stamp(now)})
 	if err != nil {
-		return fmt.Errorf("encode cursor: %w", err)
+		return fmt.Errorf("reconcile: encode cursor: %w", err)
 	}
 	cond := expression.AttributeNotExists(expression.Name("pk"))
 	if found {
@@ -125,7 +125,7 @@ func (s *Store) AdvanceCursor(ctx context.Context, read Cursor, found bool, next
 		return ErrLostRace
 	}
 	if err != nil {
-		return fmt.Errorf("advance cursor: %w", err)
+		return fmt.Errorf("reconcile: advance cursor: %w", err)
 	}
 	return nil
 }
@@ -235,10 +235,10 @@ func (s *Store) PutRun(ctx context.Context, r Run) error {
 		UnresolvedOldest: ddb.Stamp(r.UnresolvedOldest), Reconciled: r.Reconciled, Decisions: r.Decisions,
 		DurationMS: r.Duration.Milliseconds()})
 	if err != nil {
-		return fmt.Errorf("encode run: %w", err)
+		return fmt.Errorf("reconcile: encode run: %w", err)
 	}
 	if _, err := s.db.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(s.table), Item: item}); err != nil {
-		return fmt.Errorf("put run %s: %w", r.RunID, err)
+		return fmt.Errorf("reconcile: put run %s: %w", r.RunID, err)
 	}
 	return nil
 }
@@ -264,7 +264,7 @@ func (s *Store) Runs(ctx context.Context, limit int) ([]Run, error) {
 		return nil
 	})
 	if err != nil {
-		return nil, fmt.Errorf("list runs: %w", err)
+		return nil, fmt.Errorf("reconcile: list runs: %w", err)
 	}
 	return runs, nil
 }
@@ -310,14 +310,14 @@ func (s *Store) Schedule(ctx context.Context, workloadID string) (sc Schedule, f
 	out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(s.table),
 		Key: ddb.Key("WL#"+workloadID, skSchedule), ConsistentRead: aws.Bool(true)})
 	if err != nil {
-		return Schedule{}, false, fmt.Errorf("read schedule %s: %w", workloadID, err)
+		return Schedule{}, false, fmt.Errorf("reconcile: read schedule %s: %w", workloadID, err)
 	}
 	if len(out.Item) == 0 {
 		return Schedule{}, false, nil
 	}
 	var si scheduleItem
 	if err := attributevalue.UnmarshalMap(out.Item, &si); err != nil {
-		return Schedule{}, false, fmt.Errorf("decode schedule %s: %w", workloadID, err)
+		return Schedule{}, false, fmt.Errorf("reconcile: decode schedule %s: %w", workloadID, err)
 	}
 	return Schedule{WorkloadID: si.WorkloadID, Tier: Tier(si.Tier), Interval: time.Duration(si.Interval) * time.Second,
 		Reason: si.Reason, Since: ddb.ParseStamp(si.Since), NextDue: ddb.ParseStamp(si.NextDue),
@@ -373,7 +373,7 @@ func (s *Store) ChangeTier(ctx context.Context, prev Schedule, found bool, ch In
 		FromInterval: int64(ch.FromInterval / time.Second), ToInterval: int64(ch.ToInterval / time.Second),
 		Reason: ch.Reason, At: ddb.Stamp(ch.At), RunID: ch.RunID})
 	if err != nil {
-		return false, fmt.Errorf("encode interval change: %w", err)
+		return false, fmt.Errorf("reconcile: encode interval change: %w", err)
 	}
 	_, err = s.db.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: []types.TransactWriteItem{
 		{Update: &types.Update{TableName: aws.String(s.table), Key: ddb.Key("WL#"+ch.WorkloadID, skSchedule),
@@ -386,7 +386,7 @@ func (s *Store) ChangeTier(ctx context.Context, prev Schedule, found bool, ch In
 		return false, nil
 	}
 	if err != nil {
-		return false, fmt.Errorf("change tier of %s: %w", ch.WorkloadID, err)
+		return false, fmt.Errorf("reconcile: change tier of %s: %w", ch.WorkloadID, err)
 	}
 	return true, nil
 }
@@ -408,7 +408,7 @@ func (s *Store) IntervalChanges(ctx context.Context, workloadID string, limit in
 		return nil
 	})
 	if err != nil {
-		return nil, fmt.Errorf("interval changes of %s: %w", workloadID, err)
+		return nil, fmt.Errorf("reconcile: interval changes of %s: %w", workloadID, err)
 	}
 	return out, nil
 }
@@ -441,7 +441,7 @@ func (s *Store) AddPending(ctx context.Context, workloadID string, c Counts, rec
 		ConditionExpression: expr.Condition(), ExpressionAttributeNames: expr.Names(),
 		ExpressionAttributeValues: expr.Values()})
 	if err != nil {
-		return fmt.Errorf("update schedule of %s: %w", workloadID, err)
+		return fmt.Errorf("reconcile: update schedule of %s: %w", workloadID, err)
 	}
 	return nil
 }

@@ -155,11 +155,11 @@ func (s *Spend) decide(ctx context.Context, w Workload, u Usage, action string, 
 	}
 	item, err := attributevalue.MarshalMap(di)
 	if err != nil {
-		return d, false, fmt.Errorf("encode decision: %w", err)
+		return d, false, fmt.Errorf("spend: encode decision: %w", err)
 	}
 	page, err := s.pages.EnqueueItem(s.capPage(d, w), now)
 	if err != nil {
-		return d, false, fmt.Errorf("cap page: %w", err)
+		return d, false, fmt.Errorf("spend: cap page: %w", err)
 	}
 	err = s.transact(ctx, []types.TransactWriteItem{
 		{Update: &types.Update{TableName: aws.String(s.workloads), Key: workloadKey(w.ID),
@@ -172,7 +172,7 @@ func (s *Spend) decide(ctx context.Context, w Workload, u Usage, action string, 
 		return d, false, nil
 	}
 	if err != nil {
-		return d, false, fmt.Errorf("%s workload %s: %w", action, w.ID, err)
+		return d, false, fmt.Errorf("spend: %s workload %s: %w", action, w.ID, err)
 	}
 	return d, true, nil
 }

@@ -177,7 +177,7 @@ func (s *Spend) ExplainEvent(ctx context.Context, id string) (EventExplanation, 
 			return x, nil
 		}
 		if err != nil {
-			return x, fmt.Errorf("explain %s: %w", id, err)
+			return x, fmt.Errorf("spend: explain %s: %w", id, err)
 		}
 		x.Deferred = &d
 		return x, nil
@@ -218,7 +218,7 @@ func (s *Spend) byEvent(ctx context.Context, eventID string, x *EventExplanation
 			return nil
 		})
 	if err != nil {
-		return fmt.Errorf("explain event %s: %w", eventID, err)
+		return fmt.Errorf("spend: explain event %s: %w", eventID, err)
 	}
 	return nil
 }
@@ -254,7 +254,7 @@ func (s *Spend) decisions(ctx context.Context, workloadID string, limit int) ([]
 		return nil
 	})
 	if err != nil {
-		return nil, fmt.Errorf("decisions of %s: %w", workloadID, err)
+		return nil, fmt.Errorf("spend: decisions of %s: %w", workloadID, err)
 	}
 	return ds, nil
 }
@@ -277,7 +277,7 @@ func (s *Spend) disagreements(ctx context.Context, workloadID string, limit int)
 		return nil
 	})
 	if err != nil {
-		return nil, fmt.Errorf("disagreements of %s: %w", workloadID, err)
+		return nil, fmt.Errorf("spend: disagreements of %s: %w", workloadID, err)
 	}
 	return ds, nil
 }
@@ -286,7 +286,7 @@ func (s *Spend) disagreements(ctx context.Context, workloadID string, limit int)
 // reconciliation deadline to run.NextReconAt when it is set.
 func (s *Spend) PutReconRun(ctx context.Context, run ReconRun) error {
 	if run.WorkloadID == "" || run.StartedAt.IsZero() {
-		return fmt.Errorf("%w: a recon run needs a workload and a start time", ErrInvalidWorkload)
+		return fmt.Errorf("spend: %w: a recon run needs a workload and a start time", ErrInvalidWorkload)
 	}
 	item, err := attributevalue.MarshalMap(reconRunItem{PK: "WL#" + run.WorkloadID, SK: "RECON#" + ddb.Stamp(run.StartedAt),
 		WorkloadID: run.WorkloadID, StartedAt: ddb.Stamp(run.StartedAt), FinishedAt: ddb.Stamp(run.FinishedAt),
@@ -297,10 +297,10 @@ func (s *Spend) PutReconRun(ctx context.Context, run ReconRun) error {
 		Unseen: run.Unseen, Redriven: run.Redriven,
 		Decisions: run.Decisions, Tier: run.Tier, Interval: durationText(run.Interval)})
 	if err != nil {
-		return fmt.Errorf("encode recon run: %w", err)
+		return fmt.Errorf("spend: encode recon run: %w", err)
 	}
 	if _, err := s.db.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(s.ledger), Item: item}); err != nil {
-		return fmt.Errorf("put recon run %s: %w", run.WorkloadID, err)
+		return fmt.Errorf("spend: put recon run %s: %w", run.WorkloadID, err)
 	}
 	if run.NextReconAt.IsZero() {
 		return nil
@@ -329,7 +329,7 @@ func (s *Spend) ReconRuns(ctx context.Context, workloadID string, limit int) ([]
 		return nil
 	})
 	if err != nil {
-		return nil, fmt.Errorf("recon runs of %s: %w", workloadID, err)
+		return nil, fmt.Errorf("spend: recon runs of %s: %w", workloadID, err)
 	}
 	return runs, nil
 }

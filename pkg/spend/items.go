@@ -260,10 +260,10 @@ func cancelled(err error) (failed []bool, conflict bool, ok bool) {
 func getItem[T any](ctx context.Context, db DB, table string, key map[string]types.AttributeValue, what string, notFound error) (T, error) {
 	v, found, err := ddb.Get[T](ctx, db, &dynamodb.GetItemInput{TableName: aws.String(table), Key: key, ConsistentRead: aws.Bool(true)})
 	if err != nil {
-		return v, fmt.Errorf("get %s: %w", what, err)
+		return v, fmt.Errorf("spend: get %s: %w", what, err)
 	}
 	if !found {
-		return v, fmt.Errorf("%s: %w", what, notFound)
+		return v, fmt.Errorf("spend: %s: %w", what, notFound)
 	}
 	return v, nil
 }

@@ -44,10 +44,10 @@ func (u Usage) validate() error {
 		errs = append(errs, errors.New("Units must not be negative"))
 	}
 	if u.Units > MaxUnits {
-		errs = append(errs, fmt.Errorf("Units %d exceed the maximum 2^53", u.Units))
+		errs = append(errs, fmt.Errorf("spend: Units %d exceed the maximum 2^53", u.Units))
 	}
 	if u.Path != PathWebhook && u.Path != PathPoll {
-		errs = append(errs, fmt.Errorf("Path %q is not webhook or poll", u.Path))
+		errs = append(errs, fmt.Errorf("spend: Path %q is not webhook or poll", u.Path))
 	}
 	if len(errs) > 0 {
 		return fmt.Errorf("%w: %w", ErrInvalidUsage, errors.Join(errs...))
@@ -183,7 +183,7 @@ func (s *Spend) apply(ctx context.Context, u Usage, id string) (Result, error) {
 	if err := s.transact(ctx, tx); err != nil {
 		failed, _, ok := cancelled(err)
 		if !ok {
-			return Result{}, fmt.Errorf("apply %s: %w", u.RecordID, err)
+			return Result{}, fmt.Errorf("spend: apply %s: %w", u.RecordID, err)
 		}
 		if len(failed) > 0 && failed[0] {
 			return s.conflict(ctx, u, id)
@@ -198,12 +198,12 @@ func (s *Spend) apply(ctx context.Context, u Usage, id string) (Result, error) {
 	}
 	w, err := s.Get(ctx, id)
 	if err != nil {
-		return Result{Outcome: Applied, WorkloadID: id}, fmt.Errorf("applied %s, cap check: %w", u.RecordID, err)
+		return Result{Outcome: Applied, WorkloadID: id}, fmt.Errorf("spend: applied %s, cap check: %w", u.RecordID, err)
 	}
 	res := Result{Outcome: Applied, WorkloadID: id, Total: w.Total}
 	res.Decisions, err = s.enforce(ctx, w, u, ledgerAt)
 	if err != nil {
-		return res, fmt.Errorf("applied %s, enforce cap: %w", u.RecordID, err)
+		return res, fmt.Errorf("spend: applied %s, enforce cap: %w", u.RecordID, err)
 	}
 	return res, nil
 }
@@ -220,7 +220,7 @@ func (s *Spend) applyTx(u Usage, id string) ([]types.TransactWriteItem, error) {
 	}
 	item, err := attributevalue.MarshalMap(ei)
 	if err != nil {
-		return nil, fmt.Errorf("encode entry %s: %w", u.RecordID, err)
+		return nil, fmt.Errorf("spend: encode entry %s: %w", u.RecordID, err)
 	}
 	upd := expression.Add(expression.Name("total"), expression.Value(u.Units)).
 		Set(expression.Name("last_event_id"), expression.Value(u.EventID)).
@@ -282,11 +282,11 @@ func (s *Spend) conflict(ctx context.Context, u Usage, id string) (Result, error
 	out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(s.ledger),
 		Key: entryKey(u.RecordID), ConsistentRead: aws.Bool(true)})
 	if err != nil {
-		return Result{}, fmt.Errorf("read entry %s: %w", u.RecordID, err)
+		return Result{}, fmt.Errorf("spend: read entry %s: %w", u.RecordID, err)
 	}
 	var ei entryItem
 	if err := attributevalue.UnmarshalMap(out.Item, &ei); err != nil {
-		return Result{}, fmt.Errorf("decode entry %s: %w", u.RecordID, err)
+		return Result{}, fmt.Errorf("spend: decode entry %s: %w", u.RecordID, err)
 	}
 	e := ei.entry()
 	if e.Units != u.Units || e.WorkloadID != id {
@@ -304,12 +304,12 @@ func (s *Spend) conflict(ctx context.Context, u Usage, id string) (Result, error
 	// lost; enforcement is conditional, so it never acts twice.
 	w, err := s.Get(ctx, id)
 	if err != nil {
-		return res, fmt.Errorf("duplicate %s, cap check: %w", u.RecordID, err)
+		return res, fmt.Errorf("spend: duplicate %s, cap check: %w", u.RecordID, err)
 	}
 	res.Total = w.Total
 	res.Decisions, err = s.enforce(ctx, w, u, s.now())
 	if err != nil {
-		return res, fmt.Errorf("duplicate %s, enforce cap: %w", u.RecordID, err)
+		return res, fmt.Errorf("spend: duplicate %s, enforce cap: %w", u.RecordID, err)
 	}
 	return res, nil
 }
@@ -338,7 +338,7 @@ func (s *Spend) notePath(ctx context.Context, e Entry, u Usage) error {
 		UpdateExpression: expr.Update(), ConditionExpression: expr.Condition(),
 		ExpressionAttributeNames: expr.Names(), ExpressionAttributeValues: expr.Values()})
 	if err != nil {
-		return fmt.Errorf("note path on entry %s: %w", e.RecordID, err)
+		return fmt.Errorf("spend: note path on entry %s: %w", e.RecordID, err)
 	}
 	return nil
 }
@@ -359,7 +359,7 @@ func (s *Spend) deferForWorkload(ctx context.Context, u Usage, id string) (Resul
 	if w.Status != StatusRetired {
 		// The workload changed between the transaction and this read; the
 		// caller's retry will apply the record.
-		return Result{}, fmt.Errorf("apply %s: workload %s changed during apply, retry", u.RecordID, id)
+		return Result{}, fmt.Errorf("spend: apply %s: workload %s changed during apply, retry", u.RecordID, id)
 	}
 	return s.deferUsage(ctx, u, id, w.Hold, ReasonRetiredWorkload)
 }
@@ -375,7 +375,7 @@ func (s *Spend) deferUsage(ctx context.Context, u Usage, id string, hold bool, r
 		OccurredAt: ddb.Stamp(u.OccurredAt), ObservedAt: ddb.Stamp(u.ObservedAt), DeferredAt: ddb.Stamp(now), Deadline: ddb.Stamp(deadline)}
 	item, err := attributevalue.MarshalMap(di)
 	if err != nil {
-		return Result{}, fmt.Errorf("encode deferred %s: %w", u.RecordID, err)
+		return Result{}, fmt.Errorf("spend: encode deferred %s: %w", u.RecordID, err)
 	}
 	_, err = s.db.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(s.ledger), Item: item,
 		ConditionExpression: aws.String("attribute_not_exists(pk)")})
@@ -393,7 +393,7 @@ func (s *Spend) deferUsage(ctx context.Context, u Usage, id string, hold bool, r
 		return Result{Outcome: Deferred, WorkloadID: existing.WorkloadID, Deferred: &existing}, nil
 	}
 	if err != nil {
-		return Result{}, fmt.Errorf("defer %s: %w", u.RecordID, err)
+		return Result{}, fmt.Errorf("spend: defer %s: %w", u.RecordID, err)
 	}
 	s.metrics.Count(MetricDeferred, 1, map[string]string{"Path": u.Path, "Reason": reason})
 	s.log.InfoContext(ctx, "usage deferred", "record", u.RecordID, "ref", u.WorkloadRef,
@@ -415,11 +415,11 @@ func (s *Spend) disagree(ctx context.Context, u Usage, otherWorkload string, kep
 		Owner: s.owner, DedupKey: dedup, ObservedAt: ddb.Stamp(u.ObservedAt), RecordedAt: ddb.Stamp(now)}
 	item, err := attributevalue.MarshalMap(di)
 	if err != nil {
-		return Result{}, fmt.Errorf("encode disagreement %s: %w", u.RecordID, err)
+		return Result{}, fmt.Errorf("spend: encode disagreement %s: %w", u.RecordID, err)
 	}
 	page, err := s.pages.EnqueueItem(s.disagreementPage(di, now), now)
 	if err != nil {
-		return Result{}, fmt.Errorf("disagreement page %s: %w", u.RecordID, err)
+		return Result{}, fmt.Errorf("spend: disagreement page %s: %w", u.RecordID, err)
 	}
 	err = s.transact(ctx, []types.TransactWriteItem{
 		{Put: &types.Put{TableName: aws.String(s.ledger), Item: item, ConditionExpression: aws.String("attribute_not_exists(pk)")}},
@@ -434,7 +434,7 @@ func (s *Spend) disagree(ctx context.Context, u Usage, otherWorkload string, kep
 			"other_units", other.Units, "other_workload", other.WorkloadID, "other_path", other.Path)
 	}
 	if err != nil {
-		return Result{}, fmt.Errorf("record disagreement %s: %w", u.RecordID, err)
+		return Result{}, fmt.Errorf("spend: record disagreement %s: %w", u.RecordID, err)
 	}
 	rec := di.disagreement()
 	return Result{Outcome: Disagreement, WorkloadID: kept.WorkloadID, Entry: e, Deferred: d, Disagreement: &rec}, nil
@@ -479,7 +479,7 @@ func (s *Spend) OpenDeferred(ctx context.Context, due time.Time) ([]DeferredReco
 		return nil
 	})
 	if err != nil {
-		return nil, fmt.Errorf("list deferred: %w", err)
+		return nil, fmt.Errorf("spend: list deferred: %w", err)
 	}
 	return ds, nil
 }
@@ -491,14 +491,14 @@ func (s *Spend) Redrive(ctx context.Context, recordID string) (Result, error) {
 	out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(s.ledger),
 		Key: deferredKey(recordID), ConsistentRead: aws.Bool(true)})
 	if err != nil {
-		return Result{}, fmt.Errorf("get deferred %s: %w", recordID, err)
+		return Result{}, fmt.Errorf("spend: get deferred %s: %w", recordID, err)
 	}
 	if len(out.Item) == 0 {
-		return Result{}, fmt.Errorf("deferred %s: %w", recordID, ErrNotFound)
+		return Result{}, fmt.Errorf("spend: deferred %s: %w", recordID, ErrNotFound)
 	}
 	var di deferredItem
 	if err := attributevalue.UnmarshalMap(out.Item, &di); err != nil {
-		return Result{}, fmt.Errorf("decode deferred %s: %w", recordID, err)
+		return Result{}, fmt.Errorf("spend: decode deferred %s: %w", recordID, err)
 	}
 	res, err := s.Apply(ctx, di.usage())
 	if err != nil || (res.Outcome != Applied && res.Outcome != Duplicate) {
@@ -514,7 +514,7 @@ func (s *Spend) Redrive(ctx context.Context, recordID string) (Result, error) {
 	_, err = s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{TableName: aws.String(s.ledger), Key: deferredKey(recordID),
 		UpdateExpression: expr.Update(), ExpressionAttributeNames: expr.Names(), ExpressionAttributeValues: expr.Values()})
 	if err != nil {
-		return res, fmt.Errorf("resolve deferred %s: %w", recordID, err)
+		return res, fmt.Errorf("spend: resolve deferred %s: %w", recordID, err)
 	}
 	return res, nil
 }

@@ -125,7 +125,7 @@ func QuarantineSummary(q QuarantineRecord) string {
 // no total. Nothing stops a later corrected record under another ID.
 func (s *Spend) Quarantine(ctx context.Context, u Usage, reason string) (q QuarantineRecord, first bool, err error) {
 	if u.RecordID == "" {
-		return QuarantineRecord{}, false, fmt.Errorf("%w: a quarantined record needs its RecordID", ErrInvalidUsage)
+		return QuarantineRecord{}, false, fmt.Errorf("spend: %w: a quarantined record needs its RecordID", ErrInvalidUsage)
 	}
 	now := s.now()
 	qi := quarantineItem{PK: "REC#" + u.RecordID, SK: skQuarantine, GSI1PK: quarantineGSI,
@@ -135,12 +135,12 @@ func (s *Spend) Quarantine(ctx context.Context, u Usage, reason string) (q Quara
 		QuarantinedAt: ddb.Stamp(now)}
 	item, err := attributevalue.MarshalMap(qi)
 	if err != nil {
-		return QuarantineRecord{}, false, fmt.Errorf("encode quarantine %s: %w", u.RecordID, err)
+		return QuarantineRecord{}, false, fmt.Errorf("spend: encode quarantine %s: %w", u.RecordID, err)
 	}
 	q = qi.record()
 	page, err := s.pages.EnqueueItem(s.quarantinePage(q, now), now)
 	if err != nil {
-		return QuarantineRecord{}, false, fmt.Errorf("quarantine page %s: %w", u.RecordID, err)
+		return QuarantineRecord{}, false, fmt.Errorf("spend: quarantine page %s: %w", u.RecordID, err)
 	}
 	err = s.transact(ctx, []types.TransactWriteItem{
 		{Put: &types.Put{TableName: aws.String(s.ledger), Item: item, ConditionExpression: aws.String("attribute_not_exists(pk)")}},
@@ -154,7 +154,7 @@ func (s *Spend) Quarantine(ctx context.Context, u Usage, reason string) (q Quara
 		return existing, false, nil
 	}
 	if err != nil {
-		return QuarantineRecord{}, false, fmt.Errorf("quarantine %s: %w", u.RecordID, err)
+		return QuarantineRecord{}, false, fmt.Errorf("spend: quarantine %s: %w", u.RecordID, err)
 	}
 	s.metrics.Count(MetricQuarantined, 1, map[string]string{"Path": u.Path})
 	s.log.WarnContext(ctx, "usage quarantined", "record", u.RecordID, "ref", u.WorkloadRef, "units", u.Units,
@@ -194,7 +194,7 @@ func (s *Spend) QuarantinedRecords(ctx context.Context, limit int) ([]Quarantine
 		return nil
 	})
 	if err != nil {
-		return nil, fmt.Errorf("list quarantine: %w", err)
+		return nil, fmt.Errorf("spend: list quarantine: %w", err)
 	}
 	return out, nil
 }

@@ -118,7 +118,7 @@ func (s *Spend) markerPut(u Usage, id, now string) (types.TransactWriteItem, err
 		RecordID: u.RecordID, WorkloadID: id, WorkloadRef: u.WorkloadRef, Units: u.Units, EventID: u.EventID,
 		Status: MarkerUnconfirmed, OccurredAt: ddb.Stamp(u.OccurredAt), ObservedAt: ddb.Stamp(u.ObservedAt), AcceptedAt: now})
 	if err != nil {
-		return types.TransactWriteItem{}, fmt.Errorf("encode marker %s: %w", u.RecordID, err)
+		return types.TransactWriteItem{}, fmt.Errorf("spend: encode marker %s: %w", u.RecordID, err)
 	}
 	return types.TransactWriteItem{Put: &types.Put{TableName: aws.String(s.ledger), Item: item}}, nil
 }
@@ -140,7 +140,7 @@ func (s *Spend) UnconfirmedBefore(ctx context.Context, before time.Time) ([]Unco
 			return nil
 		})
 		if err != nil {
-			return nil, fmt.Errorf("list unconfirmed: %w", err)
+			return nil, fmt.Errorf("spend: list unconfirmed: %w", err)
 		}
 	}
 	return out, nil
@@ -168,7 +168,7 @@ func (s *Spend) Confirm(ctx context.Context, recordID string) (string, error) {
 		return "", nil
 	}
 	if err != nil {
-		return "", fmt.Errorf("confirm %s: %w", recordID, err)
+		return "", fmt.Errorf("spend: confirm %s: %w", recordID, err)
 	}
 	return stringAttr(out.Attributes, "status"), nil
 }
@@ -191,7 +191,7 @@ func (s *Spend) FlagUnseen(ctx context.Context, e UnconfirmedEntry, horizon time
 	}
 	page, err := s.pages.EnqueueItem(s.unseenPage(e, dedup, horizon, now), now)
 	if err != nil {
-		return false, fmt.Errorf("unseen page %s: %w", e.RecordID, err)
+		return false, fmt.Errorf("spend: unseen page %s: %w", e.RecordID, err)
 	}
 	err = s.transact(ctx, []types.TransactWriteItem{
 		{Update: &types.Update{TableName: aws.String(s.ledger), Key: markerKey(e.RecordID),
@@ -203,7 +203,7 @@ func (s *Spend) FlagUnseen(ctx context.Context, e UnconfirmedEntry, horizon time
 		return false, nil
 	}
 	if err != nil {
-		return false, fmt.Errorf("flag unseen %s: %w", e.RecordID, err)
+		return false, fmt.Errorf("spend: flag unseen %s: %w", e.RecordID, err)
 	}
 	s.log.WarnContext(ctx, "usage unseen by export", "record", e.RecordID, "workload", e.WorkloadID,
 		"units", e.Units, "due", e.Due, "horizon", horizon)
@@ -260,7 +260,7 @@ func (s *Spend) DeferredStates(ctx context.Context, due time.Time) ([]DeferredSt
 		return nil
 	})
 	if err != nil {
-		return nil, fmt.Errorf("list deferred states: %w", err)
+		return nil, fmt.Errorf("spend: list deferred states: %w", err)
 	}
 	return out, nil
 }
@@ -302,7 +302,7 @@ func (s *Spend) markDeferred(ctx context.Context, recordID, what string, upd exp
 		return false, nil
 	}
 	if err != nil {
-		return false, fmt.Errorf("%s deferred %s: %w", what, recordID, err)
+		return false, fmt.Errorf("spend: %s deferred %s: %w", what, recordID, err)
 	}
 	return true, nil
 }

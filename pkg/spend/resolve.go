@@ -49,12 +49,12 @@ func (s *Spend) resolveBatch(ctx context.Context, keys []map[string]types.Attrib
 	for attempt := 1; len(pending) > 0; attempt++ {
 		out, err := s.db.BatchGetItem(ctx, &dynamodb.BatchGetItemInput{RequestItems: pending})
 		if err != nil {
-			return fmt.Errorf("resolve references: %w", err)
+			return fmt.Errorf("spend: resolve references: %w", err)
 		}
 		for _, item := range out.Responses[s.workloads] {
 			var al aliasItem
 			if err := attributevalue.UnmarshalMap(item, &al); err != nil {
-				return fmt.Errorf("decode alias: %w", err)
+				return fmt.Errorf("spend: decode alias: %w", err)
 			}
 			ids[strings.TrimPrefix(al.PK, "ALIAS#")] = al.WorkloadID
 		}
@@ -63,7 +63,7 @@ func (s *Spend) resolveBatch(ctx context.Context, keys []map[string]types.Attrib
 			return nil
 		}
 		if attempt == 8 {
-			return fmt.Errorf("resolve references: %d keys still unprocessed", len(pending[s.workloads].Keys))
+			return fmt.Errorf("spend: resolve references: %d keys still unprocessed", len(pending[s.workloads].Keys))
 		}
 		select {
 		case <-ctx.Done():

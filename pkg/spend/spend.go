@@ -87,10 +87,10 @@ type PathContract struct {
 func (p PathContract) validate(name string) []error {
 	var errs []error
 	if p.MaxAge <= 0 {
-		errs = append(errs, fmt.Errorf("%s.MaxAge must be positive", name))
+		errs = append(errs, fmt.Errorf("spend: %s.MaxAge must be positive", name))
 	}
 	if p.ExpectedArrival < 0 || p.Interval < 0 {
-		errs = append(errs, fmt.Errorf("%s.ExpectedArrival and %s.Interval must not be negative", name, name))
+		errs = append(errs, fmt.Errorf("spend: %s.ExpectedArrival and %s.Interval must not be negative", name, name))
 	}
 	return errs
 }

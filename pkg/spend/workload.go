@@ -103,7 +103,7 @@ func (s *Spend) CreateWorkload(ctx context.Context, n NewWorkload) (Workload, er
 		CreatedAt: now, UpdatedAt: now}
 	wItem, err := attributevalue.MarshalMap(wi)
 	if err != nil {
-		return Workload{}, fmt.Errorf("encode workload %s: %w", n.ID, err)
+		return Workload{}, fmt.Errorf("spend: encode workload %s: %w", n.ID, err)
 	}
 	aItem, err := s.aliasItem(n.ID, n.ID, now)
 	if err != nil {
@@ -115,12 +115,12 @@ func (s *Spend) CreateWorkload(ctx context.Context, n NewWorkload) (Workload, er
 	}})
 	if failed, _, ok := cancelled(err); ok {
 		if len(failed) > 0 && failed[0] {
-			return Workload{}, fmt.Errorf("create workload %s: %w", n.ID, ErrWorkloadExists)
+			return Workload{}, fmt.Errorf("spend: create workload %s: %w", n.ID, ErrWorkloadExists)
 		}
-		return Workload{}, fmt.Errorf("create workload %s: %w", n.ID, ErrAliasTaken)
+		return Workload{}, fmt.Errorf("spend: create workload %s: %w", n.ID, ErrAliasTaken)
 	}
 	if err != nil {
-		return Workload{}, fmt.Errorf("create workload %s: %w", n.ID, err)
+		return Workload{}, fmt.Errorf("spend: create workload %s: %w", n.ID, err)
 	}
 	return wi.workload(), nil
 }
@@ -129,7 +129,7 @@ func (s *Spend) aliasItem(ref, id, now string) (map[string]types.AttributeValue,
 	item, err := attributevalue.MarshalMap(aliasItem{PK: "ALIAS#" + ref, SK: skAlias,
 		GSI1PK: "ALIASES#" + id, GSI1SK: ref, Ref: ref, WorkloadID: id, CreatedAt: now})
 	if err != nil {
-		return nil, fmt.Errorf("encode alias %s: %w", ref, err)
+		return nil, fmt.Errorf("spend: encode alias %s: %w", ref, err)
 	}
 	return item, nil
 }
@@ -139,7 +139,7 @@ func (s *Spend) aliasItem(ref, id, now string) (map[string]types.AttributeValue,
 // names another workload is [ErrAliasTaken].
 func (s *Spend) AddAlias(ctx context.Context, ref, id string) error {
 	if ref == "" || id == "" {
-		return fmt.Errorf("%w: alias needs a reference and a workload", ErrInvalidWorkload)
+		return fmt.Errorf("spend: %w: alias needs a reference and a workload", ErrInvalidWorkload)
 	}
 	item, err := s.aliasItem(ref, id, ddb.Stamp(s.now()))
 	if err != nil {
@@ -155,9 +155,9 @@ func (s *Spend) AddAlias(ctx context.Context, ref, id string) error {
 	case err == nil:
 		return nil
 	case !ok:
-		return fmt.Errorf("add alias %s: %w", ref, err)
+		return fmt.Errorf("spend: add alias %s: %w", ref, err)
 	case len(failed) > 0 && failed[0]:
-		return fmt.Errorf("add alias %s to %s: %w", ref, id, ErrUnknownWorkload)
+		return fmt.Errorf("spend: add alias %s to %s: %w", ref, id, ErrUnknownWorkload)
 	}
 	got, found, err := s.resolveID(ctx, ref)
 	if err != nil {
@@ -166,7 +166,7 @@ func (s *Spend) AddAlias(ctx context.Context, ref, id string) error {
 	if found && got == id {
 		return nil
 	}
-	return fmt.Errorf("add alias %s to %s: %w", ref, id, ErrAliasTaken)
+	return fmt.Errorf("spend: add alias %s to %s: %w", ref, id, ErrAliasTaken)
 }
 
 // resolveID returns the workload ID a reference maps to.
@@ -174,14 +174,14 @@ func (s *Spend) resolveID(ctx context.Context, ref string) (string, bool, error)
 	out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(s.workloads),
 		Key: aliasKey(ref), ConsistentRead: aws.Bool(true)})
 	if err != nil {
-		return "", false, fmt.Errorf("resolve %s: %w", ref, err)
+		return "", false, fmt.Errorf("spend: resolve %s: %w", ref, err)
 	}
 	if len(out.Item) == 0 {
 		return "", false, nil
 	}
 	var al aliasItem
 	if err := attributevalue.UnmarshalMap(out.Item, &al); err != nil {
-		return "", false, fmt.Errorf("decode alias %s: %w", ref, err)
+		return "", false, fmt.Errorf("spend: decode alias %s: %w", ref, err)
 	}
 	return al.WorkloadID, true, nil
 }
@@ -194,7 +194,7 @@ func (s *Spend) Resolve(ctx context.Context, ref string) (Workload, error) {
 		return Workload{}, err
 	}
 	if !found {
-		return Workload{}, fmt.Errorf("resolve %s: %w", ref, ErrUnknownWorkload)
+		return Workload{}, fmt.Errorf("spend: resolve %s: %w", ref, ErrUnknownWorkload)
 	}
 	return s.Get(ctx, id)
 }
@@ -221,7 +221,7 @@ func (s *Spend) List(ctx context.Context) ([]Workload, error) {
 			return nil
 		})
 	if err != nil {
-		return nil, fmt.Errorf("list workloads: %w", err)
+		return nil, fmt.Errorf("spend: list workloads: %w", err)
 	}
 	return ws, nil
 }
@@ -240,7 +240,7 @@ func (s *Spend) Aliases(ctx context.Context, id string) ([]string, error) {
 			return nil
 		})
 	if err != nil {
-		return nil, fmt.Errorf("aliases of %s: %w", id, err)
+		return nil, fmt.Errorf("spend: aliases of %s: %w", id, err)
 	}
 	return refs, nil
 }
@@ -249,7 +249,7 @@ func (s *Spend) Aliases(ctx context.Context, id string) ([]string, error) {
 // workload at its next accepted record.
 func (s *Spend) SetCap(ctx context.Context, id string, capUnits int64) error {
 	if capUnits <= 0 {
-		return fmt.Errorf("%w: cap must be positive", ErrInvalidWorkload)
+		return fmt.Errorf("spend: %w: cap must be positive", ErrInvalidWorkload)
 	}
 	return s.updateWorkload(ctx, id, "set cap",
 		expression.Set(expression.Name("cap"), expression.Value(capUnits)), nil)
@@ -258,7 +258,7 @@ func (s *Spend) SetCap(ctx context.Context, id string, capUnits int64) error {
 // SetStep changes a workload's escalation step (0 turns escalation off).
 func (s *Spend) SetStep(ctx context.Context, id string, step int64) error {
 	if step < 0 {
-		return fmt.Errorf("%w: step must not be negative", ErrInvalidWorkload)
+		return fmt.Errorf("spend: %w: step must not be negative", ErrInvalidWorkload)
 	}
 	return s.updateWorkload(ctx, id, "set step",
 		expression.Set(expression.Name("step"), expression.Value(step)), nil)
@@ -308,7 +308,7 @@ func (s *Spend) updateWorkload(ctx context.Context, id, what string, upd express
 	}
 	expr, err := expression.NewBuilder().WithUpdate(upd).WithCondition(cond).Build()
 	if err != nil {
-		return fmt.Errorf("%s %s: %w", what, id, err)
+		return fmt.Errorf("spend: %s %s: %w", what, id, err)
 	}
 	_, err = s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
 		TableName: aws.String(s.workloads), Key: workloadKey(id),
@@ -317,15 +317,15 @@ func (s *Spend) updateWorkload(ctx context.Context, id, what string, upd express
 	})
 	if ddb.ConditionFailed(err) {
 		if extra == nil {
-			return fmt.Errorf("%s %s: %w", what, id, ErrUnknownWorkload)
+			return fmt.Errorf("spend: %s %s: %w", what, id, ErrUnknownWorkload)
 		}
 		if _, gerr := s.Get(ctx, id); gerr != nil {
-			return fmt.Errorf("%s: %w", what, gerr)
+			return fmt.Errorf("spend: %s: %w", what, gerr)
 		}
-		return fmt.Errorf("%s %s: %w", what, id, ErrNotPaused)
+		return fmt.Errorf("spend: %s %s: %w", what, id, ErrNotPaused)
 	}
 	if err != nil {
-		return fmt.Errorf("%s %s: %w", what, id, err)
+		return fmt.Errorf("spend: %s %s: %w", what, id, err)
 	}
 	return nil
 }

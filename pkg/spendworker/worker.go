@@ -55,6 +55,14 @@ var _ KeyFlusher = (*pager.Outbox)(nil)
 // invocation can wait for a worker's flush.
 const FullFlushEvery = 30 * time.Second
 
+// Metrics the spend worker emits besides the ledger's own.
+const (
+	MetricUsageEvents       = "UsageEvents"       // one per record, by Outcome
+	MetricUsageDeadLettered = "UsageDeadLettered" // by Reason
+	MetricUsageToIntake     = "UsageToIntake"     // the usage's time to the intake record
+	MetricIntakeToLedger    = "IntakeToLedger"    // the intake record to the ledger entry
+)
+
 // Queue is what the worker needs from the queue it consumes.
 type Queue interface {
 	DeadLetter(ctx context.Context, m events.SQSMessage, reason string) error
@@ -181,11 +189,11 @@ func (w *Worker) process(ctx context.Context, m events.SQSMessage, keys *pageKey
 
 // observe emits the intake-state count and the cap-path latencies.
 func (w *Worker) observe(u spend.Usage, receivedAt time.Time, res spend.Result) {
-	dims := emf.Dims{"outcome": string(res.Outcome)}
-	w.cfg.Metrics.Count("usage_events", 1, dims)
+	dims := emf.Dims{"Outcome": string(res.Outcome)}
+	w.cfg.Metrics.Count(MetricUsageEvents, 1, dims)
 	if !receivedAt.IsZero() {
-		w.cfg.Metrics.Duration("usage_to_intake", receivedAt.Sub(u.OccurredAt), nil)
-		w.cfg.Metrics.Duration("intake_to_ledger", u.ObservedAt.Sub(receivedAt), nil)
+		w.cfg.Metrics.Duration(MetricUsageToIntake, receivedAt.Sub(u.OccurredAt), nil)
+		w.cfg.Metrics.Duration(MetricIntakeToLedger, u.ObservedAt.Sub(receivedAt), nil)
 	}
 }
 
@@ -204,7 +212,7 @@ func (w *Worker) refused(ctx context.Context, m events.SQSMessage, u spend.Usage
 	}
 	keys.add(rec.DedupKey)
 	w.cfg.Logger.WarnContext(ctx, "usage quarantined", "record_id", u.RecordID, "event_id", u.EventID, "reason", cause.Error())
-	w.cfg.Metrics.Count("usage_events", 1, emf.Dims{"outcome": "quarantined"})
+	w.cfg.Metrics.Count(MetricUsageEvents, 1, emf.Dims{"Outcome": "quarantined"})
 	return true
 }
 
@@ -213,7 +221,7 @@ func (w *Worker) deadLetter(ctx context.Context, m events.SQSMessage, reason str
 		w.cfg.Logger.ErrorContext(ctx, "dead-letter failed", "message_id", m.MessageId, "err", err)
 		return false
 	}
-	w.cfg.Metrics.Count("usage_dead_lettered", 1, emf.Dims{"reason": reason})
+	w.cfg.Metrics.Count(MetricUsageDeadLettered, 1, emf.Dims{"Reason": reason})
 	return true
 }
 
