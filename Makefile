@@ -41,9 +41,9 @@ bench: deps ## Run the benchmarks; figures are rates, ratios and latencies with 
 	@echo "== reconciler fold (records/s; 1k vs 100k ledger entries and 0 vs 5 ms injected latency, each ratio from the same run)"
 	$(GO) test -run '^$$' -bench Fold -benchtime 2000x ./pkg/reconcile
 	@echo "== end to end: payments (registry on and off; x_ceiling = full / bare pipeline measured in the same run) and usage (events/s, event->page)"
-	$(GO) test -run '^$$' -bench E2E -benchtime 1x ./pkg/paymentworker ./pkg/localrun
+	$(GO) test -run '^$$' -bench E2E -benchtime 1x ./pkg/paymentworker ./pkg/local/localrun
 	@echo "== usage path paced at 500/s, open loop (attributed/offered, event->page p50/p99)"
-	$(GO) test -run '^$$' -bench UsagePaced -benchtime 1x ./pkg/localrun
+	$(GO) test -run '^$$' -bench UsagePaced -benchtime 1x ./pkg/local/localrun
 
 .PHONY: lab
 lab: deps ## Payments lab: idempotency off, on, and a 3x spike, 500 webhooks/s for 60 s each; writes docs/lab/.

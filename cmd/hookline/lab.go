@@ -10,7 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/hookline/hookline/pkg/lab"
-	"github.com/hookline/hookline/pkg/providersim"
+	"github.com/hookline/hookline/pkg/local/providersim"
 )
 
 // labFlags are the knobs of one lab experiment.

@@ -13,10 +13,10 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/hookline/hookline/pkg/config"
-	"github.com/hookline/hookline/pkg/localrun"
+	"github.com/hookline/hookline/pkg/local/localrun"
+	"github.com/hookline/hookline/pkg/local/providersim"
 	"github.com/hookline/hookline/pkg/pager"
 	"github.com/hookline/hookline/pkg/paymentworker"
-	"github.com/hookline/hookline/pkg/providersim"
 )
 
 // endpointsFile is where `hookline run` writes its endpoints, so that

@@ -16,9 +16,9 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/hookline/hookline/pkg/awsconf"
-	"github.com/hookline/hookline/pkg/localrun"
+	"github.com/hookline/hookline/pkg/local/localrun"
+	"github.com/hookline/hookline/pkg/local/providersim"
 	"github.com/hookline/hookline/pkg/ops"
-	"github.com/hookline/hookline/pkg/providersim"
 	"github.com/hookline/hookline/pkg/webhook"
 )
 

@@ -12,7 +12,7 @@ import (
 )
 
 // checker answers from a fixed table; the ledger itself is tested on local
-// AWS in pkg/spend and end to end in pkg/localrun.
+// AWS in pkg/spend and end to end in pkg/local/localrun.
 type checker map[string]spend.Admission
 
 func (c checker) Admission(_ context.Context, id string) (spend.Admission, error) {

@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/hookline/hookline/pkg/idempotency"
-	"github.com/hookline/hookline/pkg/localaws"
+	"github.com/hookline/hookline/pkg/local/localaws"
 )
 
 // newBenchRegistry returns a registry on the local DynamoDB table, in a

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/hookline/hookline/pkg/providersim"
+	"github.com/hookline/hookline/pkg/local/providersim"
 )
 
 // ErrInvalidConfig reports a [Config] or spike that cannot work.

@@ -14,9 +14,9 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
+	"github.com/hookline/hookline/pkg/local/testkit"
 	"github.com/hookline/hookline/pkg/ops"
 	"github.com/hookline/hookline/pkg/paymentworker"
-	"github.com/hookline/hookline/pkg/testkit"
 )
 
 // seedPayments dead-letters three payment events: evt_done (its key

@@ -16,7 +16,7 @@ import (
 	"github.com/hookline/hookline/pkg/config"
 	"github.com/hookline/hookline/pkg/idempotency"
 	"github.com/hookline/hookline/pkg/intake"
-	"github.com/hookline/hookline/pkg/localaws"
+	"github.com/hookline/hookline/pkg/local/localaws"
 	"github.com/hookline/hookline/pkg/ops"
 	"github.com/hookline/hookline/pkg/spend"
 )

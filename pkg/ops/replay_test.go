@@ -9,8 +9,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 
 	"github.com/hookline/hookline/pkg/intake"
+	"github.com/hookline/hookline/pkg/local/testkit"
 	"github.com/hookline/hookline/pkg/ops"
-	"github.com/hookline/hookline/pkg/testkit"
 )
 
 func TestReplay(t *testing.T) {

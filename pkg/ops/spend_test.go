@@ -9,9 +9,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hookline/hookline/pkg/local/testkit"
 	"github.com/hookline/hookline/pkg/ops"
 	"github.com/hookline/hookline/pkg/spend"
-	"github.com/hookline/hookline/pkg/testkit"
 )
 
 func usageBody(recordID, ref string, units int64) string {

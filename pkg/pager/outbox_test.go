@@ -14,8 +14,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
-	"github.com/hookline/hookline/pkg/localaws"
-	"github.com/hookline/hookline/pkg/testkit"
+	"github.com/hookline/hookline/pkg/local/localaws"
+	"github.com/hookline/hookline/pkg/local/testkit"
 )
 
 // pagerDuty is a test Events API that answers with the given statuses in

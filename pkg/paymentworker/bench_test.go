@@ -18,8 +18,8 @@ import (
 
 	"github.com/hookline/hookline/pkg/idempotency"
 	"github.com/hookline/hookline/pkg/lab"
-	"github.com/hookline/hookline/pkg/lambdalocal"
-	"github.com/hookline/hookline/pkg/localrun"
+	"github.com/hookline/hookline/pkg/local/lambdalocal"
+	"github.com/hookline/hookline/pkg/local/localrun"
 	"github.com/hookline/hookline/pkg/paymentworker"
 	"github.com/hookline/hookline/pkg/provider"
 	"github.com/hookline/hookline/pkg/queue"

@@ -10,8 +10,8 @@ import (
 	"time"
 
 	"github.com/hookline/hookline/pkg/idempotency"
-	"github.com/hookline/hookline/pkg/localaws"
-	"github.com/hookline/hookline/pkg/providersim"
+	"github.com/hookline/hookline/pkg/local/localaws"
+	"github.com/hookline/hookline/pkg/local/providersim"
 )
 
 // The contract drills: each hostile sequence of docs/provider-contract.md,

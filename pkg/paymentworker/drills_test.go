@@ -13,10 +13,10 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
 	"github.com/hookline/hookline/pkg/idempotency"
+	"github.com/hookline/hookline/pkg/local/providersim"
+	"github.com/hookline/hookline/pkg/local/testkit"
 	"github.com/hookline/hookline/pkg/paymentworker"
 	"github.com/hookline/hookline/pkg/provider"
-	"github.com/hookline/hookline/pkg/providersim"
-	"github.com/hookline/hookline/pkg/testkit"
 )
 
 func events_(prefix string, n int) map[string]string {

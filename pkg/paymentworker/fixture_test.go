@@ -10,11 +10,11 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 
 	"github.com/hookline/hookline/pkg/idempotency"
-	"github.com/hookline/hookline/pkg/localaws"
+	"github.com/hookline/hookline/pkg/local/localaws"
+	"github.com/hookline/hookline/pkg/local/providersim"
 	"github.com/hookline/hookline/pkg/paymentworker"
 	"github.com/hookline/hookline/pkg/paymentworker/paymentworkertest"
 	"github.com/hookline/hookline/pkg/provider"
-	"github.com/hookline/hookline/pkg/providersim"
 )
 
 // TestHandlesTheSQSBatchFixture: the batch exactly as Lambda's event source

@@ -13,11 +13,11 @@ import (
 	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
 
 	"github.com/hookline/hookline/pkg/idempotency"
-	"github.com/hookline/hookline/pkg/lambdalocal"
-	"github.com/hookline/hookline/pkg/localaws"
+	"github.com/hookline/hookline/pkg/local/lambdalocal"
+	"github.com/hookline/hookline/pkg/local/localaws"
+	"github.com/hookline/hookline/pkg/local/providersim"
 	"github.com/hookline/hookline/pkg/paymentworker"
 	"github.com/hookline/hookline/pkg/provider"
-	"github.com/hookline/hookline/pkg/providersim"
 	"github.com/hookline/hookline/pkg/queue"
 )
 

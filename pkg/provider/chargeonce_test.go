@@ -6,8 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hookline/hookline/pkg/local/providersim"
 	"github.com/hookline/hookline/pkg/provider"
-	"github.com/hookline/hookline/pkg/providersim"
 )
 
 // startSim starts a simulator on loopback and stops it when the test ends.

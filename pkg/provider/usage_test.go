@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hookline/hookline/pkg/local/providersim"
 	"github.com/hookline/hookline/pkg/provider"
-	"github.com/hookline/hookline/pkg/providersim"
 )
 
 var t0 = time.Date(2026, 11, 30, 3, 0, 0, 0, time.UTC)

@@ -10,7 +10,7 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 
 	"github.com/hookline/hookline/pkg/intake"
-	"github.com/hookline/hookline/pkg/localaws"
+	"github.com/hookline/hookline/pkg/local/localaws"
 	"github.com/hookline/hookline/pkg/receiver"
 	"github.com/hookline/hookline/pkg/secrets"
 	"github.com/hookline/hookline/pkg/webhook"

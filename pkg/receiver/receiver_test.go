@@ -22,7 +22,7 @@ import (
 	"github.com/hookline/hookline/pkg/awsconf"
 	"github.com/hookline/hookline/pkg/emf"
 	"github.com/hookline/hookline/pkg/intake"
-	"github.com/hookline/hookline/pkg/localaws"
+	"github.com/hookline/hookline/pkg/local/localaws"
 	"github.com/hookline/hookline/pkg/receiver"
 	"github.com/hookline/hookline/pkg/secrets"
 	"github.com/hookline/hookline/pkg/webhook"

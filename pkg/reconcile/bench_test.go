@@ -13,7 +13,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
-	"github.com/hookline/hookline/pkg/localaws"
+	"github.com/hookline/hookline/pkg/local/localaws"
 )
 
 // benchWorkloads is how many workloads the fold benchmarks spread records

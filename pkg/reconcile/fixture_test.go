@@ -13,10 +13,10 @@ import (
 	"time"
 
 	"github.com/hookline/hookline/pkg/emf"
-	"github.com/hookline/hookline/pkg/localaws"
+	"github.com/hookline/hookline/pkg/local/localaws"
+	"github.com/hookline/hookline/pkg/local/providersim"
 	"github.com/hookline/hookline/pkg/pager"
 	"github.com/hookline/hookline/pkg/provider"
-	"github.com/hookline/hookline/pkg/providersim"
 	"github.com/hookline/hookline/pkg/reconcile"
 	"github.com/hookline/hookline/pkg/spend"
 )

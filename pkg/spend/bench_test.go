@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hookline/hookline/pkg/localaws"
+	"github.com/hookline/hookline/pkg/local/localaws"
 )
 
 // BenchmarkApply measures ledger throughput: distinct usage records spread

@@ -10,7 +10,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
-	"github.com/hookline/hookline/pkg/localaws"
+	"github.com/hookline/hookline/pkg/local/localaws"
 )
 
 // flakyReads fails the next consistent read of a workload item, as a

@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hookline/hookline/pkg/localaws"
+	"github.com/hookline/hookline/pkg/local/localaws"
 	"github.com/hookline/hookline/pkg/pager"
 )
 

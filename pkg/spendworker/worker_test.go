@@ -17,7 +17,7 @@ import (
 	"github.com/hookline/hookline/pkg/spend"
 	"github.com/hookline/hookline/pkg/spendworker"
 
-	"github.com/hookline/hookline/pkg/localaws"
+	"github.com/hookline/hookline/pkg/local/localaws"
 )
 
 type fixture struct {

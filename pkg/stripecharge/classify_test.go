@@ -10,8 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hookline/hookline/pkg/local/providersim"
 	"github.com/hookline/hookline/pkg/provider"
-	"github.com/hookline/hookline/pkg/providersim"
 	"github.com/hookline/hookline/pkg/stripecharge"
 )
 

@@ -4,7 +4,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hookline/hookline/pkg/providersim"
+	"github.com/hookline/hookline/pkg/local/providersim"
 )
 
 // newStripeSim starts the provider simulator in Stripe's profile (keys

@@ -3,7 +3,7 @@ package idempotencytest
 import (
 	"time"
 
-	"github.com/hookline/hookline/pkg/testkit"
+	"github.com/hookline/hookline/pkg/local/testkit"
 )
 
 // Clock is a manual clock for [idempotency.Config.Now] ([testkit.ManualClock]).

@@ -4,7 +4,7 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/hookline/hookline/pkg/providersim"
+	"github.com/hookline/hookline/pkg/local/providersim"
 	"github.com/hookline/hookline/pkg/webhook"
 )
 

@@ -16,9 +16,9 @@ import (
 	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
 
 	"github.com/hookline/hookline/pkg/config"
-	"github.com/hookline/hookline/pkg/localrun"
-	"github.com/hookline/hookline/pkg/providersim"
-	"github.com/hookline/hookline/pkg/testkit"
+	"github.com/hookline/hookline/pkg/local/localrun"
+	"github.com/hookline/hookline/pkg/local/providersim"
+	"github.com/hookline/hookline/pkg/local/testkit"
 )
 
 // stripeRunFaults are the provider faults of the local Stripe drill: the
@@ -65,7 +65,7 @@ func queueEmpty(t *testing.T, sys *localrun.System, name string) bool {
 // requests while a tenth of the acknowledgements are lost. Every invoice
 // is charged exactly once, the declined one never.
 func TestStripeLocalRunChargesOnce(t *testing.T) {
-	mappings, err := os.ReadFile("../../testdata/payments/stripe-mappings.json")
+	mappings, err := os.ReadFile("../../../testdata/payments/stripe-mappings.json")
 	if err != nil {
 		t.Fatal(err)
 	}

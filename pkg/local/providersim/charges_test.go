@@ -11,8 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hookline/hookline/pkg/local/providersim"
 	"github.com/hookline/hookline/pkg/provider"
-	"github.com/hookline/hookline/pkg/providersim"
 )
 
 func start(t *testing.T, cfg providersim.Config) *providersim.Sim {

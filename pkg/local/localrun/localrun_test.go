@@ -12,9 +12,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hookline/hookline/pkg/localrun"
+	"github.com/hookline/hookline/pkg/local/localrun"
+	"github.com/hookline/hookline/pkg/local/testkit"
 	"github.com/hookline/hookline/pkg/spend"
-	"github.com/hookline/hookline/pkg/testkit"
 	"github.com/hookline/hookline/pkg/webhook"
 )
 

@@ -3,7 +3,7 @@ package providersim
 import (
 	"time"
 
-	"github.com/hookline/hookline/pkg/testkit"
+	"github.com/hookline/hookline/pkg/local/testkit"
 )
 
 // ManualClock is a clock that moves only when told to ([testkit.ManualClock]).

@@ -13,8 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hookline/hookline/pkg/local/providersim"
 	"github.com/hookline/hookline/pkg/provider"
-	"github.com/hookline/hookline/pkg/providersim"
 )
 
 // receiver answers with statuses in order (the last repeats) and records

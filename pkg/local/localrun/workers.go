@@ -6,8 +6,8 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/hookline/hookline/pkg/lambdalocal"
-	"github.com/hookline/hookline/pkg/providersim"
+	"github.com/hookline/hookline/pkg/local/lambdalocal"
+	"github.com/hookline/hookline/pkg/local/providersim"
 )
 
 func (s *System) startSim() error {

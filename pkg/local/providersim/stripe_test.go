@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/hookline/hookline/pkg/providersim"
+	"github.com/hookline/hookline/pkg/local/providersim"
 )
 
 // intentForm is a confirmed off-session PaymentIntent on the customer's

@@ -6,8 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hookline/hookline/pkg/local/providersim"
 	"github.com/hookline/hookline/pkg/provider"
-	"github.com/hookline/hookline/pkg/providersim"
 )
 
 func TestProfilesReplayAsTheyShould(t *testing.T) {

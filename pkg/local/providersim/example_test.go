@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"log"
 
+	"github.com/hookline/hookline/pkg/local/providersim"
 	"github.com/hookline/hookline/pkg/provider"
-	"github.com/hookline/hookline/pkg/providersim"
 )
 
 // Start a simulator on a free loopback port and charge through it. Under

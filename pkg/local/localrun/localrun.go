@@ -14,9 +14,9 @@ import (
 
 	"github.com/hookline/hookline/pkg/app"
 	"github.com/hookline/hookline/pkg/config"
-	"github.com/hookline/hookline/pkg/lambdalocal"
-	"github.com/hookline/hookline/pkg/localaws"
-	"github.com/hookline/hookline/pkg/providersim"
+	"github.com/hookline/hookline/pkg/local/lambdalocal"
+	"github.com/hookline/hookline/pkg/local/localaws"
+	"github.com/hookline/hookline/pkg/local/providersim"
 )
 
 // Config configures [Start].

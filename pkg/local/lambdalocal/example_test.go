@@ -11,7 +11,7 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-lambda-go/lambdacontext"
-	"github.com/hookline/hookline/pkg/lambdalocal"
+	"github.com/hookline/hookline/pkg/local/lambdalocal"
 )
 
 // receive is a Lambda handler behind an HTTP API route.

@@ -9,8 +9,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/hookline/hookline/pkg/local/providersim"
 	"github.com/hookline/hookline/pkg/pager"
-	"github.com/hookline/hookline/pkg/providersim"
 )
 
 func enqueue(t *testing.T, sim *providersim.Sim, body []byte) (int, map[string]any) {

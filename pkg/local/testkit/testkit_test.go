@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hookline/hookline/pkg/testkit"
+	"github.com/hookline/hookline/pkg/local/testkit"
 )
 
 func TestEventuallyWaitsForTheCondition(t *testing.T) {

@@ -14,8 +14,8 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 
-	"github.com/hookline/hookline/pkg/lambdalocal"
-	"github.com/hookline/hookline/pkg/localaws"
+	"github.com/hookline/hookline/pkg/local/lambdalocal"
+	"github.com/hookline/hookline/pkg/local/localaws"
 )
 
 // The fixtures in testdata/events are events as AWS delivers them to a
@@ -27,7 +27,7 @@ import (
 // fixture reads testdata/events/name as generic JSON.
 func fixture(t *testing.T, name string) map[string]any {
 	t.Helper()
-	data, err := os.ReadFile("../../testdata/events/" + name)
+	data, err := os.ReadFile("../../../testdata/events/" + name)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,7 +12,7 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-lambda-go/lambdacontext"
 
-	"github.com/hookline/hookline/pkg/lambdalocal"
+	"github.com/hookline/hookline/pkg/local/lambdalocal"
 )
 
 func TestHTTPAPIPassesRawRequest(t *testing.T) {
