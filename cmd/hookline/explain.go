@@ -27,7 +27,7 @@ func newWorkloadExplainCmd() *cobra.Command {
 			return err
 		}
 		ctx, id, out := cmd.Context(), args[0], cmd.OutOrStdout()
-		x, err := s.ledger.Explain(ctx, id)
+		x, err := s.ledger.Explainer.Explain(ctx, id)
 		if errors.Is(err, spend.ErrUnknownWorkload) {
 			fmt.Fprintf(stderr, "hookline workload explain: no workload %q (hookline workload list)\n", id)
 			return exit(exitFailure)
@@ -72,7 +72,7 @@ func newEventExplainCmd() *cobra.Command {
 			return err
 		}
 		id, out := args[0], cmd.OutOrStdout()
-		x, err := s.ledger.ExplainEvent(cmd.Context(), id)
+		x, err := s.ledger.Explainer.ExplainEvent(cmd.Context(), id)
 		if errors.Is(err, spend.ErrNotFound) {
 			fmt.Fprintf(stderr, "hookline event explain: nothing in the ledger under %s (not an applied, deferred or quarantined usage record or event)\n", id)
 			return exit(exitFailure)

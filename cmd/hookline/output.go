@@ -200,7 +200,7 @@ func connect(ctx context.Context, verbose bool) (*opsConn, error) {
 	if err != nil {
 		return nil, err
 	}
-	checkers, err := ops.NewCheckers(r, ops.CheckerDeps{DynamoDB: db, Ledger: ledger.Spend})
+	checkers, err := ops.NewCheckers(r, ops.CheckerDeps{DynamoDB: db, Ledger: ledger.Spend.Ledger})
 	if err != nil {
 		return nil, err
 	}

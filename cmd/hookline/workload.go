@@ -49,7 +49,7 @@ func newWorkloadCreateCmd() *cobra.Command {
 		if err != nil {
 			return err
 		}
-		w, err := s.ledger.CreateWorkload(cmd.Context(), spend.NewWorkload{ID: args[0], Owner: owner, Route: route, Cap: capUnits, Step: step, Hold: hold})
+		w, err := s.ledger.Workloads.CreateWorkload(cmd.Context(), spend.NewWorkload{ID: args[0], Owner: owner, Route: route, Cap: capUnits, Step: step, Hold: hold})
 		if err != nil {
 			return exit(fail("workload create", err))
 		}
@@ -70,7 +70,7 @@ func newWorkloadListCmd() *cobra.Command {
 		if err != nil {
 			return err
 		}
-		ws, err := s.ledger.List(cmd.Context())
+		ws, err := s.ledger.Workloads.List(cmd.Context())
 		if err != nil {
 			s.hint("workload list")
 			return exit(fail("workload list", err))
@@ -116,14 +116,14 @@ func workloadChange(use, short, example string, setup func(cmd *cobra.Command) (
 			return err
 		}
 		ctx, id := cmd.Context(), args[0]
-		before, err := s.ledger.Get(ctx, id)
+		before, err := s.ledger.Workloads.Get(ctx, id)
 		if err != nil {
 			return exit(fail(name, err))
 		}
 		if err := apply(ctx, s.ledger, id); err != nil {
 			return exit(fail(name, err))
 		}
-		after, err := s.ledger.Get(ctx, id)
+		after, err := s.ledger.Workloads.Get(ctx, id)
 		if err != nil {
 			return exit(fail(name, err))
 		}
@@ -143,7 +143,7 @@ func newWorkloadSetCapCmd() *cobra.Command {
 					}
 					return nil
 				}, func(ctx context.Context, l *spend.Spend, id string) error {
-					return l.SetCap(ctx, id, *capUnits)
+					return l.Workloads.SetCap(ctx, id, *capUnits)
 				}
 		})
 }
@@ -159,7 +159,7 @@ func newWorkloadSetStepCmd() *cobra.Command {
 					}
 					return nil
 				}, func(ctx context.Context, l *spend.Spend, id string) error {
-					return l.SetStep(ctx, id, *step)
+					return l.Workloads.SetStep(ctx, id, *step)
 				}
 		})
 }
@@ -177,7 +177,7 @@ func newWorkloadSetHoldCmd() *cobra.Command {
 					}
 					return nil
 				}, func(ctx context.Context, l *spend.Spend, id string) error {
-					return l.SetHold(ctx, id, hold)
+					return l.Workloads.SetHold(ctx, id, hold)
 				}
 		})
 }
@@ -201,7 +201,7 @@ func newWorkloadAddAliasCmd() *cobra.Command {
 		if err != nil {
 			return err
 		}
-		if err := s.ledger.AddAlias(cmd.Context(), ref, args[0]); err != nil {
+		if err := s.ledger.Workloads.AddAlias(cmd.Context(), ref, args[0]); err != nil {
 			return exit(fail("workload add-alias", err))
 		}
 		out := cmd.OutOrStdout()
@@ -217,7 +217,7 @@ func newWorkloadAddAliasCmd() *cobra.Command {
 func newWorkloadRetireCmd() *cobra.Command {
 	return workloadChange("retire <workload>", "Retire a workload: its usage is deferred, not attributed", "  hookline workload retire workload-7",
 		func(*cobra.Command) (func() error, func(context.Context, *spend.Spend, string) error) {
-			return nil, func(ctx context.Context, l *spend.Spend, id string) error { return l.Retire(ctx, id) }
+			return nil, func(ctx context.Context, l *spend.Spend, id string) error { return l.Workloads.Retire(ctx, id) }
 		})
 }
 
@@ -225,7 +225,7 @@ func newWorkloadResumeCmd() *cobra.Command {
 	return workloadChange("resume <workload>", "Lift a paused workload's pause", "  hookline workload resume workload-7",
 		func(*cobra.Command) (func() error, func(context.Context, *spend.Spend, string) error) {
 			return nil, func(ctx context.Context, l *spend.Spend, id string) error {
-				_, err := l.Resume(ctx, id)
+				_, err := l.Workloads.Resume(ctx, id)
 				return err
 			}
 		})

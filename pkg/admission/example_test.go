@@ -12,7 +12,7 @@ import (
 
 func ExampleHandler_Handle() {
 	// checker is a fixed table of workloads; the function passes a
-	// spend.Spend.
+	// spend.Reader.
 	h, err := admission.New(checker{
 		"wl_active": {Allowed: true, Status: "active", Attributed: 640, Cap: 1000},
 		"wl_capped": {Allowed: false, Reason: spend.ReasonSpendCap, Status: "paused", Attributed: 1012, Cap: 1000},

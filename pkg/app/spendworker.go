@@ -22,7 +22,7 @@ func NewSpendWorker(d Deps) (*spendworker.Worker, error) {
 		return nil, err
 	}
 	return spendworker.New(spendworker.Config{
-		Ledger: ledger.Spend, Pages: ledger.Outbox, Queue: q, Concurrency: cfg.Concurrency,
+		Ledger: ledger.Spend.Ledger, Pages: ledger.Outbox, Queue: q, Concurrency: cfg.Concurrency,
 		Metrics: d.metrics(), Logger: d.logger(),
 	})
 }

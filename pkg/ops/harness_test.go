@@ -75,7 +75,7 @@ func newHarness(t *testing.T, o harnessOptions) *harness {
 	h.spend = ledger.Spend
 	h.intake, err = intake.New(intake.Config{DynamoDB: h.env.DynamoDB, SQS: h.env.SQS, Table: h.env.TableName("IntakeTable"), Now: o.now})
 	must(t, err)
-	checkers, err := ops.NewCheckers(h.resolver, ops.CheckerDeps{DynamoDB: h.env.DynamoDB, Ledger: h.spend})
+	checkers, err := ops.NewCheckers(h.resolver, ops.CheckerDeps{DynamoDB: h.env.DynamoDB, Ledger: h.spend.Ledger})
 	must(t, err)
 	var client ops.SQSAPI = h.env.SQS
 	if o.sqs != nil {

@@ -24,11 +24,11 @@ func usageBody(recordID, ref string, units int64) string {
 func overCap(t *testing.T, h *harness) {
 	t.Helper()
 	ctx := context.Background()
-	_, err := h.spend.CreateWorkload(ctx, spend.NewWorkload{ID: "workload-7", Owner: "team-images", Route: "secret-route-key", Cap: 1000, Step: 100})
+	_, err := h.spend.Workloads.CreateWorkload(ctx, spend.NewWorkload{ID: "workload-7", Owner: "team-images", Route: "secret-route-key", Cap: 1000, Step: 100})
 	must(t, err)
 	observed := time.Date(2026, 11, 30, 3, 17, 0, 0, time.UTC)
 	for i, units := range []int64{900, 112} {
-		_, err := h.spend.Apply(ctx, spend.Usage{RecordID: fmt.Sprintf("rec_%d", i+1), WorkloadRef: "workload-7", Units: units,
+		_, err := h.spend.Ledger.Apply(ctx, spend.Usage{RecordID: fmt.Sprintf("rec_%d", i+1), WorkloadRef: "workload-7", Units: units,
 			OccurredAt: observed, ObservedAt: observed, Path: spend.PathWebhook, EventID: fmt.Sprintf("evt_%d", i+1)})
 		must(t, err)
 	}
@@ -63,11 +63,11 @@ func TestRunbookOfAPausedWorkload(t *testing.T) {
 	ctx := context.Background()
 	next := time.Now().Add(4 * time.Minute).UTC().Truncate(time.Second)
 	started := time.Now().Add(-time.Minute).UTC().Truncate(time.Second)
-	must(t, h.spend.PutReconRun(ctx, spend.ReconRun{WorkloadID: "workload-7", StartedAt: started.Add(-10 * time.Minute),
+	must(t, h.spend.Recon.PutReconRun(ctx, spend.ReconRun{WorkloadID: "workload-7", StartedAt: started.Add(-10 * time.Minute),
 		FinishedAt: started.Add(-10 * time.Minute), Records: 1, Applied: 1, NextReconAt: started}))
-	must(t, h.spend.PutReconRun(ctx, spend.ReconRun{WorkloadID: "workload-7", StartedAt: started, FinishedAt: started,
+	must(t, h.spend.Recon.PutReconRun(ctx, spend.ReconRun{WorkloadID: "workload-7", StartedAt: started, FinishedAt: started,
 		Records: 2, Duplicates: 2, NextReconAt: next}))
-	x, err := h.spend.Explain(ctx, "workload-7")
+	x, err := h.spend.Explainer.Explain(ctx, "workload-7")
 	must(t, err)
 	// when the runbook is built and printed
 	r := ops.NewRunbook(x, time.Now())
@@ -95,7 +95,7 @@ func TestRunbookOfAPausedWorkload(t *testing.T) {
 		t.Fatal("runbook shows the routing key")
 	}
 	// when the event that tipped it is explained
-	ex, err := h.spend.ExplainEvent(ctx, "evt_2")
+	ex, err := h.spend.Explainer.ExplainEvent(ctx, "evt_2")
 	must(t, err)
 	text.Reset()
 	must(t, ops.NewEventRunbook("evt_2", ex, time.Now()).WriteText(&text))

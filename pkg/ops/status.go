@@ -97,12 +97,12 @@ func (c PaymentsChecker) Check(ctx context.Context, m Message) Status {
 	return st
 }
 
-// LedgerEntries is the part of [spend.Spend] a [LedgerChecker] uses.
+// LedgerEntries is the part of [spend.Ledger] a [LedgerChecker] uses.
 type LedgerEntries interface {
 	Entry(ctx context.Context, recordID string) (spend.Entry, error)
 }
 
-var _ LedgerEntries = (*spend.Spend)(nil)
+var _ LedgerEntries = (*spend.Ledger)(nil)
 
 // LedgerChecker looks a usage message's record up in the spend ledger: one
 // GetItem.

@@ -1,6 +1,6 @@
 // Package reconcile is hookline's polling path: an EventBridge-scheduled
 // run that reads the provider's authoritative usage export and folds it
-// into the same ledger as the webhook path, through [spend.Spend.Apply]
+// into the same ledger as the webhook path, through [spend.Ledger.Apply]
 // with Path "poll". Events are the fast path; polling proves or disproves
 // them and finds what the fast path missed.
 //
@@ -20,7 +20,7 @@
 //     A record the ledger refuses (negative units, missing fields, units
 //     past [spend.MaxUnits], a total that would pass [spend.MaxTotal]) is
 //     quarantined: stored with its reason and paged once to the
-//     reconciliation owner ([spend.Spend.Quarantine]); it never stops the
+//     reconciliation owner ([spend.Ledger.Quarantine]); it never stops the
 //     run or the cursor. Records fold with up to Concurrency in flight,
 //     in lanes by workload reference: one workload's records fold in
 //     export order, different workloads in parallel, and pages stream
@@ -33,13 +33,13 @@
 //     catches up.
 //  3. Flags webhook entries the export still lacks although it has been
 //     read up to Horizon past their occurrence: a durable flag and one page
-//     each ([spend.Spend.FlagUnseen]).
+//     each ([spend.Recon.FlagUnseen]).
 //  4. Classifies every workload into a risk tier ([Reconciler.Classify]):
 //     near its cap (every run), active (ActiveInterval) or quiet
 //     (QuietInterval). Every change of tier or interval is stored with its
 //     reason and time ([Store.IntervalChanges]).
 //  5. Attributes deferred records whose reference now maps to a workload
-//     ([spend.Spend.Redrive]). Past their deadline, the unresolved ones of
+//     ([spend.Ledger.Redrive]). Past their deadline, the unresolved ones of
 //     a workload that holds get an explicit hold decision; the others get
 //     one page per owner and run window, summary
 //     "unresolved attribution amount=<units> oldest=<RFC3339> records=<n>".

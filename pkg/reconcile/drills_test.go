@@ -101,7 +101,7 @@ func TestWebhookNeverArrivesCapTripsFromPoll(t *testing.T) {
 	if run.Matched != 1 || run.Missed != 1 {
 		t.Fatalf("counts = %+v", run.Counts)
 	}
-	a, err := f.spend.Admission(context.Background(), "w7")
+	a, err := f.spend.Workloads.Admission(context.Background(), "w7")
 	if err != nil || a.Allowed || a.Reason != spend.ReasonSpendCap {
 		t.Fatalf("admission = %+v, %v", a, err)
 	}
@@ -124,7 +124,7 @@ func TestWebhookNeverArrivesCapTripsFromPoll(t *testing.T) {
 		t.Fatalf("run decisions = %v", run.Decisions)
 	}
 	// And the workload's reconciliation record names the decision
-	runs, err := f.spend.ReconRuns(context.Background(), "w7", 1)
+	runs, err := f.spend.Recon.ReconRuns(context.Background(), "w7", 1)
 	if err != nil || len(runs) != 1 {
 		t.Fatalf("recon runs = %v, %v", runs, err)
 	}
@@ -328,10 +328,10 @@ func TestDeferredResolvedHeldAndPaged(t *testing.T) {
 	ctx := context.Background()
 	f.workload(t, "w1", 1000)
 	f.workload(t, "old", 1000)
-	if err := f.spend.SetHold(ctx, "old", true); err != nil {
+	if err := f.spend.Workloads.SetHold(ctx, "old", true); err != nil {
 		t.Fatal(err)
 	}
-	if err := f.spend.Retire(ctx, "old"); err != nil {
+	if err := f.spend.Workloads.Retire(ctx, "old"); err != nil {
 		t.Fatal(err)
 	}
 	occurred := t0.Add(-20 * time.Minute)
@@ -346,7 +346,7 @@ func TestDeferredResolvedHeldAndPaged(t *testing.T) {
 
 	// When the alias is added, and runs go on until w1 is due and then past
 	// the deferral deadline
-	if err := f.spend.AddAlias(ctx, "store-images", "w1"); err != nil {
+	if err := f.spend.Workloads.AddAlias(ctx, "store-images", "w1"); err != nil {
 		t.Fatal(err)
 	}
 	f.clock.Advance(5 * time.Minute)
@@ -378,7 +378,7 @@ func TestDeferredResolvedHeldAndPaged(t *testing.T) {
 	if pages[0].DedupKey != reconcile.UnresolvedDedupKey("billing-oncall", third.Until) || pages[0].RoutingKey != reconRoute {
 		t.Fatalf("page = %+v", pages[0])
 	}
-	states, err := f.spend.DeferredStates(ctx, time.Time{})
+	states, err := f.spend.Recon.DeferredStates(ctx, time.Time{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -98,7 +98,7 @@ func (f *fixture) reconciler(t testing.TB, o options) *reconcile.Reconciler {
 	if o.export != nil {
 		export = o.export(export)
 	}
-	r, err := reconcile.New(reconcile.Config{Ledger: f.spend, Export: export, DB: f.env.DynamoDB,
+	r, err := reconcile.New(reconcile.Config{Ledger: f.spend.Recon, Export: export, DB: f.env.DynamoDB,
 		Table: f.env.TableName("LedgerTable"), Pages: f.outbox, Flush: f.outbox, ReconRoute: reconRoute,
 		Horizon: horizon, Concurrency: o.concurrency,
 		Metrics: emf.New(f.metrics, "hookline").WithClock(f.clock.Now), Now: f.clock.Now})
@@ -110,7 +110,7 @@ func (f *fixture) reconciler(t testing.TB, o options) *reconcile.Reconciler {
 
 func (f *fixture) workload(t testing.TB, id string, capUnits int64) {
 	t.Helper()
-	if _, err := f.spend.CreateWorkload(context.Background(), spend.NewWorkload{ID: id, Owner: "team-" + id,
+	if _, err := f.spend.Workloads.CreateWorkload(context.Background(), spend.NewWorkload{ID: id, Owner: "team-" + id,
 		Route: "rk-" + id, Cap: capUnits}); err != nil {
 		t.Fatal(err)
 	}
@@ -127,7 +127,7 @@ func (f *fixture) usage(t testing.TB, id, ref string, units int64, occurred time
 // webhook applies a record as the spend worker does for a webhook.
 func (f *fixture) webhook(t testing.TB, id, ref string, units int64, occurred time.Time) spend.Result {
 	t.Helper()
-	res, err := f.spend.Apply(context.Background(), spend.Usage{RecordID: id, WorkloadRef: ref, Units: units,
+	res, err := f.spend.Ledger.Apply(context.Background(), spend.Usage{RecordID: id, WorkloadRef: ref, Units: units,
 		OccurredAt: occurred, ObservedAt: f.clock.Now(), Path: spend.PathWebhook, EventID: providersim.UsageEventID(id)})
 	if err != nil {
 		t.Fatal(err)
@@ -146,7 +146,7 @@ func (f *fixture) run(t testing.TB) reconcile.Run {
 
 func (f *fixture) total(t testing.TB, id string) int64 {
 	t.Helper()
-	w, err := f.spend.Get(context.Background(), id)
+	w, err := f.spend.Workloads.Get(context.Background(), id)
 	if err != nil {
 		t.Fatal(err)
 	}

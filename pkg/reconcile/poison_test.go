@@ -40,7 +40,7 @@ func TestPoisonRecordIsQuarantinedAndTheCursorAdvances(t *testing.T) {
 		t.Fatalf("cap pages = %d, want 1", len(caps))
 	}
 	// And the refused record is stored with its reason
-	q, err := f.spend.Quarantined(context.Background(), "credit-1")
+	q, err := f.spend.Ledger.Quarantined(context.Background(), "credit-1")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -32,7 +32,7 @@ var (
 	ErrFold = errors.New("reconcile: fold failed")
 )
 
-// Ledger is the part of [spend.Spend] the reconciler uses.
+// Ledger is the port of the spend path the reconciler uses; [*spend.Recon] is it.
 type Ledger interface {
 	ResolveRefs(ctx context.Context, refs []string) (map[string]string, error)
 	ApplyResolved(ctx context.Context, u spend.Usage, id string) (spend.Result, error)
@@ -49,7 +49,7 @@ type Ledger interface {
 	PutReconRun(ctx context.Context, run spend.ReconRun) error
 }
 
-var _ Ledger = (*spend.Spend)(nil)
+var _ Ledger = (*spend.Recon)(nil)
 
 // Export is the provider's authoritative usage export; [*provider.Client]
 // is one.

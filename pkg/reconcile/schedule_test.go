@@ -11,7 +11,7 @@ import (
 )
 
 func TestClassify(t *testing.T) {
-	r, err := reconcile.New(reconcile.Config{Ledger: &spend.Spend{}, Export: nopExport{}, DB: nopDB{}, Table: "t",
+	r, err := reconcile.New(reconcile.Config{Ledger: &spend.Recon{}, Export: nopExport{}, DB: nopDB{}, Table: "t",
 		Pages: nopPages{}, ReconRoute: "rk"})
 	if err != nil {
 		t.Fatal(err)
@@ -78,7 +78,7 @@ func TestRiskPartitionedSchedule(t *testing.T) {
 		records int
 		tier    reconcile.Tier
 	}{{"hot", 5, reconcile.TierNearCap}, {"busy", 2, reconcile.TierActive}, {"idle", 1, reconcile.TierQuiet}} {
-		rr, err := f.spend.ReconRuns(ctx, tc.id, 10)
+		rr, err := f.spend.Recon.ReconRuns(ctx, tc.id, 10)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -89,14 +89,14 @@ func TestRiskPartitionedSchedule(t *testing.T) {
 		if err != nil || !found || sc.Tier != tc.tier {
 			t.Errorf("%s: schedule = %+v, %v, %v", tc.id, sc, found, err)
 		}
-		w, _ := f.spend.Get(ctx, tc.id)
+		w, _ := f.spend.Workloads.Get(ctx, tc.id)
 		if len(rr) > 0 && !w.NextReconAt.Equal(rr[0].NextReconAt) {
 			t.Errorf("%s: next reconciliation %s, record says %s", tc.id, w.NextReconAt, rr[0].NextReconAt)
 		}
 	}
 	// And the active workload's second record carries the record folded
 	// in a run it was not due in
-	busy, _ := f.spend.ReconRuns(ctx, "busy", 10)
+	busy, _ := f.spend.Recon.ReconRuns(ctx, "busy", 10)
 	if len(busy) != 2 || busy[0].Applied != 1 || busy[1].Applied != 1 || busy[0].Tier != string(reconcile.TierActive) {
 		t.Errorf("busy records = %+v", busy)
 	}

@@ -25,7 +25,7 @@ func (nopPages) Enqueue(context.Context, pager.Event) (bool, error) { return tru
 type nopDB struct{ reconcile.DB }
 
 func TestConfigValidate(t *testing.T) {
-	valid := reconcile.Config{Ledger: &spend.Spend{}, Export: nopExport{}, DB: nopDB{}, Table: "ledger",
+	valid := reconcile.Config{Ledger: &spend.Recon{}, Export: nopExport{}, DB: nopDB{}, Table: "ledger",
 		Pages: nopPages{}, ReconRoute: "rk"}
 	tests := []struct {
 		name   string

@@ -31,7 +31,7 @@ func BenchmarkApply(b *testing.B) {
 		for pb.Next() {
 			n := seq.Add(1)
 			u := usage(fmt.Sprintf("rec-bench-%d", n), fmt.Sprintf("w-bench-%d", n%workloads), 1)
-			if res, err := f.s.Apply(context.Background(), u); err != nil || res.Outcome != Applied {
+			if res, err := f.s.Ledger.Apply(context.Background(), u); err != nil || res.Outcome != Applied {
 				b.Errorf("Apply = %s, %v", res.Outcome, err)
 			}
 		}
@@ -46,7 +46,7 @@ func BenchmarkApply(b *testing.B) {
 func BenchmarkApplyToDecision(b *testing.B) {
 	f := newFixtureOn(b, localaws.StartForTest(b), nil)
 	lat := &latencies{}
-	f.s.metrics, f.s.now = lat, time.Now
+	f.s.Ledger.metrics, f.s.Ledger.now = lat, time.Now
 	ctx := context.Background()
 	b.ResetTimer()
 	for i := range b.N {
@@ -54,7 +54,7 @@ func BenchmarkApplyToDecision(b *testing.B) {
 		id := fmt.Sprintf("w-dec-%d", i)
 		f.workload(b, id, 10, 0)
 		b.StartTimer()
-		res, err := f.s.Apply(ctx, usage("rec-"+id, id, 11))
+		res, err := f.s.Ledger.Apply(ctx, usage("rec-"+id, id, 11))
 		if err != nil || len(res.Decisions) != 1 {
 			b.Fatalf("Apply = %+v, %v", res, err)
 		}

@@ -1,7 +1,7 @@
 // Package spend keeps hookline's usage ledger and enforces spend caps.
 //
 // One definition of spend: every usage record, whether the webhook path or
-// the polling path saw it first, goes through [Spend.Apply]. The ledger entry
+// the polling path saw it first, goes through [Ledger.Apply]. The ledger entry
 // is keyed by the provider's usage record ID, and the entry and the
 // workload's running total change in one TransactWriteItems, so one record
 // has one ledger effect. Apply reports one of four outcomes:
@@ -24,7 +24,7 @@
 // package pager) commit in one TransactWriteItems. Spend is still recorded
 // while paused; each time the total passes cap + k*step for a new k, one
 // more page (action "escalate") is sent under its own dedup key. An
-// operator's [Spend.Resume] makes the workload active again and increments
+// operator's [Workloads.Resume] makes the workload active again and increments
 // its cap epoch, so a later crossing pages again under a new dedup key.
 //
 // # Tables and items

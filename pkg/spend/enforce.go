@@ -90,7 +90,7 @@ func nextAction(w Workload) (string, int64) {
 // enforce takes the cap action w calls for. Of concurrent Applies that call
 // for the same action, exactly one wins the conditional transaction; a
 // loser reads the workload again, since it may now call for another action.
-func (s *Spend) enforce(ctx context.Context, w Workload, u Usage, ledgerAt time.Time) ([]Decision, error) {
+func (s *core) enforce(ctx context.Context, w Workload, u Usage, ledgerAt time.Time) ([]Decision, error) {
 	var won []Decision
 	for range 4 {
 		action, k := nextAction(w)
@@ -107,7 +107,7 @@ func (s *Spend) enforce(ctx context.Context, w Workload, u Usage, ledgerAt time.
 				"attributed", d.Attributed, "cap", d.Cap, "record", u.RecordID, "epoch", d.CapEpoch, "step", k)
 			return append(won, d), nil
 		}
-		if w, err = s.Get(ctx, w.ID); err != nil {
+		if w, err = s.asWorkloads().Get(ctx, w.ID); err != nil {
 			return won, err
 		}
 	}
@@ -117,7 +117,7 @@ func (s *Spend) enforce(ctx context.Context, w Workload, u Usage, ledgerAt time.
 // decide commits one cap action: the workload update (conditioned on the
 // state it was decided from), the decision and its page, in one
 // transaction. It reports false when another Apply got there first.
-func (s *Spend) decide(ctx context.Context, w Workload, u Usage, action string, k int64) (Decision, bool, error) {
+func (s *core) decide(ctx context.Context, w Workload, u Usage, action string, k int64) (Decision, bool, error) {
 	now := s.now()
 	event := u.EventID
 	if event == "" {
@@ -178,7 +178,7 @@ func (s *Spend) decide(ctx context.Context, w Workload, u Usage, action string, 
 }
 
 // capPage is the page of a cap action, routed to the workload's owner.
-func (s *Spend) capPage(d Decision, w Workload) pager.Event {
+func (s *core) capPage(d Decision, w Workload) pager.Event {
 	event := d.EventID
 	if event == "" {
 		event = d.RecordID
@@ -224,7 +224,7 @@ const (
 // paused (spend_cap), nor when it is retired. An operator's Resume admits
 // work again until the next crossing.
 // An unknown workload gives [ErrUnknownWorkload].
-func (s *Spend) Admission(ctx context.Context, id string) (Admission, error) {
+func (s *Workloads) Admission(ctx context.Context, id string) (Admission, error) {
 	w, err := s.Get(ctx, id)
 	if err != nil {
 		return Admission{}, err

@@ -105,8 +105,8 @@ type EventExplanation struct {
 // total, cap and status, the last accepted event, pending deferred amounts,
 // latest decisions, recent disagreements and the next reconciliation
 // deadline.
-func (s *Spend) Explain(ctx context.Context, workloadID string) (Explanation, error) {
-	w, err := s.Get(ctx, workloadID)
+func (s *Explainer) Explain(ctx context.Context, workloadID string) (Explanation, error) {
+	w, err := s.asWorkloads().Get(ctx, workloadID)
 	if err != nil {
 		return Explanation{}, err
 	}
@@ -126,11 +126,11 @@ func (s *Spend) Explain(ctx context.Context, workloadID string) (Explanation, er
 	if x.Disagreements, err = s.disagreements(ctx, workloadID, explainDisagreements); err != nil {
 		return x, err
 	}
-	refs, err := s.Aliases(ctx, workloadID)
+	refs, err := s.asWorkloads().Aliases(ctx, workloadID)
 	if err != nil {
 		return x, err
 	}
-	open, err := s.OpenDeferred(ctx, time.Time{})
+	open, err := s.asLedger().OpenDeferred(ctx, time.Time{})
 	if err != nil {
 		return x, err
 	}
@@ -143,7 +143,7 @@ func (s *Spend) Explain(ctx context.Context, workloadID string) (Explanation, er
 			x.UnknownDeferred += d.Units
 		}
 	}
-	if x.ReconRuns, err = s.ReconRuns(ctx, workloadID, explainReconRuns); err != nil {
+	if x.ReconRuns, err = s.asRecon().ReconRuns(ctx, workloadID, explainReconRuns); err != nil {
 		return x, err
 	}
 	return x, nil
@@ -152,7 +152,7 @@ func (s *Spend) Explain(ctx context.Context, workloadID string) (Explanation, er
 // ExplainEvent explains a webhook event ID or a usage record ID: its ledger
 // entry (or deferred record), the decisions it caused, and its workload.
 // Nothing known by that ID gives [ErrNotFound].
-func (s *Spend) ExplainEvent(ctx context.Context, id string) (EventExplanation, error) {
+func (s *Explainer) ExplainEvent(ctx context.Context, id string) (EventExplanation, error) {
 	var x EventExplanation
 	e, err := s.entry(ctx, id)
 	switch {
@@ -165,14 +165,14 @@ func (s *Spend) ExplainEvent(ctx context.Context, id string) (EventExplanation, 
 		return x, err
 	}
 	if x.Entry == nil {
-		q, err := s.Quarantined(ctx, id)
+		q, err := s.asLedger().Quarantined(ctx, id)
 		switch {
 		case err == nil:
 			x.Quarantined = &q
 		case !errors.Is(err, ErrNotFound):
 			return x, err
 		}
-		d, err := s.GetDeferred(ctx, id)
+		d, err := s.asLedger().GetDeferred(ctx, id)
 		if errors.Is(err, ErrNotFound) && x.Quarantined != nil {
 			return x, nil
 		}
@@ -196,7 +196,7 @@ func (s *Spend) ExplainEvent(ctx context.Context, id string) (EventExplanation, 
 }
 
 // byEvent fills the entry and decisions stored under an event ID.
-func (s *Spend) byEvent(ctx context.Context, eventID string, x *EventExplanation) error {
+func (s *core) byEvent(ctx context.Context, eventID string, x *EventExplanation) error {
 	err := s.query(ctx, s.ledger, expression.Key("gsi1pk").Equal(expression.Value("EVENT#"+eventID)), true, 0,
 		func(item map[string]types.AttributeValue) error {
 			sk := stringAttr(item, "sk")
@@ -223,7 +223,7 @@ func (s *Spend) byEvent(ctx context.Context, eventID string, x *EventExplanation
 	return nil
 }
 
-func (s *Spend) entry(ctx context.Context, recordID string) (Entry, error) {
+func (s *core) entry(ctx context.Context, recordID string) (Entry, error) {
 	ei, err := getItem[entryItem](ctx, s.db, s.ledger, entryKey(recordID), "entry "+recordID, ErrNotFound)
 	if err != nil {
 		return Entry{}, err
@@ -232,16 +232,16 @@ func (s *Spend) entry(ctx context.Context, recordID string) (Entry, error) {
 }
 
 // Entry returns the ledger entry of a usage record, or [ErrNotFound].
-func (s *Spend) Entry(ctx context.Context, recordID string) (Entry, error) {
+func (s *Ledger) Entry(ctx context.Context, recordID string) (Entry, error) {
 	return s.entry(ctx, recordID)
 }
 
 // Decisions returns a workload's latest decisions, newest first.
-func (s *Spend) Decisions(ctx context.Context, workloadID string, limit int) ([]Decision, error) {
+func (s *Ledger) Decisions(ctx context.Context, workloadID string, limit int) ([]Decision, error) {
 	return s.decisions(ctx, workloadID, limit)
 }
 
-func (s *Spend) decisions(ctx context.Context, workloadID string, limit int) ([]Decision, error) {
+func (s *core) decisions(ctx context.Context, workloadID string, limit int) ([]Decision, error) {
 	var ds []Decision
 	kc := expression.Key("pk").Equal(expression.Value("WL#" + workloadID)).
 		And(expression.Key("sk").BeginsWith("DECISION#"))
@@ -261,11 +261,11 @@ func (s *Spend) decisions(ctx context.Context, workloadID string, limit int) ([]
 
 // Disagreements returns recent disagreements on records kept for a
 // workload, newest first.
-func (s *Spend) Disagreements(ctx context.Context, workloadID string, limit int) ([]DisagreementRecord, error) {
+func (s *Ledger) Disagreements(ctx context.Context, workloadID string, limit int) ([]DisagreementRecord, error) {
 	return s.disagreements(ctx, workloadID, limit)
 }
 
-func (s *Spend) disagreements(ctx context.Context, workloadID string, limit int) ([]DisagreementRecord, error) {
+func (s *core) disagreements(ctx context.Context, workloadID string, limit int) ([]DisagreementRecord, error) {
 	var ds []DisagreementRecord
 	kc := expression.Key("gsi1pk").Equal(expression.Value("DISAGREE#" + workloadID))
 	err := s.query(ctx, s.ledger, kc, false, limit, func(item map[string]types.AttributeValue) error {
@@ -284,7 +284,7 @@ func (s *Spend) disagreements(ctx context.Context, workloadID string, limit int)
 
 // PutReconRun stores a reconciliation run and moves the workload's next
 // reconciliation deadline to run.NextReconAt when it is set.
-func (s *Spend) PutReconRun(ctx context.Context, run ReconRun) error {
+func (s *Recon) PutReconRun(ctx context.Context, run ReconRun) error {
 	if run.WorkloadID == "" || run.StartedAt.IsZero() {
 		return fmt.Errorf("spend: %w: a recon run needs a workload and a start time", ErrInvalidWorkload)
 	}
@@ -305,11 +305,11 @@ func (s *Spend) PutReconRun(ctx context.Context, run ReconRun) error {
 	if run.NextReconAt.IsZero() {
 		return nil
 	}
-	return s.SetNextReconciliation(ctx, run.WorkloadID, run.NextReconAt)
+	return s.asWorkloads().SetNextReconciliation(ctx, run.WorkloadID, run.NextReconAt)
 }
 
 // ReconRuns returns a workload's latest reconciliation runs, newest first.
-func (s *Spend) ReconRuns(ctx context.Context, workloadID string, limit int) ([]ReconRun, error) {
+func (s *Recon) ReconRuns(ctx context.Context, workloadID string, limit int) ([]ReconRun, error) {
 	var runs []ReconRun
 	kc := expression.Key("pk").Equal(expression.Value("WL#" + workloadID)).
 		And(expression.Key("sk").BeginsWith("RECON#"))

@@ -72,7 +72,7 @@ const (
 	ReasonRetiredWorkload = "retired_workload"
 )
 
-// Result is the outcome of one [Spend.Apply].
+// Result is the outcome of one [Ledger.Apply].
 type Result struct {
 	Outcome Outcome
 	// WorkloadID is the workload the reference resolved to, if any.
@@ -148,7 +148,7 @@ type DisagreementRecord struct {
 // Apply folds one usage record into the ledger; see the package
 // documentation for the outcomes. An error means the outcome is unknown and
 // the caller should retry (Apply is idempotent).
-func (s *Spend) Apply(ctx context.Context, u Usage) (Result, error) {
+func (s *Ledger) Apply(ctx context.Context, u Usage) (Result, error) {
 	if err := u.validate(); err != nil {
 		return Result{}, err
 	}
@@ -159,12 +159,12 @@ func (s *Spend) Apply(ctx context.Context, u Usage) (Result, error) {
 	return s.apply(ctx, u, id)
 }
 
-// ApplyResolved is [Spend.Apply] for a record whose workload reference the
-// caller resolved beforehand with [Spend.ResolveRefs]: id is the workload
+// ApplyResolved is [Ledger.Apply] for a record whose workload reference the
+// caller resolved beforehand with [Workloads.ResolveRefs]: id is the workload
 // the reference mapped to, or "" when it had no alias (the record is then
 // deferred as unknown). The ledger transaction still checks that the
 // workload exists and is not retired.
-func (s *Spend) ApplyResolved(ctx context.Context, u Usage, id string) (Result, error) {
+func (s *Ledger) ApplyResolved(ctx context.Context, u Usage, id string) (Result, error) {
 	if err := u.validate(); err != nil {
 		return Result{}, err
 	}
@@ -172,7 +172,7 @@ func (s *Spend) ApplyResolved(ctx context.Context, u Usage, id string) (Result, 
 }
 
 // apply folds a validated record into the workload id ("" for none).
-func (s *Spend) apply(ctx context.Context, u Usage, id string) (Result, error) {
+func (s *core) apply(ctx context.Context, u Usage, id string) (Result, error) {
 	if id == "" {
 		return s.deferUsage(ctx, u, "", false, ReasonUnknownWorkload)
 	}
@@ -196,7 +196,7 @@ func (s *Spend) apply(ctx context.Context, u Usage, id string) (Result, error) {
 	if !u.ObservedAt.IsZero() {
 		s.metrics.Duration(MetricObservedToLedger, ledgerAt.Sub(u.ObservedAt), dims)
 	}
-	w, err := s.Get(ctx, id)
+	w, err := s.asWorkloads().Get(ctx, id)
 	if err != nil {
 		return Result{Outcome: Applied, WorkloadID: id}, fmt.Errorf("spend: applied %s, cap check: %w", u.RecordID, err)
 	}
@@ -210,7 +210,7 @@ func (s *Spend) apply(ctx context.Context, u Usage, id string) (Result, error) {
 
 // applyTx is the ledger transaction: the entry, if absent, and the
 // workload's total, if the workload exists and is not retired.
-func (s *Spend) applyTx(u Usage, id string) ([]types.TransactWriteItem, error) {
+func (s *core) applyTx(u Usage, id string) ([]types.TransactWriteItem, error) {
 	now := ddb.Stamp(s.now())
 	ei := entryItem{PK: "REC#" + u.RecordID, SK: skEntry, RecordID: u.RecordID, WorkloadID: id,
 		WorkloadRef: u.WorkloadRef, Units: u.Units, EventID: u.EventID, Path: u.Path, Paths: []string{u.Path},
@@ -259,7 +259,7 @@ func (s *Spend) applyTx(u Usage, id string) ([]types.TransactWriteItem, error) {
 
 // transact runs a transaction, retrying cancellations caused by a
 // conflicting transaction or throttling (not by a failed condition).
-func (s *Spend) transact(ctx context.Context, items []types.TransactWriteItem) error {
+func (s *core) transact(ctx context.Context, items []types.TransactWriteItem) error {
 	const attempts = 6
 	wait := 10 * time.Millisecond
 	for i := 1; ; i++ {
@@ -278,7 +278,7 @@ func (s *Spend) transact(ctx context.Context, items []types.TransactWriteItem) e
 }
 
 // conflict classifies a record whose entry already exists.
-func (s *Spend) conflict(ctx context.Context, u Usage, id string) (Result, error) {
+func (s *core) conflict(ctx context.Context, u Usage, id string) (Result, error) {
 	out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(s.ledger),
 		Key: entryKey(u.RecordID), ConsistentRead: aws.Bool(true)})
 	if err != nil {
@@ -302,7 +302,7 @@ func (s *Spend) conflict(ctx context.Context, u Usage, id string) (Result, error
 	// failed before its cap check (that failure is why the record came
 	// back). Checking again costs one read and keeps the trip from being
 	// lost; enforcement is conditional, so it never acts twice.
-	w, err := s.Get(ctx, id)
+	w, err := s.asWorkloads().Get(ctx, id)
 	if err != nil {
 		return res, fmt.Errorf("spend: duplicate %s, cap check: %w", u.RecordID, err)
 	}
@@ -317,7 +317,7 @@ func (s *Spend) conflict(ctx context.Context, u Usage, id string) (Result, error
 // notePath records that another path (or a webhook event) confirmed an
 // entry. It changes no total: it is what reconciliation reads to tell a
 // record both paths saw from one only one path saw.
-func (s *Spend) notePath(ctx context.Context, e Entry, u Usage) error {
+func (s *core) notePath(ctx context.Context, e Entry, u Usage) error {
 	newPath := !slices.Contains(e.Paths, u.Path)
 	newEvent := e.EventID == "" && u.EventID != ""
 	if !newPath && !newEvent {
@@ -345,8 +345,8 @@ func (s *Spend) notePath(ctx context.Context, e Entry, u Usage) error {
 
 // deferForWorkload defers a record whose workload failed the ledger
 // condition: it is retired, or it vanished.
-func (s *Spend) deferForWorkload(ctx context.Context, u Usage, id string) (Result, error) {
-	w, err := s.Get(ctx, id)
+func (s *core) deferForWorkload(ctx context.Context, u Usage, id string) (Result, error) {
+	w, err := s.asWorkloads().Get(ctx, id)
 	if errors.Is(err, ErrUnknownWorkload) {
 		return s.deferUsage(ctx, u, "", false, ReasonUnknownWorkload)
 	}
@@ -365,7 +365,7 @@ func (s *Spend) deferForWorkload(ctx context.Context, u Usage, id string) (Resul
 }
 
 // deferUsage stores a record that cannot be attributed, once per record ID.
-func (s *Spend) deferUsage(ctx context.Context, u Usage, id string, hold bool, reason string) (Result, error) {
+func (s *core) deferUsage(ctx context.Context, u Usage, id string, hold bool, reason string) (Result, error) {
 	now := s.now()
 	deadline := now.Add(s.contracts[u.Path].MaxAge)
 	di := deferredItem{PK: "REC#" + u.RecordID, SK: skDeferred,
@@ -380,7 +380,7 @@ func (s *Spend) deferUsage(ctx context.Context, u Usage, id string, hold bool, r
 	_, err = s.db.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(s.ledger), Item: item,
 		ConditionExpression: aws.String("attribute_not_exists(pk)")})
 	if ddb.ConditionFailed(err) {
-		existing, gerr := s.GetDeferred(ctx, u.RecordID)
+		existing, gerr := s.asLedger().GetDeferred(ctx, u.RecordID)
 		if gerr != nil {
 			return Result{}, gerr
 		}
@@ -404,7 +404,7 @@ func (s *Spend) deferUsage(ctx context.Context, u Usage, id string, hold bool, r
 
 // disagree records a disagreement and enqueues its page, in one
 // transaction, once per (record, other workload, other units).
-func (s *Spend) disagree(ctx context.Context, u Usage, otherWorkload string, kept Version, e *Entry, d *DeferredRecord) (Result, error) {
+func (s *core) disagree(ctx context.Context, u Usage, otherWorkload string, kept Version, e *Entry, d *DeferredRecord) (Result, error) {
 	now := s.now()
 	other := Version{WorkloadID: otherWorkload, Units: u.Units, Path: u.Path, EventID: u.EventID}
 	dedup := "spend-disagree:" + u.RecordID + ":" + otherWorkload + ":" + strconv.FormatInt(u.Units, 10)
@@ -440,7 +440,7 @@ func (s *Spend) disagree(ctx context.Context, u Usage, otherWorkload string, kep
 	return Result{Outcome: Disagreement, WorkloadID: kept.WorkloadID, Entry: e, Deferred: d, Disagreement: &rec}, nil
 }
 
-func (s *Spend) disagreementPage(di disagreementItem, now time.Time) pager.Event {
+func (s *core) disagreementPage(di disagreementItem, now time.Time) pager.Event {
 	summary := fmt.Sprintf("spend disagreement record=%s kept=%s:%d(%s) other=%s:%d(%s)",
 		di.RecordID, di.KeptWorkload, di.KeptUnits, di.KeptPath, di.OtherWorkload, di.OtherUnits, di.OtherPath)
 	return pager.Event{RoutingKey: s.route, EventAction: pager.ActionTrigger, DedupKey: di.DedupKey,
@@ -454,7 +454,7 @@ func (s *Spend) disagreementPage(di disagreementItem, now time.Time) pager.Event
 }
 
 // GetDeferred returns the deferred item of a record, or [ErrNotFound].
-func (s *Spend) GetDeferred(ctx context.Context, recordID string) (DeferredRecord, error) {
+func (s *Ledger) GetDeferred(ctx context.Context, recordID string) (DeferredRecord, error) {
 	di, err := getItem[deferredItem](ctx, s.db, s.ledger, deferredKey(recordID), "deferred "+recordID, ErrNotFound)
 	if err != nil {
 		return DeferredRecord{}, err
@@ -464,7 +464,7 @@ func (s *Spend) GetDeferred(ctx context.Context, recordID string) (DeferredRecor
 
 // OpenDeferred lists unresolved deferred records whose deadline is at or
 // before due (zero: all), earliest deadline first.
-func (s *Spend) OpenDeferred(ctx context.Context, due time.Time) ([]DeferredRecord, error) {
+func (s *Ledger) OpenDeferred(ctx context.Context, due time.Time) ([]DeferredRecord, error) {
 	kc := expression.Key("gsi1pk").Equal(expression.Value(deferredOpen))
 	if !due.IsZero() {
 		kc = kc.And(expression.Key("gsi1sk").LessThanEqual(expression.Value(ddb.Stamp(due) + "#\uffff")))
@@ -487,7 +487,7 @@ func (s *Spend) OpenDeferred(ctx context.Context, due time.Time) ([]DeferredReco
 // Redrive applies a deferred record again (after an alias was added or a
 // workload created) and resolves the deferred item once the record is in
 // the ledger.
-func (s *Spend) Redrive(ctx context.Context, recordID string) (Result, error) {
+func (s *Ledger) Redrive(ctx context.Context, recordID string) (Result, error) {
 	out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(s.ledger),
 		Key: deferredKey(recordID), ConsistentRead: aws.Bool(true)})
 	if err != nil {

@@ -22,7 +22,7 @@ func TestUnitsAboveTwoToThe53AreRefused(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			// Given a fresh record with the units, when it is applied
 			u := usage("big-"+tc.name, "w1", tc.units)
-			_, err := f.s.Apply(context.Background(), u)
+			_, err := f.s.Ledger.Apply(context.Background(), u)
 			if tc.refused {
 				// then the ledger refuses it as invalid, for good
 				if !errors.Is(err, ErrInvalidUsage) || !IsRefused(err) || !strings.Contains(err.Error(), "2^53") {
@@ -44,7 +44,7 @@ func TestTotalOverflowIsATypedErrorAndChangesNothing(t *testing.T) {
 	f.apply(t, usage("fill-1", "w1", MaxTotal-10))
 
 	// When a record of 11 units would carry it past MaxTotal
-	_, err := f.s.Apply(context.Background(), usage("over-1", "w1", 11))
+	_, err := f.s.Ledger.Apply(context.Background(), usage("over-1", "w1", 11))
 
 	// Then Apply refuses it with an *OverflowError naming both numbers
 	var oe *OverflowError
@@ -59,7 +59,7 @@ func TestTotalOverflowIsATypedErrorAndChangesNothing(t *testing.T) {
 	if got := f.total(t, "w1"); got != MaxTotal-10 {
 		t.Fatalf("total = %d, want %d", got, MaxTotal-10)
 	}
-	if _, err := f.s.Entry(context.Background(), "over-1"); !errors.Is(err, ErrNotFound) {
+	if _, err := f.s.Ledger.Entry(context.Background(), "over-1"); !errors.Is(err, ErrNotFound) {
 		t.Fatalf("entry of refused record: %v, want ErrNotFound", err)
 	}
 	// And a record that lands exactly on MaxTotal is still applied
@@ -73,14 +73,14 @@ func TestQuarantineStoresOncePagesOnceAndExplains(t *testing.T) {
 	f := newFixture(t)
 	ctx := context.Background()
 	u := usage("neg-1", "w9", -3)
-	_, err := f.s.Apply(ctx, u)
+	_, err := f.s.Ledger.Apply(ctx, u)
 	if !IsRefused(err) {
 		t.Fatalf("apply: %v, want refused", err)
 	}
 
 	// When it is quarantined twice (a redelivery, an overlapping poll)
-	q1, first1, err1 := f.s.Quarantine(ctx, u, err.Error())
-	q2, first2, err2 := f.s.Quarantine(ctx, u, err.Error())
+	q1, first1, err1 := f.s.Ledger.Quarantine(ctx, u, err.Error())
+	q2, first2, err2 := f.s.Ledger.Quarantine(ctx, u, err.Error())
 
 	// Then it is stored once with its reason, and one page is enqueued for
 	// the reconciliation owner
@@ -98,11 +98,11 @@ func TestQuarantineStoresOncePagesOnceAndExplains(t *testing.T) {
 		t.Fatalf("quarantine metric = %d, want 1", f.metrics.count(MetricQuarantined))
 	}
 	// And explain finds it by record ID, and the list shows it
-	x, err := f.s.ExplainEvent(ctx, "neg-1")
+	x, err := f.s.Explainer.ExplainEvent(ctx, "neg-1")
 	if err != nil || x.Quarantined == nil || x.Quarantined.Reason != q1.Reason {
 		t.Fatalf("explain = %+v, %v", x, err)
 	}
-	list, err := f.s.QuarantinedRecords(ctx, 10)
+	list, err := f.s.Ledger.QuarantinedRecords(ctx, 10)
 	if err != nil || len(list) != 1 || list[0].RecordID != "neg-1" {
 		t.Fatalf("list = %+v, %v", list, err)
 	}

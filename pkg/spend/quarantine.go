@@ -50,7 +50,7 @@ func (e *OverflowError) Unwrap() error { return ErrTotalOverflow }
 
 // IsRefused reports whether err means the ledger refuses the record for
 // good: retrying cannot apply it ([ErrInvalidUsage], [ErrTotalOverflow]).
-// Such a record is quarantined ([Spend.Quarantine]), never retried.
+// Such a record is quarantined ([Ledger.Quarantine]), never retried.
 func IsRefused(err error) bool {
 	return errors.Is(err, ErrInvalidUsage) || errors.Is(err, ErrTotalOverflow)
 }
@@ -123,7 +123,7 @@ func QuarantineSummary(q QuarantineRecord) string {
 // ID: a record seen again (a later poll's overlap, a redelivery) returns
 // the stored record and first=false, and pages nobody. The record changes
 // no total. Nothing stops a later corrected record under another ID.
-func (s *Spend) Quarantine(ctx context.Context, u Usage, reason string) (q QuarantineRecord, first bool, err error) {
+func (s *Ledger) Quarantine(ctx context.Context, u Usage, reason string) (q QuarantineRecord, first bool, err error) {
 	if u.RecordID == "" {
 		return QuarantineRecord{}, false, fmt.Errorf("spend: %w: a quarantined record needs its RecordID", ErrInvalidUsage)
 	}
@@ -162,7 +162,7 @@ func (s *Spend) Quarantine(ctx context.Context, u Usage, reason string) (q Quara
 	return q, true, nil
 }
 
-func (s *Spend) quarantinePage(q QuarantineRecord, now time.Time) pager.Event {
+func (s *core) quarantinePage(q QuarantineRecord, now time.Time) pager.Event {
 	return pager.Event{RoutingKey: s.route, EventAction: pager.ActionTrigger, DedupKey: q.DedupKey,
 		Payload: &pager.Payload{Summary: QuarantineSummary(q), Source: s.source, Severity: pager.SeverityError,
 			Timestamp: now.UTC(), Component: q.WorkloadRef, Group: s.owner, Class: "spend_quarantine",
@@ -172,7 +172,7 @@ func (s *Spend) quarantinePage(q QuarantineRecord, now time.Time) pager.Event {
 }
 
 // Quarantined returns the quarantined record under an ID, or [ErrNotFound].
-func (s *Spend) Quarantined(ctx context.Context, recordID string) (QuarantineRecord, error) {
+func (s *Ledger) Quarantined(ctx context.Context, recordID string) (QuarantineRecord, error) {
 	qi, err := getItem[quarantineItem](ctx, s.db, s.ledger, quarantineKey(recordID), "quarantine "+recordID, ErrNotFound)
 	if err != nil {
 		return QuarantineRecord{}, err
@@ -182,7 +182,7 @@ func (s *Spend) Quarantined(ctx context.Context, recordID string) (QuarantineRec
 
 // QuarantinedRecords lists quarantined records, newest first (limit 0:
 // all).
-func (s *Spend) QuarantinedRecords(ctx context.Context, limit int) ([]QuarantineRecord, error) {
+func (s *Ledger) QuarantinedRecords(ctx context.Context, limit int) ([]QuarantineRecord, error) {
 	var out []QuarantineRecord
 	kc := expression.Key("gsi1pk").Equal(expression.Value(quarantineGSI))
 	err := s.query(ctx, s.ledger, kc, false, limit, func(item map[string]types.AttributeValue) error {

@@ -31,16 +31,16 @@ func TestRedeliveryAfterAFailedCapCheckStillTripsTheCap(t *testing.T) {
 	env := localaws.StartForTest(t)
 	flaky := &flakyReads{DB: env.DynamoDB}
 	f := newFixtureOn(t, env, nil)
-	f.s.db = flaky
+	f.s.Ledger.db = flaky
 	f.workload(t, "w1", 100, 0)
 	f.apply(t, usage("r1", "w1", 60))
 	// Given the crossing record's transaction commits but its cap check
 	// read fails (so the worker fails the record back to the queue),
 	flaky.failNext.Store(true)
-	if _, err := f.s.Apply(context.Background(), usage("r2", "w1", 60)); err == nil {
+	if _, err := f.s.Ledger.Apply(context.Background(), usage("r2", "w1", 60)); err == nil {
 		t.Fatal("Apply with a failing cap check returned no error")
 	}
-	if w, _ := f.s.Get(context.Background(), "w1"); w.Status != StatusActive || w.Total != 120 {
+	if w, _ := f.s.Workloads.Get(context.Background(), "w1"); w.Status != StatusActive || w.Total != 120 {
 		t.Fatalf("after the failed check: %+v; want active with total 120", w)
 	}
 	// when the record is redelivered,
@@ -50,7 +50,7 @@ func TestRedeliveryAfterAFailedCapCheckStillTripsTheCap(t *testing.T) {
 	if res.Outcome != Duplicate || len(res.Decisions) != 1 || f.total(t, "w1") != 120 {
 		t.Fatalf("redelivery = %+v, total %d", res, f.total(t, "w1"))
 	}
-	if w, _ := f.s.Get(context.Background(), "w1"); w.Status != StatusPaused {
+	if w, _ := f.s.Workloads.Get(context.Background(), "w1"); w.Status != StatusPaused {
 		t.Fatalf("status = %s, want paused", w.Status)
 	}
 	if again := f.apply(t, usage("r2", "w1", 60)); len(again.Decisions) != 0 {

@@ -104,7 +104,7 @@ func (it markerItem) entry() UnconfirmedEntry {
 
 // markerPut is the marker of a record applied by the webhook path; it joins
 // the ledger transaction of the entry.
-func (s *Spend) markerPut(u Usage, id, now string) (types.TransactWriteItem, error) {
+func (s *core) markerPut(u Usage, id, now string) (types.TransactWriteItem, error) {
 	due := u.OccurredAt
 	if due.IsZero() {
 		due = u.ObservedAt
@@ -126,7 +126,7 @@ func (s *Spend) markerPut(u Usage, id, now string) (types.TransactWriteItem, err
 // UnconfirmedBefore lists the webhook entries the export has not confirmed
 // and that are not flagged yet, whose usage occurred at or before before,
 // oldest first within each shard.
-func (s *Spend) UnconfirmedBefore(ctx context.Context, before time.Time) ([]UnconfirmedEntry, error) {
+func (s *Recon) UnconfirmedBefore(ctx context.Context, before time.Time) ([]UnconfirmedEntry, error) {
 	var out []UnconfirmedEntry
 	for shard := range unconfirmedShards {
 		kc := expression.Key("gsi1pk").Equal(expression.Value("UNCONFIRMED#" + strconv.Itoa(shard))).
@@ -150,7 +150,7 @@ func (s *Spend) UnconfirmedBefore(ctx context.Context, before time.Time) ([]Unco
 // status before: "unconfirmed", "flagged" (the flag is now resolved), or ""
 // when the record has no open marker (it was applied by the poll path, or
 // is already confirmed).
-func (s *Spend) Confirm(ctx context.Context, recordID string) (string, error) {
+func (s *Recon) Confirm(ctx context.Context, recordID string) (string, error) {
 	upd := expression.Set(expression.Name("status"), expression.Value(MarkerConfirmed)).
 		Set(expression.Name("confirmed_at"), expression.Value(ddb.Stamp(s.now()))).
 		Set(expression.Name("gsi1pk"), expression.Value("CONFIRMED#"+markerShard(recordID)))
@@ -177,7 +177,7 @@ func (s *Spend) Confirm(ctx context.Context, recordID string) (string, error) {
 // consistency horizon, and pages the reconciliation owner, in one
 // transaction, once per record. It reports false when the marker was
 // already flagged or confirmed.
-func (s *Spend) FlagUnseen(ctx context.Context, e UnconfirmedEntry, horizon time.Duration) (bool, error) {
+func (s *Recon) FlagUnseen(ctx context.Context, e UnconfirmedEntry, horizon time.Duration) (bool, error) {
 	now := s.now()
 	dedup := "spend-unseen:" + e.RecordID
 	upd := expression.Set(expression.Name("status"), expression.Value(MarkerFlagged)).
@@ -210,7 +210,7 @@ func (s *Spend) FlagUnseen(ctx context.Context, e UnconfirmedEntry, horizon time
 	return true, nil
 }
 
-func (s *Spend) unseenPage(e UnconfirmedEntry, dedup string, horizon time.Duration, now time.Time) pager.Event {
+func (s *core) unseenPage(e UnconfirmedEntry, dedup string, horizon time.Duration, now time.Time) pager.Event {
 	summary := fmt.Sprintf("spend unseen record=%s workload=%s units=%d path=webhook missing=poll occurred=%s",
 		e.RecordID, e.WorkloadID, e.Units, e.Due.UTC().Format(time.RFC3339))
 	return pager.Event{RoutingKey: s.route, EventAction: pager.ActionTrigger, DedupKey: dedup,
@@ -244,7 +244,7 @@ type deferredStateItem struct {
 
 // DeferredStates lists open deferred records whose deadline is at or before
 // due (zero: all), earliest deadline first, with their page and hold marks.
-func (s *Spend) DeferredStates(ctx context.Context, due time.Time) ([]DeferredState, error) {
+func (s *Recon) DeferredStates(ctx context.Context, due time.Time) ([]DeferredState, error) {
 	kc := expression.Key("gsi1pk").Equal(expression.Value(deferredOpen))
 	if !due.IsZero() {
 		kc = kc.And(expression.Key("gsi1sk").LessThanEqual(expression.Value(ddb.Stamp(due) + "#\uffff")))
@@ -267,7 +267,7 @@ func (s *Spend) DeferredStates(ctx context.Context, due time.Time) ([]DeferredSt
 
 // MarkUnresolvedPaged records, once, the dedup key of the page that named
 // an unresolved deferred record.
-func (s *Spend) MarkUnresolvedPaged(ctx context.Context, recordID, dedupKey string) error {
+func (s *Recon) MarkUnresolvedPaged(ctx context.Context, recordID, dedupKey string) error {
 	upd := expression.Set(expression.Name("unresolved_page"), expression.Value(dedupKey)).
 		Set(expression.Name("paged_at"), expression.Value(ddb.Stamp(s.now())))
 	cond := expression.AttributeExists(expression.Name("pk")).
@@ -280,7 +280,7 @@ func (s *Spend) MarkUnresolvedPaged(ctx context.Context, recordID, dedupKey stri
 // deferred record whose workload's policy is to hold: the amount stays
 // unattributed and open for an operator, and no page goes out. It reports
 // false when a hold was already recorded.
-func (s *Spend) HoldDeferred(ctx context.Context, recordID, reason string) (bool, error) {
+func (s *Recon) HoldDeferred(ctx context.Context, recordID, reason string) (bool, error) {
 	upd := expression.Set(expression.Name("held_at"), expression.Value(ddb.Stamp(s.now()))).
 		Set(expression.Name("hold_reason"), expression.Value(reason))
 	cond := expression.AttributeExists(expression.Name("pk")).
@@ -290,7 +290,7 @@ func (s *Spend) HoldDeferred(ctx context.Context, recordID, reason string) (bool
 
 // markDeferred updates a deferred item under cond; it reports false when
 // cond failed (the mark was already there).
-func (s *Spend) markDeferred(ctx context.Context, recordID, what string, upd expression.UpdateBuilder, cond expression.ConditionBuilder) (bool, error) {
+func (s *core) markDeferred(ctx context.Context, recordID, what string, upd expression.UpdateBuilder, cond expression.ConditionBuilder) (bool, error) {
 	expr, err := expression.NewBuilder().WithUpdate(upd).WithCondition(cond).Build()
 	if err != nil {
 		return false, err
@@ -317,4 +317,32 @@ func durationText(d time.Duration) string {
 func parseDurationText(s string) time.Duration {
 	d, _ := time.ParseDuration(s)
 	return d
+}
+
+// ResolveRefs is [Workloads.ResolveRefs].
+func (s *Recon) ResolveRefs(ctx context.Context, refs []string) (map[string]string, error) {
+	return s.asWorkloads().ResolveRefs(ctx, refs)
+}
+
+// List is [Workloads.List].
+func (s *Recon) List(ctx context.Context) ([]Workload, error) { return s.asWorkloads().List(ctx) }
+
+// Resolve is [Workloads.Resolve].
+func (s *Recon) Resolve(ctx context.Context, ref string) (Workload, error) {
+	return s.asWorkloads().Resolve(ctx, ref)
+}
+
+// ApplyResolved is [Ledger.ApplyResolved].
+func (s *Recon) ApplyResolved(ctx context.Context, u Usage, id string) (Result, error) {
+	return s.asLedger().ApplyResolved(ctx, u, id)
+}
+
+// Redrive is [Ledger.Redrive].
+func (s *Recon) Redrive(ctx context.Context, recordID string) (Result, error) {
+	return s.asLedger().Redrive(ctx, recordID)
+}
+
+// Quarantine is [Ledger.Quarantine].
+func (s *Recon) Quarantine(ctx context.Context, u Usage, reason string) (QuarantineRecord, bool, error) {
+	return s.asLedger().Quarantine(ctx, u, reason)
 }

@@ -20,8 +20,8 @@ const maxBatchGet = 100
 // 100 a call). A reference without an alias is absent from the map. A
 // caller that folds many records, such as the reconciler with a page of
 // the export, resolves their references once and passes each result to
-// [Spend.ApplyResolved].
-func (s *Spend) ResolveRefs(ctx context.Context, refs []string) (map[string]string, error) {
+// [Ledger.ApplyResolved].
+func (s *Workloads) ResolveRefs(ctx context.Context, refs []string) (map[string]string, error) {
 	out := make(map[string]string, len(refs))
 	seen := make(map[string]bool, len(refs))
 	var keys []map[string]types.AttributeValue
@@ -43,7 +43,7 @@ func (s *Spend) ResolveRefs(ctx context.Context, refs []string) (map[string]stri
 
 // resolveBatch reads one batch of aliases into ids, reading again the keys
 // DynamoDB left unprocessed.
-func (s *Spend) resolveBatch(ctx context.Context, keys []map[string]types.AttributeValue, ids map[string]string) error {
+func (s *core) resolveBatch(ctx context.Context, keys []map[string]types.AttributeValue, ids map[string]string) error {
 	pending := map[string]types.KeysAndAttributes{s.workloads: {Keys: keys, ConsistentRead: aws.Bool(true)}}
 	wait := 10 * time.Millisecond
 	for attempt := 1; len(pending) > 0; attempt++ {

@@ -17,20 +17,20 @@ func TestResolveRefs(t *testing.T) {
 		f.workload(t, id, 1000, 0)
 		refs = append(refs, id, id) // each twice: resolved once
 	}
-	if err := f.s.AddAlias(ctx, "prov:proj/images", "w-007"); err != nil {
+	if err := f.s.Workloads.AddAlias(ctx, "prov:proj/images", "w-007"); err != nil {
 		t.Fatal(err)
 	}
 	refs = append(refs, "prov:proj/images", "prov:unknown")
 
 	// When every reference is resolved in one call
-	ids, err := f.s.ResolveRefs(ctx, refs)
+	ids, err := f.s.Workloads.ResolveRefs(ctx, refs)
 	if err != nil {
 		t.Fatal(err)
 	}
 
 	// Then each resolves as Resolve does, and the unknown one is absent
 	for _, ref := range refs {
-		w, err := f.s.Resolve(ctx, ref)
+		w, err := f.s.Workloads.Resolve(ctx, ref)
 		got, ok := ids[ref]
 		if err != nil {
 			if ok {
@@ -53,11 +53,11 @@ func TestApplyResolvedMatchesApply(t *testing.T) {
 	f.workload(t, "w-a", 1000, 0)
 
 	// Given a record applied with its reference resolved beforehand
-	ids, err := f.s.ResolveRefs(ctx, []string{"w-a", "w-missing"})
+	ids, err := f.s.Workloads.ResolveRefs(ctx, []string{"w-a", "w-missing"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := f.s.ApplyResolved(ctx, usage("rec-1", "w-a", 5), ids["w-a"])
+	res, err := f.s.Ledger.ApplyResolved(ctx, usage("rec-1", "w-a", 5), ids["w-a"])
 	if err != nil || res.Outcome != Applied || res.Total != 5 {
 		t.Fatalf("ApplyResolved = %+v, %v", res, err)
 	}
@@ -67,7 +67,7 @@ func TestApplyResolvedMatchesApply(t *testing.T) {
 		t.Errorf("Apply after ApplyResolved = %+v", res)
 	}
 	// and a reference that resolved to nothing is deferred as unknown
-	res, err = f.s.ApplyResolved(ctx, usage("rec-2", "w-missing", 5), ids["w-missing"])
+	res, err = f.s.Ledger.ApplyResolved(ctx, usage("rec-2", "w-missing", 5), ids["w-missing"])
 	if err != nil || res.Outcome != Deferred || res.Deferred.Reason != ReasonUnknownWorkload {
 		t.Errorf("ApplyResolved unknown = %+v, %v", res, err)
 	}

@@ -146,8 +146,39 @@ func (c Config) Validate() error {
 	return nil
 }
 
-// Spend is the ledger and cap enforcer. It is safe for concurrent use.
+// Spend is the spend path's state, split by role. Each role is safe for
+// concurrent use and shares the one configuration.
 type Spend struct {
+	// Workloads is the registry: workloads, aliases, caps and holds, and
+	// the admission reads.
+	Workloads *Workloads
+	// Ledger applies usage (deferral, disagreement, enforcement,
+	// quarantine) and reads its records.
+	Ledger *Ledger
+	// Recon is the narrow port the reconciler needs.
+	Recon *Recon
+	// Explainer assembles the trace behind a page.
+	Explainer *Explainer
+}
+
+// Workloads is the workload registry and its admission reads.
+type Workloads struct{ *core }
+
+// Ledger applies usage to the ledger and reads what it holds.
+type Ledger struct{ *core }
+
+// Recon is what the reconciler needs of the ledger: applying what the
+// export holds and the webhook path missed, the deferred and unconfirmed
+// entries it settles, and the record of its runs. It delegates the
+// registry and ledger calls it shares with them.
+type Recon struct{ *core }
+
+// Explainer explains a workload's caps and pages, and an event's way
+// through the ledger, from the records the other roles wrote.
+type Explainer struct{ *core }
+
+// core is the configuration and the DynamoDB plumbing every role shares.
+type core struct {
 	db        DB
 	ledger    string
 	workloads string
@@ -161,12 +192,12 @@ type Spend struct {
 	now       func() time.Time
 }
 
-// New returns a Spend for cfg.
+// New returns the roles of the spend path for cfg.
 func New(cfg Config) (*Spend, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	s := &Spend{
+	s := &core{
 		db: cfg.DB, ledger: cfg.LedgerTable, workloads: cfg.WorkloadsTable, pages: cfg.Pages,
 		contracts: map[string]PathContract{PathWebhook: cfg.Webhook, PathPoll: cfg.Poll},
 		owner:     cfg.ReconOwner, route: cfg.ReconRoute, source: cfg.Source,
@@ -184,11 +215,16 @@ func New(cfg Config) (*Spend, error) {
 	if s.now == nil {
 		s.now = time.Now
 	}
-	return s, nil
+	return &Spend{Workloads: s.asWorkloads(), Ledger: s.asLedger(), Recon: &Recon{s}, Explainer: &Explainer{s}}, nil
 }
 
+func (c *core) asWorkloads() *Workloads { return &Workloads{c} }
+func (c *core) asLedger() *Ledger       { return &Ledger{c} }
+func (c *core) asRecon() *Recon         { return &Recon{c} }
+func (c *core) asExplainer() *Explainer { return &Explainer{c} }
+
 // Contract returns the contract of an intake path ("webhook" or "poll").
-func (s *Spend) Contract(path string) (PathContract, bool) {
+func (s *Ledger) Contract(path string) (PathContract, bool) {
 	c, ok := s.contracts[path]
 	return c, ok
 }

@@ -82,7 +82,7 @@ func (f *fixture) clock() time.Time { return f.now }
 
 func (f *fixture) workload(t testing.TB, id string, capUnits, step int64) {
 	t.Helper()
-	if _, err := f.s.CreateWorkload(context.Background(), NewWorkload{ID: id, Owner: "team-" + id,
+	if _, err := f.s.Workloads.CreateWorkload(context.Background(), NewWorkload{ID: id, Owner: "team-" + id,
 		Route: "rk-" + id, Cap: capUnits, Step: step}); err != nil {
 		t.Fatal(err)
 	}
@@ -95,7 +95,7 @@ func usage(rec, ref string, units int64) Usage {
 
 func (f *fixture) apply(t testing.TB, u Usage) Result {
 	t.Helper()
-	res, err := f.s.Apply(context.Background(), u)
+	res, err := f.s.Ledger.Apply(context.Background(), u)
 	if err != nil {
 		t.Fatalf("Apply %s: %v", u.RecordID, err)
 	}
@@ -104,7 +104,7 @@ func (f *fixture) apply(t testing.TB, u Usage) Result {
 
 func (f *fixture) total(t testing.TB, id string) int64 {
 	t.Helper()
-	w, err := f.s.Get(context.Background(), id)
+	w, err := f.s.Workloads.Get(context.Background(), id)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -163,7 +163,7 @@ func TestSameRecordFiveTimes(t *testing.T) {
 			var wg sync.WaitGroup
 			for i := range results {
 				run := func() {
-					res, err := f.s.Apply(context.Background(), u)
+					res, err := f.s.Ledger.Apply(context.Background(), u)
 					if err != nil {
 						t.Errorf("Apply: %v", err)
 					}
@@ -200,7 +200,7 @@ func TestDeferred(t *testing.T) {
 	f := newFixture(t)
 	f.workload(t, "w-retired", 1000, 0)
 	f.workload(t, "w-bystander", 1000, 0)
-	if err := f.s.Retire(ctx, "w-retired"); err != nil {
+	if err := f.s.Workloads.Retire(ctx, "w-retired"); err != nil {
 		t.Fatal(err)
 	}
 	tests := []struct {
@@ -236,14 +236,14 @@ func TestDeferred(t *testing.T) {
 					t.Errorf("total of %s = %d, want 0", id, got)
 				}
 			}
-			if _, err := f.s.Entry(ctx, u.RecordID); !errors.Is(err, ErrNotFound) {
+			if _, err := f.s.Ledger.Entry(ctx, u.RecordID); !errors.Is(err, ErrNotFound) {
 				t.Errorf("Entry err = %v, want ErrNotFound", err)
 			}
-			open, err := f.s.OpenDeferred(ctx, f.now.Add(maxAge))
+			open, err := f.s.Ledger.OpenDeferred(ctx, f.now.Add(maxAge))
 			if err != nil || !containsRecord(open, u.RecordID) {
 				t.Errorf("OpenDeferred = %v, %v; want %s listed", open, err, u.RecordID)
 			}
-			if early, _ := f.s.OpenDeferred(ctx, f.now.Add(time.Minute)); containsRecord(early, u.RecordID) {
+			if early, _ := f.s.Ledger.OpenDeferred(ctx, f.now.Add(time.Minute)); containsRecord(early, u.RecordID) {
 				t.Errorf("record listed as due before its deadline")
 			}
 		})
@@ -254,16 +254,16 @@ func TestDeferred(t *testing.T) {
 
 	t.Run("redrive after alias", func(t *testing.T) {
 		// given the unknown reference now aliases a workload
-		if err := f.s.AddAlias(ctx, "acct-unknown", "w-bystander"); err != nil {
+		if err := f.s.Workloads.AddAlias(ctx, "acct-unknown", "w-bystander"); err != nil {
 			t.Fatal(err)
 		}
 		// when the deferred record is redriven
-		res, err := f.s.Redrive(ctx, "rec-defer-acct-unknown")
+		res, err := f.s.Ledger.Redrive(ctx, "rec-defer-acct-unknown")
 		// then it is applied to that workload and no longer open
 		if err != nil || res.Outcome != Applied || res.WorkloadID != "w-bystander" || res.Total != 70 {
 			t.Fatalf("Redrive = %+v, %v", res, err)
 		}
-		open, _ := f.s.OpenDeferred(ctx, time.Time{})
+		open, _ := f.s.Ledger.OpenDeferred(ctx, time.Time{})
 		if containsRecord(open, "rec-defer-acct-unknown") {
 			t.Errorf("redriven record still open")
 		}
@@ -286,7 +286,7 @@ func TestAlias(t *testing.T) {
 	f.workload(t, "w-other", 1000, 0)
 
 	// given an alias from the provider's reference
-	if err := f.s.AddAlias(ctx, "prov:proj/images", "w-img"); err != nil {
+	if err := f.s.Workloads.AddAlias(ctx, "prov:proj/images", "w-img"); err != nil {
 		t.Fatal(err)
 	}
 	// when a record names the reference, then it lands on the workload
@@ -294,21 +294,21 @@ func TestAlias(t *testing.T) {
 	if res.Outcome != Applied || res.WorkloadID != "w-img" || res.Total != 9 {
 		t.Errorf("Apply = %+v", res)
 	}
-	w, err := f.s.Resolve(ctx, "prov:proj/images")
+	w, err := f.s.Workloads.Resolve(ctx, "prov:proj/images")
 	if err != nil || w.ID != "w-img" {
 		t.Errorf("Resolve = %v, %v", w.ID, err)
 	}
 	// and the same alias again is fine, while taking it for another workload is not
-	if err := f.s.AddAlias(ctx, "prov:proj/images", "w-img"); err != nil {
+	if err := f.s.Workloads.AddAlias(ctx, "prov:proj/images", "w-img"); err != nil {
 		t.Errorf("repeat AddAlias: %v", err)
 	}
-	if err := f.s.AddAlias(ctx, "prov:proj/images", "w-other"); !errors.Is(err, ErrAliasTaken) {
+	if err := f.s.Workloads.AddAlias(ctx, "prov:proj/images", "w-other"); !errors.Is(err, ErrAliasTaken) {
 		t.Errorf("AddAlias to another = %v, want ErrAliasTaken", err)
 	}
-	if err := f.s.AddAlias(ctx, "prov:x", "w-none"); !errors.Is(err, ErrUnknownWorkload) {
+	if err := f.s.Workloads.AddAlias(ctx, "prov:x", "w-none"); !errors.Is(err, ErrUnknownWorkload) {
 		t.Errorf("AddAlias to missing = %v, want ErrUnknownWorkload", err)
 	}
-	if _, err := f.s.CreateWorkload(ctx, NewWorkload{ID: "w-img", Owner: "o", Route: "r", Cap: 1}); !errors.Is(err, ErrWorkloadExists) {
+	if _, err := f.s.Workloads.CreateWorkload(ctx, NewWorkload{ID: "w-img", Owner: "o", Route: "r", Cap: 1}); !errors.Is(err, ErrWorkloadExists) {
 		t.Errorf("CreateWorkload twice = %v, want ErrWorkloadExists", err)
 	}
 }
@@ -337,7 +337,7 @@ func TestCapBoundary(t *testing.T) {
 				last = f.apply(t, usage(fmt.Sprintf("rec-%s-%d", id, j), id, n))
 			}
 			// then the status and the pages follow total > cap
-			w, _ := f.s.Get(context.Background(), id)
+			w, _ := f.s.Workloads.Get(context.Background(), id)
 			if w.Status != tc.wantStatus {
 				t.Errorf("status = %s, want %s (total %d)", w.Status, tc.wantStatus, w.Total)
 			}
@@ -381,7 +381,7 @@ func TestConcurrentCrossing(t *testing.T) {
 			var wg sync.WaitGroup
 			for i := range n {
 				wg.Go(func() {
-					res, err := f.s.Apply(context.Background(), usage(fmt.Sprintf("rec-%s-%d", id, i), id, 10))
+					res, err := f.s.Ledger.Apply(context.Background(), usage(fmt.Sprintf("rec-%s-%d", id, i), id, 10))
 					if err != nil {
 						t.Errorf("Apply: %v", err)
 					}
@@ -393,14 +393,14 @@ func TestConcurrentCrossing(t *testing.T) {
 			wg.Wait()
 
 			// then exactly one pause, one decision and one page, and the total is exact
-			stored, err := f.s.Decisions(context.Background(), id, 0)
+			stored, err := f.s.Ledger.Decisions(context.Background(), id, 0)
 			if err != nil {
 				t.Fatal(err)
 			}
 			if len(decisions) != 1 || len(stored) != 1 || len(f.pages(t, "spend-cap:"+id+":")) != 1 {
 				t.Errorf("won %d, stored %d decisions, %d pages; want 1 each", len(decisions), len(stored), len(f.pages(t, "spend-cap:"+id+":")))
 			}
-			w, _ := f.s.Get(context.Background(), id)
+			w, _ := f.s.Workloads.Get(context.Background(), id)
 			if w.Status != StatusPaused || w.Total != 995+int64(10*n) {
 				t.Errorf("workload %s total %d, want paused with %d", w.Status, w.Total, 995+10*n)
 			}
@@ -443,7 +443,7 @@ func TestEscalationOncePerStep(t *testing.T) {
 		var wg sync.WaitGroup
 		for i := range 10 {
 			wg.Go(func() {
-				if _, err := f.s.Apply(ctx, usage(fmt.Sprintf("rec-esc-c%d", i), id, 10)); err != nil {
+				if _, err := f.s.Ledger.Apply(ctx, usage(fmt.Sprintf("rec-esc-c%d", i), id, 10)); err != nil {
 					t.Errorf("Apply: %v", err)
 				}
 			})
@@ -503,7 +503,7 @@ func TestDisagreement(t *testing.T) {
 			}
 		})
 	}
-	recorded, err := f.s.Disagreements(ctx, "w-dis", 0)
+	recorded, err := f.s.Ledger.Disagreements(ctx, "w-dis", 0)
 	if err != nil || len(recorded) != 2 {
 		t.Errorf("Disagreements = %d, %v; want 2", len(recorded), err)
 	}
@@ -526,11 +526,11 @@ func TestCrossPathDuplicateNotesPath(t *testing.T) {
 	if res.Outcome != Duplicate || f.total(t, "w-paths") != 5 {
 		t.Fatalf("outcome %s, total %d", res.Outcome, f.total(t, "w-paths"))
 	}
-	e, err := f.s.Entry(ctx, "rec-paths")
+	e, err := f.s.Ledger.Entry(ctx, "rec-paths")
 	if err != nil || len(e.Paths) != 2 || e.EventID != "evt_rec-paths" || e.Path != PathPoll {
 		t.Errorf("entry = %+v, %v", e, err)
 	}
-	x, err := f.s.ExplainEvent(ctx, "evt_rec-paths")
+	x, err := f.s.Explainer.ExplainEvent(ctx, "evt_rec-paths")
 	if err != nil || x.Entry == nil || x.Entry.RecordID != "rec-paths" {
 		t.Errorf("ExplainEvent = %+v, %v", x, err)
 	}
@@ -543,15 +543,15 @@ func TestResume(t *testing.T) {
 	f.workload(t, id, 1000, 0)
 	// given a paused workload
 	f.apply(t, usage("rec-r1", id, 1001))
-	if _, err := f.s.Resume(ctx, "w-unknown"); !errors.Is(err, ErrUnknownWorkload) {
+	if _, err := f.s.Workloads.Resume(ctx, "w-unknown"); !errors.Is(err, ErrUnknownWorkload) {
 		t.Errorf("Resume unknown = %v", err)
 	}
 
 	// when the operator raises the cap and resumes
-	if err := f.s.SetCap(ctx, id, 2000); err != nil {
+	if err := f.s.Workloads.SetCap(ctx, id, 2000); err != nil {
 		t.Fatal(err)
 	}
-	w, err := f.s.Resume(ctx, id)
+	w, err := f.s.Workloads.Resume(ctx, id)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -559,10 +559,10 @@ func TestResume(t *testing.T) {
 	if w.Status != StatusActive || w.CapEpoch != 1 {
 		t.Errorf("after resume: %s epoch %d", w.Status, w.CapEpoch)
 	}
-	if a, _ := f.s.Admission(ctx, id); !a.Allowed {
+	if a, _ := f.s.Workloads.Admission(ctx, id); !a.Allowed {
 		t.Errorf("admission after resume = %+v", a)
 	}
-	if _, err := f.s.Resume(ctx, id); !errors.Is(err, ErrNotPaused) {
+	if _, err := f.s.Workloads.Resume(ctx, id); !errors.Is(err, ErrNotPaused) {
 		t.Errorf("Resume of an active workload = %v, want ErrNotPaused", err)
 	}
 	// and a new crossing pages again under a new dedup key
@@ -595,7 +595,7 @@ func TestAdmission(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			// given the workload tc.id, when asked for admission, then the answer follows its status
-			got, err := f.s.Admission(ctx, tc.id)
+			got, err := f.s.Workloads.Admission(ctx, tc.id)
 			if !errors.Is(err, tc.wantErr) || got != tc.want {
 				t.Errorf("Admission = %+v, %v; want %+v, %v", got, err, tc.want, tc.wantErr)
 			}
@@ -608,13 +608,13 @@ func TestExplain(t *testing.T) {
 	f := newFixture(t)
 	id := "w-explain"
 	f.workload(t, id, 1000, 0)
-	if err := f.s.Retire(ctx, "w-explain"); err != nil {
+	if err := f.s.Workloads.Retire(ctx, "w-explain"); err != nil {
 		t.Fatal(err)
 	}
 	// given a deferred record for the workload while it was retired, then
 	// a paused workload with a disagreement
 	f.apply(t, usage("rec-x-deferred", id, 3))
-	if _, err := f.s.Resume(ctx, id); !errors.Is(err, ErrNotPaused) {
+	if _, err := f.s.Workloads.Resume(ctx, id); !errors.Is(err, ErrNotPaused) {
 		t.Fatalf("Resume retired = %v", err)
 	}
 	reactivate(t, f, id)
@@ -624,12 +624,12 @@ func TestExplain(t *testing.T) {
 	f.apply(t, usage("rec-x1", id, 601))
 	f.apply(t, usage("rec-unknown", "nobody", 11))
 	next := f.now.Add(time.Hour)
-	if err := f.s.PutReconRun(ctx, ReconRun{WorkloadID: id, StartedAt: f.now, FinishedAt: f.now, Records: 3, NextReconAt: next}); err != nil {
+	if err := f.s.Recon.PutReconRun(ctx, ReconRun{WorkloadID: id, StartedAt: f.now, FinishedAt: f.now, Records: 3, NextReconAt: next}); err != nil {
 		t.Fatal(err)
 	}
 
 	// when explained
-	x, err := f.s.Explain(ctx, id)
+	x, err := f.s.Explainer.Explain(ctx, id)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -649,14 +649,14 @@ func TestExplain(t *testing.T) {
 	}
 
 	// and the event that tipped it explains the same decision
-	ex, err := f.s.ExplainEvent(ctx, "evt_rec-x2")
+	ex, err := f.s.Explainer.ExplainEvent(ctx, "evt_rec-x2")
 	if err != nil || ex.Entry == nil || len(ex.Decisions) != 1 || ex.Workload == nil {
 		t.Fatalf("ExplainEvent = %+v, %v", ex, err)
 	}
-	if ex2, err := f.s.ExplainEvent(ctx, "rec-unknown"); err != nil || ex2.Deferred == nil {
+	if ex2, err := f.s.Explainer.ExplainEvent(ctx, "rec-unknown"); err != nil || ex2.Deferred == nil {
 		t.Errorf("ExplainEvent(deferred) = %+v, %v", ex2, err)
 	}
-	if _, err := f.s.ExplainEvent(ctx, "evt_none"); !errors.Is(err, ErrNotFound) {
+	if _, err := f.s.Explainer.ExplainEvent(ctx, "evt_none"); !errors.Is(err, ErrNotFound) {
 		t.Errorf("ExplainEvent(none) = %v, want ErrNotFound", err)
 	}
 }
@@ -665,7 +665,7 @@ func TestExplain(t *testing.T) {
 // direct status change (retirement has no API way back).
 func reactivate(t *testing.T, f *fixture, id string) {
 	t.Helper()
-	if err := f.s.updateWorkload(context.Background(), id, "reactivate", statusSet(StatusActive), nil); err != nil {
+	if err := f.s.Workloads.updateWorkload(context.Background(), id, "reactivate", statusSet(StatusActive), nil); err != nil {
 		t.Fatal(err)
 	}
 }

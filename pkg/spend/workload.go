@@ -62,7 +62,7 @@ type LastEvent struct {
 	AcceptedAt time.Time
 }
 
-// NewWorkload defines a workload for [Spend.CreateWorkload].
+// NewWorkload defines a workload for [Workloads.CreateWorkload].
 type NewWorkload struct {
 	ID    string
 	Owner string
@@ -92,7 +92,7 @@ func (n NewWorkload) validate() error {
 // CreateWorkload registers an active workload with a zero total, and an
 // alias from its own ID, in one transaction. The first reconciliation is
 // due one poll interval from now.
-func (s *Spend) CreateWorkload(ctx context.Context, n NewWorkload) (Workload, error) {
+func (s *Workloads) CreateWorkload(ctx context.Context, n NewWorkload) (Workload, error) {
 	if err := n.validate(); err != nil {
 		return Workload{}, err
 	}
@@ -125,7 +125,7 @@ func (s *Spend) CreateWorkload(ctx context.Context, n NewWorkload) (Workload, er
 	return wi.workload(), nil
 }
 
-func (s *Spend) aliasItem(ref, id, now string) (map[string]types.AttributeValue, error) {
+func (s *core) aliasItem(ref, id, now string) (map[string]types.AttributeValue, error) {
 	item, err := attributevalue.MarshalMap(aliasItem{PK: "ALIAS#" + ref, SK: skAlias,
 		GSI1PK: "ALIASES#" + id, GSI1SK: ref, Ref: ref, WorkloadID: id, CreatedAt: now})
 	if err != nil {
@@ -137,7 +137,7 @@ func (s *Spend) aliasItem(ref, id, now string) (map[string]types.AttributeValue,
 // AddAlias maps a provider workload reference to workload id. Adding the
 // same mapping again is not an error; mapping a reference that already
 // names another workload is [ErrAliasTaken].
-func (s *Spend) AddAlias(ctx context.Context, ref, id string) error {
+func (s *Workloads) AddAlias(ctx context.Context, ref, id string) error {
 	if ref == "" || id == "" {
 		return fmt.Errorf("spend: %w: alias needs a reference and a workload", ErrInvalidWorkload)
 	}
@@ -170,7 +170,7 @@ func (s *Spend) AddAlias(ctx context.Context, ref, id string) error {
 }
 
 // resolveID returns the workload ID a reference maps to.
-func (s *Spend) resolveID(ctx context.Context, ref string) (string, bool, error) {
+func (s *core) resolveID(ctx context.Context, ref string) (string, bool, error) {
 	out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(s.workloads),
 		Key: aliasKey(ref), ConsistentRead: aws.Bool(true)})
 	if err != nil {
@@ -188,7 +188,7 @@ func (s *Spend) resolveID(ctx context.Context, ref string) (string, bool, error)
 
 // Resolve returns the workload a provider reference (or workload ID) maps
 // to, or [ErrUnknownWorkload].
-func (s *Spend) Resolve(ctx context.Context, ref string) (Workload, error) {
+func (s *Workloads) Resolve(ctx context.Context, ref string) (Workload, error) {
 	id, found, err := s.resolveID(ctx, ref)
 	if err != nil {
 		return Workload{}, err
@@ -200,7 +200,7 @@ func (s *Spend) Resolve(ctx context.Context, ref string) (Workload, error) {
 }
 
 // Get returns a workload by ID (a consistent read), or [ErrUnknownWorkload].
-func (s *Spend) Get(ctx context.Context, id string) (Workload, error) {
+func (s *Workloads) Get(ctx context.Context, id string) (Workload, error) {
 	wi, err := getItem[workloadItem](ctx, s.db, s.workloads, workloadKey(id), "workload "+id, ErrUnknownWorkload)
 	if err != nil {
 		return Workload{}, err
@@ -209,7 +209,7 @@ func (s *Spend) Get(ctx context.Context, id string) (Workload, error) {
 }
 
 // List returns every registered workload, ordered by ID.
-func (s *Spend) List(ctx context.Context) ([]Workload, error) {
+func (s *Workloads) List(ctx context.Context) ([]Workload, error) {
 	var ws []Workload
 	err := s.query(ctx, s.workloads, expression.Key("gsi1pk").Equal(expression.Value("WORKLOADS")), true, 0,
 		func(item map[string]types.AttributeValue) error {
@@ -228,7 +228,7 @@ func (s *Spend) List(ctx context.Context) ([]Workload, error) {
 
 // Aliases returns the references that map to workload id, its own ID
 // included.
-func (s *Spend) Aliases(ctx context.Context, id string) ([]string, error) {
+func (s *Workloads) Aliases(ctx context.Context, id string) ([]string, error) {
 	var refs []string
 	err := s.query(ctx, s.workloads, expression.Key("gsi1pk").Equal(expression.Value("ALIASES#"+id)), true, 0,
 		func(item map[string]types.AttributeValue) error {
@@ -247,7 +247,7 @@ func (s *Spend) Aliases(ctx context.Context, id string) ([]string, error) {
 
 // SetCap changes a workload's cap. A cap below the current total pauses the
 // workload at its next accepted record.
-func (s *Spend) SetCap(ctx context.Context, id string, capUnits int64) error {
+func (s *Workloads) SetCap(ctx context.Context, id string, capUnits int64) error {
 	if capUnits <= 0 {
 		return fmt.Errorf("spend: %w: cap must be positive", ErrInvalidWorkload)
 	}
@@ -256,7 +256,7 @@ func (s *Spend) SetCap(ctx context.Context, id string, capUnits int64) error {
 }
 
 // SetStep changes a workload's escalation step (0 turns escalation off).
-func (s *Spend) SetStep(ctx context.Context, id string, step int64) error {
+func (s *Workloads) SetStep(ctx context.Context, id string, step int64) error {
 	if step < 0 {
 		return fmt.Errorf("spend: %w: step must not be negative", ErrInvalidWorkload)
 	}
@@ -265,21 +265,21 @@ func (s *Spend) SetStep(ctx context.Context, id string, step int64) error {
 }
 
 // SetHold changes a workload's hold policy for unresolved attribution.
-func (s *Spend) SetHold(ctx context.Context, id string, hold bool) error {
+func (s *Workloads) SetHold(ctx context.Context, id string, hold bool) error {
 	return s.updateWorkload(ctx, id, "set hold",
 		expression.Set(expression.Name("hold"), expression.Value(hold)), nil)
 }
 
 // SetNextReconciliation records when reconciliation will next prove or
 // disprove the workload's total.
-func (s *Spend) SetNextReconciliation(ctx context.Context, id string, at time.Time) error {
+func (s *Workloads) SetNextReconciliation(ctx context.Context, id string, at time.Time) error {
 	return s.updateWorkload(ctx, id, "set next reconciliation",
 		expression.Set(expression.Name("next_recon_at"), expression.Value(ddb.Stamp(at))), nil)
 }
 
 // Retire stops attribution to a workload: records that name it from now on
 // are deferred with reason retired_workload.
-func (s *Spend) Retire(ctx context.Context, id string) error {
+func (s *Workloads) Retire(ctx context.Context, id string) error {
 	return s.updateWorkload(ctx, id, "retire", statusSet(StatusRetired), nil)
 }
 
@@ -287,7 +287,7 @@ func (s *Spend) Retire(ctx context.Context, id string) error {
 // again. It increments the cap epoch and resets the escalation level, so a
 // later crossing pages again under a new dedup key. A workload that is not
 // paused gives [ErrNotPaused].
-func (s *Spend) Resume(ctx context.Context, id string) (Workload, error) {
+func (s *Workloads) Resume(ctx context.Context, id string) (Workload, error) {
 	upd := expression.Set(expression.Name("status"), expression.Value(string(StatusActive))).
 		Set(expression.Name("esc_level"), expression.Value(0)).
 		Add(expression.Name("cap_epoch"), expression.Value(1))
@@ -300,7 +300,7 @@ func (s *Spend) Resume(ctx context.Context, id string) (Workload, error) {
 
 // updateWorkload applies upd to an existing workload, with an optional
 // extra condition. A failed extra condition on Resume is [ErrNotPaused].
-func (s *Spend) updateWorkload(ctx context.Context, id, what string, upd expression.UpdateBuilder, extra *expression.ConditionBuilder) error {
+func (s *core) updateWorkload(ctx context.Context, id, what string, upd expression.UpdateBuilder, extra *expression.ConditionBuilder) error {
 	upd = upd.Set(expression.Name("updated_at"), expression.Value(ddb.Stamp(s.now())))
 	cond := expression.AttributeExists(expression.Name("pk"))
 	if extra != nil {
@@ -319,7 +319,7 @@ func (s *Spend) updateWorkload(ctx context.Context, id, what string, upd express
 		if extra == nil {
 			return fmt.Errorf("spend: %s %s: %w", what, id, ErrUnknownWorkload)
 		}
-		if _, gerr := s.Get(ctx, id); gerr != nil {
+		if _, gerr := s.asWorkloads().Get(ctx, id); gerr != nil {
 			return fmt.Errorf("spend: %s: %w", what, gerr)
 		}
 		return fmt.Errorf("spend: %s %s: %w", what, id, ErrNotPaused)
@@ -331,12 +331,12 @@ func (s *Spend) updateWorkload(ctx context.Context, id, what string, upd express
 }
 
 // query runs a paginated Query and hands each item to fn. limit 0 means all.
-func (s *Spend) query(ctx context.Context, table string, keyCond expression.KeyConditionBuilder, forward bool, limit int,
+func (s *core) query(ctx context.Context, table string, keyCond expression.KeyConditionBuilder, forward bool, limit int,
 	fn func(map[string]types.AttributeValue) error) error {
 	return s.queryOn(ctx, table, indexName, keyCond, forward, limit, fn)
 }
 
-func (s *Spend) queryOn(ctx context.Context, table, index string, keyCond expression.KeyConditionBuilder, forward bool, limit int,
+func (s *core) queryOn(ctx context.Context, table, index string, keyCond expression.KeyConditionBuilder, forward bool, limit int,
 	fn func(map[string]types.AttributeValue) error) error {
 	in, err := ddb.KeyQuery(table, index, keyCond, forward)
 	if err != nil {

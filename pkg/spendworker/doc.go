@@ -1,6 +1,6 @@
 // Package spendworker is the spend worker Lambda's logic: it reads usage
 // webhooks from the usage queue and attributes each to exactly one
-// workload exactly once through the spend ledger ([spend.Spend.Apply],
+// workload exactly once through the spend ledger ([spend.Ledger.Apply],
 // path "webhook").
 //
 // Every record ends in one of the intake states of contract 6: accepted

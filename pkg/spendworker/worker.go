@@ -21,19 +21,19 @@ import (
 // ErrMalformed means a message is not a usable usage event.
 var ErrMalformed = errors.New("spendworker: malformed usage message")
 
-// Ledger is the part of [spend.Spend] the worker uses.
+// Ledger is the part of [spend.Ledger] the worker uses.
 type Ledger interface {
 	Apply(ctx context.Context, u spend.Usage) (spend.Result, error)
 }
 
 // Quarantiner stores a record the ledger refused and pages its owner once;
-// [*spend.Spend] is one. A Ledger that is also a Quarantiner gets refused
+// [*spend.Ledger] is one. A Ledger that is also a Quarantiner gets refused
 // records quarantined and acknowledged; otherwise they are dead-lettered.
 type Quarantiner interface {
 	Quarantine(ctx context.Context, u spend.Usage, reason string) (spend.QuarantineRecord, bool, error)
 }
 
-var _ Quarantiner = (*spend.Spend)(nil)
+var _ Quarantiner = (*spend.Ledger)(nil)
 
 // Flusher sends pending pages; [pager.Outbox] is one.
 type Flusher interface {

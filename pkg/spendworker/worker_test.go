@@ -45,11 +45,11 @@ func newFixture(t *testing.T) *fixture {
 	if err != nil {
 		t.Fatal(err)
 	}
-	w, err := spendworker.New(spendworker.Config{Ledger: ledger, Queue: q})
+	w, err := spendworker.New(spendworker.Config{Ledger: ledger.Ledger, Queue: q})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := ledger.CreateWorkload(context.Background(), spend.NewWorkload{ID: "wl-1", Owner: "o", Route: "rk", Cap: 1000}); err != nil {
+	if _, err := ledger.Workloads.CreateWorkload(context.Background(), spend.NewWorkload{ID: "wl-1", Owner: "o", Route: "rk", Cap: 1000}); err != nil {
 		t.Fatal(err)
 	}
 	return &fixture{env: env, ledger: ledger, worker: w}
@@ -90,7 +90,7 @@ func TestIntakeStates(t *testing.T) {
 				t.Fatalf("Handle = %+v, %v; want the record acknowledged", resp, err)
 			}
 			// the workload total is as expected,
-			w, err := f.ledger.Get(ctx, "wl-1")
+			w, err := f.ledger.Workloads.Get(ctx, "wl-1")
 			if err != nil || w.Total != tc.wantTotal {
 				t.Fatalf("total = %d (%v), want %d", w.Total, err, tc.wantTotal)
 			}
@@ -108,11 +108,11 @@ func TestIntakeStates(t *testing.T) {
 			}
 		})
 	}
-	q, err := f.ledger.Quarantined(ctx, "ur_4")
+	q, err := f.ledger.Ledger.Quarantined(ctx, "ur_4")
 	if err != nil || q.EventID != "evt_4" || q.Path != spend.PathWebhook || q.Reason == "" {
 		t.Fatalf("quarantined record = %+v, %v; want it stored with its reason", q, err)
 	}
-	d, err := f.ledger.GetDeferred(ctx, "ur_2")
+	d, err := f.ledger.Ledger.GetDeferred(ctx, "ur_2")
 	if err != nil || d.Reason == "" || d.Owner != "spend-oncall" || d.Deadline.IsZero() {
 		t.Fatalf("deferred record = %+v, %v; want reason, owner and deadline", d, err)
 	}

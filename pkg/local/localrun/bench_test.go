@@ -63,7 +63,7 @@ func runUsageE2E(b *testing.B, workloads, perWorkload int, units int64) {
 	}
 	ctx := context.Background()
 	for w := range workloads {
-		if _, err := ledger.Spend.CreateWorkload(ctx, spend.NewWorkload{ID: fmt.Sprintf("wl-%02d", w), Owner: "bench", Route: "rk", Cap: 1000}); err != nil {
+		if _, err := ledger.Spend.Workloads.CreateWorkload(ctx, spend.NewWorkload{ID: fmt.Sprintf("wl-%02d", w), Owner: "bench", Route: "rk", Cap: 1000}); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -109,7 +109,7 @@ func runUsageE2E(b *testing.B, workloads, perWorkload int, units int64) {
 
 func allAttributed(ctx context.Context, s *spend.Spend, workloads int, want int64) bool {
 	for w := range workloads {
-		wl, err := s.Get(ctx, fmt.Sprintf("wl-%02d", w))
+		wl, err := s.Workloads.Get(ctx, fmt.Sprintf("wl-%02d", w))
 		if err != nil || wl.Total != want {
 			return false
 		}
@@ -204,7 +204,7 @@ func runUsagePaced(b *testing.B, workloads, perWorkload int, units int64, rate i
 	}
 	ctx := context.Background()
 	for w := range workloads {
-		if _, err := ledger.Spend.CreateWorkload(ctx, spend.NewWorkload{ID: fmt.Sprintf("wl-%02d", w), Owner: "bench", Route: "rk", Cap: 1000}); err != nil {
+		if _, err := ledger.Spend.Workloads.CreateWorkload(ctx, spend.NewWorkload{ID: fmt.Sprintf("wl-%02d", w), Owner: "bench", Route: "rk", Cap: 1000}); err != nil {
 			b.Fatal(err)
 		}
 	}

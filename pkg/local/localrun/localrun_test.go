@@ -100,10 +100,10 @@ func TestUsageCrossingTheCapPausesPagesAndDeniesAdmission(t *testing.T) {
 		t.Fatal(err)
 	}
 	ctx := context.Background()
-	if _, err := ledger.Spend.CreateWorkload(ctx, spend.NewWorkload{ID: "workload-7", Owner: "images-team", Route: "rk-images", Cap: 1000}); err != nil {
+	if _, err := ledger.Spend.Workloads.CreateWorkload(ctx, spend.NewWorkload{ID: "workload-7", Owner: "images-team", Route: "rk-images", Cap: 1000}); err != nil {
 		t.Fatal(err)
 	}
-	if err := ledger.Spend.AddAlias(ctx, "img-resize", "workload-7"); err != nil {
+	if err := ledger.Spend.Workloads.AddAlias(ctx, "img-resize", "workload-7"); err != nil {
 		t.Fatal(err)
 	}
 	if code, got := admission(t, sys, "workload-7"); code != 200 || got["allowed"] != true {
@@ -123,7 +123,7 @@ func TestUsageCrossingTheCapPausesPagesAndDeniesAdmission(t *testing.T) {
 	}
 	// then nothing is lost: the total is exactly the three records,
 	testkit.Eventually(t, 30*time.Second, "attributed", func() bool {
-		w, err := ledger.Spend.Get(ctx, "workload-7")
+		w, err := ledger.Spend.Workloads.Get(ctx, "workload-7")
 		return err == nil && w.Total == 1200
 	})
 	// the workload is paused and producers are refused,
