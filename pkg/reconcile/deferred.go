@@ -44,7 +44,7 @@ func (r *Reconciler) deferred(ctx context.Context, run *Run, plan map[string]*pl
 	for _, st := range states {
 		d := st.Record
 		past := !d.Deadline.After(now)
-		w, err := r.cfg.Ledger.Resolve(ctx, d.WorkloadRef)
+		w, err := r.cfg.Registry.Resolve(ctx, d.WorkloadRef)
 		known := err == nil
 		if err != nil && !errors.Is(err, spend.ErrUnknownWorkload) {
 			return err

@@ -103,7 +103,7 @@ func (l *lanes) page(recs []provider.UsageRecord) error {
 	for i, rec := range recs {
 		refs[i] = rec.WorkloadRef
 	}
-	ids, err := l.f.r.cfg.Ledger.ResolveRefs(l.ctx, refs)
+	ids, err := l.f.r.cfg.Registry.ResolveRefs(l.ctx, refs)
 	if err != nil {
 		err = fmt.Errorf("%w: %w", ErrFold, err)
 		l.cancel(err)

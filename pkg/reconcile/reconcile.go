@@ -34,10 +34,7 @@ var (
 
 // Ledger is the port of the spend path the reconciler uses; [*spend.Recon] is it.
 type Ledger interface {
-	ResolveRefs(ctx context.Context, refs []string) (map[string]string, error)
 	ApplyResolved(ctx context.Context, u spend.Usage, id string) (spend.Result, error)
-	List(ctx context.Context) ([]spend.Workload, error)
-	Resolve(ctx context.Context, ref string) (spend.Workload, error)
 	Redrive(ctx context.Context, recordID string) (spend.Result, error)
 	Quarantine(ctx context.Context, u spend.Usage, reason string) (spend.QuarantineRecord, bool, error)
 	DeferredStates(ctx context.Context, due time.Time) ([]spend.DeferredState, error)
@@ -50,6 +47,16 @@ type Ledger interface {
 }
 
 var _ Ledger = (*spend.Recon)(nil)
+
+// Registry is the part of the workload registry the reconciler reads;
+// [*spend.Workloads] is it.
+type Registry interface {
+	ResolveRefs(ctx context.Context, refs []string) (map[string]string, error)
+	List(ctx context.Context) ([]spend.Workload, error)
+	Resolve(ctx context.Context, ref string) (spend.Workload, error)
+}
+
+var _ Registry = (*spend.Workloads)(nil)
 
 // Export is the provider's authoritative usage export; [*provider.Client]
 // is one.
@@ -91,7 +98,9 @@ const (
 // Config configures [New].
 type Config struct {
 	Ledger Ledger
-	Export Export
+	// Registry resolves workload references and lists the workloads.
+	Registry Registry
+	Export   Export
 	// DB and Table hold the reconciler's own items (cursor, runs,
 	// schedules); Table is the ledger table.
 	DB    DB
@@ -171,8 +180,8 @@ func setDuration(d *time.Duration, def time.Duration) {
 func (c Config) Validate() error {
 	c.defaults()
 	var errs []error
-	if c.Ledger == nil || c.Export == nil || c.Pages == nil {
-		errs = append(errs, errors.New("Ledger, Export and Pages are required"))
+	if c.Ledger == nil || c.Registry == nil || c.Export == nil || c.Pages == nil {
+		errs = append(errs, errors.New("Ledger, Registry, Export and Pages are required"))
 	}
 	if err := (StoreConfig{DB: c.DB, Table: c.Table}).Validate(); err != nil {
 		errs = append(errs, err)

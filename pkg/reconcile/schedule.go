@@ -67,7 +67,7 @@ type planned struct {
 // of tier, and decides which are due in this run. Workloads are planned
 // up to Concurrency at once.
 func (r *Reconciler) plan(ctx context.Context, run *Run) (map[string]*planned, error) {
-	ws, err := r.cfg.Ledger.List(ctx)
+	ws, err := r.cfg.Registry.List(ctx)
 	if err != nil {
 		return nil, err
 	}

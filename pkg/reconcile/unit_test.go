@@ -25,7 +25,7 @@ func (nopPages) Enqueue(context.Context, pager.Event) (bool, error) { return tru
 type nopDB struct{ reconcile.DB }
 
 func TestConfigValidate(t *testing.T) {
-	valid := reconcile.Config{Ledger: &spend.Recon{}, Export: nopExport{}, DB: nopDB{}, Table: "ledger",
+	valid := reconcile.Config{Ledger: &spend.Recon{}, Registry: &spend.Workloads{}, Export: nopExport{}, DB: nopDB{}, Table: "ledger",
 		Pages: nopPages{}, ReconRoute: "rk"}
 	tests := []struct {
 		name   string
@@ -35,6 +35,7 @@ func TestConfigValidate(t *testing.T) {
 		{"defaults", func(*reconcile.Config) {}, true},
 		{"no route", func(c *reconcile.Config) { c.ReconRoute = "" }, false},
 		{"no export", func(c *reconcile.Config) { c.Export = nil }, false},
+		{"no registry", func(c *reconcile.Config) { c.Registry = nil }, false},
 		{"no table", func(c *reconcile.Config) { c.Table = "" }, false},
 		{"ratio above one", func(c *reconcile.Config) { c.NearCapRatio = 1.5 }, false},
 		{"quiet shorter than active", func(c *reconcile.Config) { c.QuietInterval = time.Minute * 10 }, false},

@@ -305,7 +305,7 @@ func (s *Recon) PutReconRun(ctx context.Context, run ReconRun) error {
 	if run.NextReconAt.IsZero() {
 		return nil
 	}
-	return s.asWorkloads().SetNextReconciliation(ctx, run.WorkloadID, run.NextReconAt)
+	return s.setNextReconciliation(ctx, run.WorkloadID, run.NextReconAt)
 }
 
 // ReconRuns returns a workload's latest reconciliation runs, newest first.

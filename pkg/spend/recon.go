@@ -319,19 +319,6 @@ func parseDurationText(s string) time.Duration {
 	return d
 }
 
-// ResolveRefs is [Workloads.ResolveRefs].
-func (s *Recon) ResolveRefs(ctx context.Context, refs []string) (map[string]string, error) {
-	return s.asWorkloads().ResolveRefs(ctx, refs)
-}
-
-// List is [Workloads.List].
-func (s *Recon) List(ctx context.Context) ([]Workload, error) { return s.asWorkloads().List(ctx) }
-
-// Resolve is [Workloads.Resolve].
-func (s *Recon) Resolve(ctx context.Context, ref string) (Workload, error) {
-	return s.asWorkloads().Resolve(ctx, ref)
-}
-
 // ApplyResolved is [Ledger.ApplyResolved].
 func (s *Recon) ApplyResolved(ctx context.Context, u Usage, id string) (Result, error) {
 	return s.asLedger().ApplyResolved(ctx, u, id)

@@ -169,8 +169,9 @@ type Ledger struct{ *core }
 
 // Recon is what the reconciler needs of the ledger: applying what the
 // export holds and the webhook path missed, the deferred and unconfirmed
-// entries it settles, and the record of its runs. It delegates the
-// registry and ledger calls it shares with them.
+// entries it settles, and the record of its runs. It delegates the ledger
+// calls it shares with [Ledger]; the reconciler reads the registry through
+// [Workloads].
 type Recon struct{ *core }
 
 // Explainer explains a workload's caps and pages, and an event's way

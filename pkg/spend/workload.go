@@ -270,9 +270,9 @@ func (s *Workloads) SetHold(ctx context.Context, id string, hold bool) error {
 		expression.Set(expression.Name("hold"), expression.Value(hold)), nil)
 }
 
-// SetNextReconciliation records when reconciliation will next prove or
+// setNextReconciliation records when reconciliation will next prove or
 // disprove the workload's total.
-func (s *Workloads) SetNextReconciliation(ctx context.Context, id string, at time.Time) error {
+func (s *core) setNextReconciliation(ctx context.Context, id string, at time.Time) error {
 	return s.updateWorkload(ctx, id, "set next reconciliation",
 		expression.Set(expression.Name("next_recon_at"), expression.Value(ddb.Stamp(at))), nil)
 }
