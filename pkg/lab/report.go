@@ -67,7 +67,7 @@ func (e *experiment) report(ids []string, drained time.Duration, before, after m
 	c := e.cfg
 	r := &Report{Name: c.Name, Rate: c.Rate, Duration: c.Duration.String(), LostAcks: c.LostAcks, Idempotency: c.Idempotency,
 		Spike: c.Spike.String(), Profile: c.Profile.String(), FaultRate: c.FaultRate, AWSLatency: c.AWSLatency.String(), Seed: c.Seed,
-		Offered: len(ids), Duplicates: e.sys.Sim.DuplicateCharges(), DrainedIn: drained.Round(100 * time.Millisecond).String()}
+		Offered: len(ids), Duplicates: e.sys.Sim.Charges.DuplicateCharges(), DrainedIn: drained.Round(100 * time.Millisecond).String()}
 	o := e.obs
 	o.mu.Lock()
 	r.Accepted = len(o.accepted)

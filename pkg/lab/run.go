@@ -81,7 +81,7 @@ func (e *experiment) setUp(ctx context.Context) error {
 		return fmt.Errorf("lab: %w", err)
 	}
 	if e.cfg.FaultRate > 0 {
-		e.sys.Sim.SetFaultFunc(e.providerFault)
+		e.sys.Sim.Faults.SetFaultFunc(e.providerFault)
 	}
 	e.obs = newObserver(time.Now())
 	w, err := e.worker(url)

@@ -66,7 +66,7 @@ func TestRedriveThenWorkerChargesEachEventOnce(t *testing.T) {
 		MessageAttributes: map[string]sqstypes.MessageAttributeValue{"source": str("payments"), "event_id": str("evt_done")}})
 	must(t, err)
 	testkit.Eventually(t, 30*time.Second, "evt_done charged", func() bool {
-		return sim.ChargeCount("evt_done") == 1 && mapping.Stats().Deleted.Load() == 1
+		return sim.Charges.ChargeCount("evt_done") == 1 && mapping.Stats().Deleted.Load() == 1
 	})
 	h.deadLetter(t, "payments-dlq", "payments", "evt_done", paymentBody("evt_done", 1200))
 	// and evt_wip, claimed by a worker that died before charging (its claim
@@ -97,11 +97,11 @@ func TestRedriveThenWorkerChargesEachEventOnce(t *testing.T) {
 
 	// then the worker charges each redriven event once, and nothing twice
 	testkit.Eventually(t, 60*time.Second, "redriven events charged", func() bool {
-		return sim.ChargeCount("evt_wip") == 1 && sim.ChargeCount("evt_new") == 1 && mapping.Stats().Deleted.Load() == 3
+		return sim.Charges.ChargeCount("evt_wip") == 1 && sim.Charges.ChargeCount("evt_new") == 1 && mapping.Stats().Deleted.Load() == 3
 	})
 	time.Sleep(500 * time.Millisecond)
-	if sim.TotalCharges() != 3 || sim.Duplicates() != 0 || sim.ChargeCount("evt_done") != 1 {
-		t.Fatalf("charges: total %d, duplicates %d, evt_done %d", sim.TotalCharges(), sim.Duplicates(), sim.ChargeCount("evt_done"))
+	if sim.Charges.TotalCharges() != 3 || sim.Charges.Duplicates() != 0 || sim.Charges.ChargeCount("evt_done") != 1 {
+		t.Fatalf("charges: total %d, duplicates %d, evt_done %d", sim.Charges.TotalCharges(), sim.Charges.Duplicates(), sim.Charges.ChargeCount("evt_done"))
 	}
 	for _, id := range []string{"evt_done", "evt_wip", "evt_new"} {
 		rec, ok, err := h.registry.Status(ctx, "payments:"+id)

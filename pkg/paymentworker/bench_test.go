@@ -123,7 +123,7 @@ func runPaymentsE2E(b *testing.B, n int, registry bool) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	report(b, n, start, elapsed, intakeDone, sent, charger, sys.Sim.Duplicates(), before, after, ceiling)
+	report(b, n, start, elapsed, intakeDone, sent, charger, sys.Sim.Charges.Duplicates(), before, after, ceiling)
 }
 
 func (c *timedCharger) count() int {

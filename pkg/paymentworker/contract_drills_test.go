@@ -25,9 +25,9 @@ func drillID(p providersim.Profile, name string) string {
 // wantChargedOnce checks the end state of an event the provider charged.
 func wantChargedOnce(t *testing.T, r *contractRig, eventID string) {
 	t.Helper()
-	r.sim.WaitCommits()
+	r.sim.Charges.WaitCommits()
 	time.Sleep(contractLookupLag)
-	if got := r.sim.SucceededCount(eventID); got != 1 {
+	if got := r.sim.Charges.SucceededCount(eventID); got != 1 {
 		t.Fatalf("%s charged %d times, want 1", eventID, got)
 	}
 	rec := r.status(t, eventID)
@@ -49,7 +49,7 @@ func TestDrillDeclineWithErrorBody(t *testing.T) {
 		if got != "acknowledged" || rec.State != idempotency.StateCompleted || !strings.Contains(string(rec.Result), `"status":"declined"`) {
 			t.Fatalf("ended %s, key %s %s; want acknowledged and COMPLETED declined", got, rec.State, rec.Result)
 		}
-		if r.sim.SucceededCount(id) != 0 {
+		if r.sim.Charges.SucceededCount(id) != 0 {
 			t.Fatalf("a declined payment was charged")
 		}
 	})
@@ -76,7 +76,7 @@ func TestDrillCommitThenAmbiguousAnswer(t *testing.T) {
 				id := drillID(p, name)
 				// Given a provider whose first charge call commits and then
 				// answers ambiguously,
-				r.sim.InjectFaults(1, f)
+				r.sim.Faults.InjectFaults(1, f)
 				// when the payment is delivered until it settles,
 				got := r.settle(t, r.msg(id, paymentBody(id, 2500), 1))
 				// then it is acknowledged and charged exactly once.
@@ -98,7 +98,7 @@ func TestDrillFreshCopyAfterARetriableAttempt(t *testing.T) {
 		id := drillID(p, "fresh_copy")
 		body := paymentBody(id, 3100)
 		// Given a first attempt that committed and was answered 503,
-		r.sim.InjectFaults(1, providersim.Fault{Kind: providersim.FaultCommitThenError, Status: 503})
+		r.sim.Faults.InjectFaults(1, providersim.Fault{Kind: providersim.FaultCommitThenError, Status: 503})
 		r.deliver(r.msg(id, body, 1), 1)
 		// when a fresh copy of the event is delivered, and then the first
 		// copy comes back,
@@ -120,7 +120,7 @@ func TestDrillNormalisedCurrency(t *testing.T) {
 		r := newContractRig(t, env, p, providersim.Config{NormaliseCurrency: true})
 		id := drillID(p, "currency")
 		body := strings.Replace(paymentBody(id, 4100), `"usd"`, `"USD"`, 1)
-		r.sim.InjectFaults(1, providersim.Fault{Kind: providersim.FaultDropAfterCharge})
+		r.sim.Faults.InjectFaults(1, providersim.Fault{Kind: providersim.FaultDropAfterCharge})
 		// When the payment settles and is then redriven,
 		first := r.settle(t, r.msg(id, body, 1))
 		again := r.settle(t, r.msg(id, body, 2))
@@ -142,7 +142,7 @@ func TestDrillCommitAfterTheClientGaveUp(t *testing.T) {
 		body := paymentBody(id, 5100)
 		// Given a provider that commits the first charge a second after it
 		// was sent, whatever the client does,
-		r.sim.InjectFaults(1, providersim.Fault{Kind: providersim.FaultSlowCommit, Delay: contractCommit})
+		r.sim.Faults.InjectFaults(1, providersim.Fault{Kind: providersim.FaultSlowCommit, Delay: contractCommit})
 		// when a first delivery with a short deadline gives up on it,
 		r.timeout = 400 * time.Millisecond
 		start := time.Now()
@@ -155,7 +155,7 @@ func TestDrillCommitAfterTheClientGaveUp(t *testing.T) {
 			t.Fatalf("duplicate ended %s", got)
 		}
 		// then the customer was charged once.
-		t.Logf("charges: %+v", r.sim.Charges())
+		t.Logf("charges: %+v", r.sim.Charges.All())
 		wantChargedOnce(t, r, id)
 	})
 }
@@ -220,7 +220,7 @@ func TestDrillRedriveAndReplayAfterAnAmbiguousAttempt(t *testing.T) {
 		body := paymentBody(id, 8100)
 		// Given a first attempt that committed and lost its answer, whose
 		// message then went to the DLQ,
-		r.sim.InjectFaults(1, providersim.Fault{Kind: providersim.FaultCommitThenError, Status: 502})
+		r.sim.Faults.InjectFaults(1, providersim.Fault{Kind: providersim.FaultCommitThenError, Status: 502})
 		r.deliver(r.msg(id, body, 1), 1)
 		// when an operator redrives it and replays it from intake at once,
 		var wg sync.WaitGroup

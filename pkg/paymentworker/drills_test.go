@@ -35,14 +35,14 @@ func lostAckRun(t *testing.T, n int, noRegistry bool) (duplicates, dropped int) 
 	r := newRig(t, rigOptions{noRegistry: noRegistry, dropAck: func(string) bool { return acks.Add(1)%500 == 0 }})
 	r.enqueue(t, events_("evt_lost", n))
 	testkit.Eventually(t, 3*time.Minute, "every event charged and every message acknowledged", func() bool {
-		return r.sim.TotalCharges()-r.sim.Duplicates() == n && r.acked() >= n
+		return r.sim.Charges.TotalCharges()-r.sim.Charges.Duplicates() == n && r.acked() >= n
 	})
 	// Each lost acknowledgement's message was deleted when it came back,
 	// so the deletes reach n only after every redelivery. A message deleted
 	// twice (its visibility lapsed mid-processing) can make that early, so
 	// give any straggler one more visibility timeout before counting.
 	time.Sleep(3 * time.Second)
-	return r.sim.Duplicates(), int(r.mapping.Stats().DroppedAcks.Load())
+	return r.sim.Charges.Duplicates(), int(r.mapping.Stats().DroppedAcks.Load())
 }
 
 func TestDrillLostAcknowledgements(t *testing.T) {
@@ -76,7 +76,7 @@ func TestDrillSameEventFiveTimesConcurrently(t *testing.T) {
 	}
 	r.enqueue(t, copies)
 	testkit.Eventually(t, time.Minute, "all five copies acknowledged", func() bool { return r.acked() >= 5 })
-	if got := r.sim.ChargeCount("evt_five"); got != 1 {
+	if got := r.sim.Charges.ChargeCount("evt_five"); got != 1 {
 		t.Fatalf("charged %d times, want 1", got)
 	}
 }
@@ -96,7 +96,7 @@ func TestDrillCrashBetweenClaimAndCharge(t *testing.T) {
 	r.enqueue(t, map[string]string{"evt_crash1": paymentBody("evt_crash1", 1500)})
 	// then after the dead claim expires exactly one charge is made.
 	testkit.Eventually(t, time.Minute, "message acknowledged", func() bool { return r.acked() >= 1 })
-	if got := r.sim.ChargeCount("evt_crash1"); got != 1 {
+	if got := r.sim.Charges.ChargeCount("evt_crash1"); got != 1 {
 		t.Fatalf("charged %d times, want 1", got)
 	}
 	rec, ok, err := r.reg.Status(context.Background(), "payments:evt_crash1")
@@ -121,7 +121,7 @@ func TestDrillCrashBetweenChargeAndComplete(t *testing.T) {
 	r.enqueue(t, map[string]string{"evt_crash2": paymentBody("evt_crash2", 2500)})
 	testkit.Eventually(t, time.Minute, "message acknowledged", func() bool { return r.acked() >= 1 })
 	// then the takeover finds the charge instead of making a second one.
-	if got := r.sim.ChargeCount("evt_crash2"); got != 1 {
+	if got := r.sim.Charges.ChargeCount("evt_crash2"); got != 1 {
 		t.Fatalf("charged %d times, want 1", got)
 	}
 	rec, _, _ := r.reg.Status(context.Background(), p.Key())
@@ -145,16 +145,16 @@ func TestDrillProviderStorms(t *testing.T) {
 			// calls all hang until the client's timeout still finishes in time.
 			r := newRig(t, rigOptions{maxReceive: 20, timeout: 10 * time.Second})
 			// Given a provider failing 30% of charge calls this way,
-			r.sim.SetFaultRate(0.3, f)
+			r.sim.Faults.SetFaultRate(0.3, f)
 			// when 100 events go through,
 			n := 100
 			r.enqueue(t, events_("evt_storm", n))
 			testkit.Eventually(t, 3*time.Minute, "every event charged", func() bool {
-				return r.sim.TotalCharges()-r.sim.Duplicates() == n && r.acked() >= n
+				return r.sim.Charges.TotalCharges()-r.sim.Charges.Duplicates() == n && r.acked() >= n
 			})
 			// then each is charged once, retried through the faults.
-			if r.sim.Duplicates() != 0 || r.sim.FaultsInjected()[f.Kind] == 0 {
-				t.Fatalf("%d duplicates, %d faults injected", r.sim.Duplicates(), r.sim.FaultsInjected()[f.Kind])
+			if r.sim.Charges.Duplicates() != 0 || r.sim.Faults.FaultsInjected()[f.Kind] == 0 {
+				t.Fatalf("%d duplicates, %d faults injected", r.sim.Charges.Duplicates(), r.sim.Faults.FaultsInjected()[f.Kind])
 			}
 		})
 	}
@@ -187,7 +187,7 @@ func TestDrillPoisonMessagesReachTheDLQWithTheirReason(t *testing.T) {
 		{"malformed body", `{"id":"evt_poison","data":{"amount":"lots"}}`, nil,
 			`malformed_message: source "payments": customer: /data/customer is missing; currency: /data/currency is missing; amount: /data/amount is not a number`},
 		{"provider keeps failing", paymentBody("evt_down", 3000), func(r *rig) {
-			r.sim.SetFaultRate(1, providersim.Fault{Kind: providersim.FaultServerError})
+			r.sim.Faults.SetFaultRate(1, providersim.Fault{Kind: providersim.FaultServerError})
 		}, "retries_exhausted: provider_outcome_unknown"},
 	}
 	for _, tc := range tests {
@@ -209,7 +209,7 @@ func TestDrillPoisonMessagesReachTheDLQWithTheirReason(t *testing.T) {
 			if len(got) != 1 || got[0]["failure_reason"] != tc.reason || got[0]["first_failure_reason"] != tc.reason || got[0]["event_id"] != id || got[0]["body"] != tc.body {
 				t.Fatalf("dead letters = %+v, want one for %s with reason %q", got, id, tc.reason)
 			}
-			if r.sim.TotalCharges() != 0 {
+			if r.sim.Charges.TotalCharges() != 0 {
 				t.Fatalf("a poison message was charged")
 			}
 		})
@@ -219,7 +219,7 @@ func TestDrillPoisonMessagesReachTheDLQWithTheirReason(t *testing.T) {
 func TestDrillPayloadMismatchNeverCharges(t *testing.T) {
 	r := newRig(t, rigOptions{})
 	r.enqueue(t, map[string]string{"evt_mm": paymentBody("evt_mm", 1000)})
-	testkit.Eventually(t, time.Minute, "first charged", func() bool { return r.sim.ChargeCount("evt_mm") == 1 && r.acked() >= 1 })
+	testkit.Eventually(t, time.Minute, "first charged", func() bool { return r.sim.Charges.ChargeCount("evt_mm") == 1 && r.acked() >= 1 })
 	// The same event ID with another amount is not a duplicate: it is an
 	// error, dead-lettered with its reason and never charged.
 	r.enqueue(t, map[string]string{"evt_mm": paymentBody("evt_mm", 9000)})
@@ -228,8 +228,8 @@ func TestDrillPayloadMismatchNeverCharges(t *testing.T) {
 		got = append(got, dlqMessages(t, r)...)
 		return len(got) > 0
 	})
-	if got[0]["failure_reason"] != "payload_mismatch" || r.sim.ChargeCount("evt_mm") != 1 {
-		t.Fatalf("dead letter %+v, %d charges", got[0], r.sim.ChargeCount("evt_mm"))
+	if got[0]["failure_reason"] != "payload_mismatch" || r.sim.Charges.ChargeCount("evt_mm") != 1 {
+		t.Fatalf("dead letter %+v, %d charges", got[0], r.sim.Charges.ChargeCount("evt_mm"))
 	}
 }
 
@@ -255,8 +255,8 @@ func TestReplayReturnsStoredResultWithoutCallingProvider(t *testing.T) {
 			t.Fatalf("delivery %d: %+v %v", i, resp, err)
 		}
 	}
-	if counting.calls.Load() != 1 || r.sim.ChargeCount("evt_replay") != 1 {
-		t.Fatalf("provider called %d times, %d charges; want 1 and 1", counting.calls.Load(), r.sim.ChargeCount("evt_replay"))
+	if counting.calls.Load() != 1 || r.sim.Charges.ChargeCount("evt_replay") != 1 {
+		t.Fatalf("provider called %d times, %d charges; want 1 and 1", counting.calls.Load(), r.sim.Charges.ChargeCount("evt_replay"))
 	}
 	rec, _, _ := r.reg.Status(context.Background(), "payments:evt_replay")
 	if !strings.Contains(string(rec.Result), `"amount":7700`) {

@@ -267,7 +267,7 @@ func runModel(t *testing.T, seed uint64, p modelProvider, rates modelRates) mode
 	cancel()
 	wg.Wait()
 	<-mapping
-	m.sim.WaitCommits()
+	m.sim.Charges.WaitCommits()
 	time.Sleep(modelLookupLag)
 	rep := m.report(p, replayed)
 	rep.elapsed = time.Since(start)
@@ -296,7 +296,7 @@ func newModel(t *testing.T, seed uint64, p modelProvider, rates modelRates) *mod
 	must(t, err)
 	must(t, m.sim.Start())
 	t.Cleanup(func() { m.sim.Close() })
-	m.sim.SetFaultFunc(m.providerFault)
+	m.sim.Faults.SetFaultFunc(m.providerFault)
 	for i := range rates.events {
 		id := fmt.Sprintf("evt_%s_%05d", p, i)
 		m.ids = append(m.ids, id)
@@ -536,9 +536,9 @@ func (m *model) open() int {
 
 // report checks every event's end state.
 func (m *model) report(p modelProvider, replayed int) modelReport {
-	rep := modelReport{profile: p, events: len(m.ids), faults: m.sim.FaultsInjected(), parkedReasons: map[string]int{},
+	rep := modelReport{profile: p, events: len(m.ids), faults: m.sim.Faults.FaultsInjected(), parkedReasons: map[string]int{},
 		lostAcks: m.lostAcks.Load(), crashes: m.counts.crashes.Load(), stalls: m.counts.stalls.Load(),
-		dynamoErrors: m.counts.dynamoErrors.Load(), replayed: replayed, duplicateCharges: m.sim.DuplicateCharges()}
+		dynamoErrors: m.counts.dynamoErrors.Load(), replayed: replayed, duplicateCharges: m.sim.Charges.DuplicateCharges()}
 	for _, n := range m.redrives {
 		rep.redriven += n
 	}
@@ -552,7 +552,7 @@ func (m *model) report(p modelProvider, replayed int) modelReport {
 }
 
 func (m *model) classify(rep *modelReport, id string) {
-	charges := m.sim.SucceededCount(id)
+	charges := m.sim.Charges.SucceededCount(id)
 	rec, _, err := m.reg.Status(context.Background(), "payments:"+id)
 	for err != nil { // the registry's store is the flaky one: read again
 		rec, _, err = m.reg.Status(context.Background(), "payments:"+id)

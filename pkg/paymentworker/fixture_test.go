@@ -47,7 +47,7 @@ func TestHandlesTheSQSBatchFixture(t *testing.T) {
 			t.Fatalf("round %d: failures %v, err %v", round, resp.BatchItemFailures, err)
 		}
 		for _, id := range []string{"evt_fixture_1", "evt_fixture_2"} {
-			if n := sim.SucceededCount(id); n != 1 {
+			if n := sim.Charges.SucceededCount(id); n != 1 {
 				t.Fatalf("round %d: %s charged %d times", round, id, n)
 			}
 		}

@@ -45,8 +45,8 @@ func BenchmarkCreateCharge(b *testing.B) {
 				})
 			}
 			b.ReportMetric(float64(seq.Load())/time.Since(start).Seconds(), "req/s")
-			if sim.TotalCharges() != int(seq.Load()) {
-				b.Fatalf("charges = %d, want %d", sim.TotalCharges(), seq.Load())
+			if sim.Charges.TotalCharges() != int(seq.Load()) {
+				b.Fatalf("charges = %d, want %d", sim.Charges.TotalCharges(), seq.Load())
 			}
 		})
 	}

@@ -27,7 +27,7 @@ func startSim(t testing.TB, cfg providersim.Config) *providersim.Sim {
 func TestUnknownOnTimeoutAfterChargeAndLookupFindsIt(t *testing.T) {
 	// Given a provider that charges and then does not answer in time
 	sim := startSim(t, providersim.Config{APIKey: "sk_test"})
-	sim.InjectFaults(1, providersim.Fault{Kind: providersim.FaultTimeoutAfterCharge, Delay: 5 * time.Second})
+	sim.Faults.InjectFaults(1, providersim.Fault{Kind: providersim.FaultTimeoutAfterCharge, Delay: 5 * time.Second})
 	c := newTestClient(t, sim.URL(), 4)
 	ctx := context.Background()
 
@@ -38,7 +38,7 @@ func TestUnknownOnTimeoutAfterChargeAndLookupFindsIt(t *testing.T) {
 	if res.Outcome != provider.Unknown || !errors.Is(res.Err, provider.ErrUnknownOutcome) || res.Attempts != 1 {
 		t.Fatalf("result = %v after %d attempts (%v), want unknown after 1", res.Outcome, res.Attempts, res.Err)
 	}
-	if n := sim.TotalCharges(); n != 1 {
+	if n := sim.Charges.TotalCharges(); n != 1 {
 		t.Fatalf("charges = %d, want 1", n)
 	}
 
@@ -77,7 +77,7 @@ func TestCreateChargeNeverResendsAfterAnAmbiguousAnswer(t *testing.T) {
 			// ambiguously,
 			sim := startSim(t, providersim.Config{})
 			c := newTestClient(t, sim.URL(), 4)
-			sim.InjectFaults(1, tt.fault)
+			sim.Faults.InjectFaults(1, tt.fault)
 
 			// when a charge is created with retries allowed,
 			res := c.CreateCharge(context.Background(), "evt_1:charge", okCharge)
@@ -87,8 +87,8 @@ func TestCreateChargeNeverResendsAfterAnAmbiguousAnswer(t *testing.T) {
 			if res.Outcome != tt.want || res.Attempts != 1 || !errors.Is(res.Err, provider.ErrUnknownOutcome) {
 				t.Fatalf("result = %v after %d attempts (%v), want %v after 1", res.Outcome, res.Attempts, res.Err, tt.want)
 			}
-			sim.WaitCommits()
-			if n := sim.ChargeCount(okCharge.EventID); n != 1 {
+			sim.Charges.WaitCommits()
+			if n := sim.Charges.ChargeCount(okCharge.EventID); n != 1 {
 				t.Fatalf("charges = %d, want 1", n)
 			}
 		})
@@ -106,10 +106,10 @@ func TestCreateChargeResendsOnlyWhatWasNotExecuted(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			sim := startSim(t, providersim.Config{})
 			c := newTestClient(t, sim.URL(), 4)
-			sim.InjectFaults(2, tt.fault)
+			sim.Faults.InjectFaults(2, tt.fault)
 			res := c.CreateCharge(context.Background(), "evt_1:charge", okCharge)
-			if res.Outcome != provider.Succeeded || res.Attempts != 3 || sim.ChargeCount(okCharge.EventID) != 1 {
-				t.Fatalf("result = %v after %d attempts, %d charges; want succeeded after 3, 1 charge", res.Outcome, res.Attempts, sim.ChargeCount(okCharge.EventID))
+			if res.Outcome != provider.Succeeded || res.Attempts != 3 || sim.Charges.ChargeCount(okCharge.EventID) != 1 {
+				t.Fatalf("result = %v after %d attempts, %d charges; want succeeded after 3, 1 charge", res.Outcome, res.Attempts, sim.Charges.ChargeCount(okCharge.EventID))
 			}
 		})
 	}
@@ -142,7 +142,7 @@ func TestNoSilentReplayOnReusedConnection(t *testing.T) {
 	if res := c.CreateCharge(ctx, "k0", okCharge); res.Outcome != provider.Succeeded {
 		t.Fatalf("warm-up: %v", res.Err)
 	}
-	sim.InjectFaults(1, providersim.Fault{Kind: providersim.FaultDropAfterCharge})
+	sim.Faults.InjectFaults(1, providersim.Fault{Kind: providersim.FaultDropAfterCharge})
 
 	// When the provider charges and then drops the reused connection
 	req := provider.ChargeRequest{EventID: "evt_2", Customer: "cus_1", Amount: 500, Currency: "eur"}
@@ -152,7 +152,7 @@ func TestNoSilentReplayOnReusedConnection(t *testing.T) {
 	if res.Outcome != provider.Unknown {
 		t.Fatalf("outcome = %v (%v), want unknown", res.Outcome, res.Err)
 	}
-	if n := sim.ChargeCount("evt_2"); n != 1 {
+	if n := sim.Charges.ChargeCount("evt_2"); n != 1 {
 		t.Fatalf("charges = %d, want 1: the request was replayed behind our back", n)
 	}
 }
@@ -231,8 +231,8 @@ func TestHonouredKeysReplayTheFirstCharge(t *testing.T) {
 	}
 
 	// Then one charge exists and every answer names it
-	if sim.TotalCharges() != 1 || ids[0] != ids[1] || ids[1] != ids[2] {
-		t.Fatalf("charges = %d ids = %v, want 1 charge", sim.TotalCharges(), ids)
+	if sim.Charges.TotalCharges() != 1 || ids[0] != ids[1] || ids[1] != ids[2] {
+		t.Fatalf("charges = %d ids = %v, want 1 charge", sim.Charges.TotalCharges(), ids)
 	}
 
 	// And the key with other parameters is rejected

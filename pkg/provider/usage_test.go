@@ -25,7 +25,7 @@ func addRecords(t *testing.T, sim *providersim.Sim, n int) {
 			Units:       int64(i%7 + 1),
 			OccurredAt:  t0.Add(time.Duration(i) * time.Second),
 		}
-		if err := sim.AddUsage(rec, providersim.UsageOptions{}); err != nil {
+		if err := sim.Usage.AddUsage(rec, providersim.UsageOptions{}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -119,7 +119,7 @@ func TestListUsageExportFailures(t *testing.T) {
 			// Given 1,000 records in pages of 100 and a failing export
 			sim := startSim(t, providersim.Config{Now: providersim.NewManualClock(t0.Add(time.Hour)).Now})
 			addRecords(t, sim, 1000)
-			sim.FailExport(tt.fault)
+			sim.Usage.FailExport(tt.fault)
 			c := newUsageClient(t, sim.URL(), 100)
 
 			// When everything is listed
@@ -151,7 +151,7 @@ func TestListUsageLatePublication(t *testing.T) {
 	clock := providersim.NewManualClock(t0.Add(time.Minute))
 	sim := startSim(t, providersim.Config{Now: clock.Now})
 	late := provider.UsageRecord{RecordID: "ur_late", WorkloadRef: "workload-7", Units: 40, OccurredAt: t0}
-	if err := sim.AddUsage(late, providersim.UsageOptions{PublishDelay: 5 * time.Minute}); err != nil {
+	if err := sim.Usage.AddUsage(late, providersim.UsageOptions{PublishDelay: 5 * time.Minute}); err != nil {
 		t.Fatal(err)
 	}
 	c := newUsageClient(t, sim.URL(), 0)

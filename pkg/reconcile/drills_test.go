@@ -244,7 +244,7 @@ func TestProviderFailureMidPaginationThenCatchUp(t *testing.T) {
 		f.usage(t, id("pf", i), "w1", 2, t0.Add(-10*time.Minute+time.Duration(i)*time.Second), published)
 		want += 2
 	}
-	f.sim.FailExport(providersim.ExportFault{Page: 2, Times: 3, Status: 503})
+	f.sim.Usage.FailExport(providersim.ExportFault{Page: 2, Times: 3, Status: 503})
 
 	// When the run reads the export
 	failed, err := f.rec.Run(context.Background(), "")

@@ -119,7 +119,7 @@ func (f *fixture) workload(t testing.TB, id string, capUnits int64) {
 // usage adds a record to the provider's export.
 func (f *fixture) usage(t testing.TB, id, ref string, units int64, occurred time.Time, opts providersim.UsageOptions) {
 	t.Helper()
-	if err := f.sim.AddUsage(provider.UsageRecord{RecordID: id, WorkloadRef: ref, Units: units, OccurredAt: occurred}, opts); err != nil {
+	if err := f.sim.Usage.AddUsage(provider.UsageRecord{RecordID: id, WorkloadRef: ref, Units: units, OccurredAt: occurred}, opts); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -186,7 +186,7 @@ func (f *fixture) pages(t testing.TB, prefix string) []pager.Page {
 // delivered returns the pages the pager sink received with the class.
 func (f *fixture) delivered(class string) []pager.Event {
 	var out []pager.Event
-	for _, ev := range f.sim.Pages() {
+	for _, ev := range f.sim.Pager.Pages() {
 		if ev.Payload.Class == class {
 			out = append(out, ev)
 		}

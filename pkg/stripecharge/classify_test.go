@@ -147,25 +147,25 @@ func TestNetworkFaults(t *testing.T) {
 	c := newClient(t, sim.URL())
 	t.Run("dropped after a commit: the same key is resent and replayed", func(t *testing.T) {
 		// Given Stripe commits and the connection drops before the answer
-		sim.SetFaultFunc(firstRequestOf(providersim.Fault{Kind: providersim.FaultDropAfterCharge}, "k-drop"))
+		sim.Faults.SetFaultFunc(firstRequestOf(providersim.Fault{Kind: providersim.FaultDropAfterCharge}, "k-drop"))
 		// When the adapter charges (net/http resends a request that
 		// carries an Idempotency-Key on a connection that died before
 		// any answer)
 		res := c.CreateCharge(context.Background(), "k-drop", chargeReq)
 		// Then Stripe replays the first answer: one intent, succeeded
-		if res.Outcome != provider.Succeeded || sim.SucceededCount("evt_1") != 1 {
-			t.Fatalf("outcome %s, %d charges, err %v", res.Outcome, sim.SucceededCount("evt_1"), res.Err)
+		if res.Outcome != provider.Succeeded || sim.Charges.SucceededCount("evt_1") != 1 {
+			t.Fatalf("outcome %s, %d charges, err %v", res.Outcome, sim.Charges.SucceededCount("evt_1"), res.Err)
 		}
 	})
 	t.Run("dropped every time is unknown", func(t *testing.T) {
-		sim.SetFaultFunc(func(string, int) providersim.Fault { return providersim.Fault{Kind: providersim.FaultReset} })
+		sim.Faults.SetFaultFunc(func(string, int) providersim.Fault { return providersim.Fault{Kind: providersim.FaultReset} })
 		res := c.CreateCharge(context.Background(), "k-drop2", chargeReq)
 		if res.Outcome != provider.Unknown || !errors.Is(res.Err, provider.ErrUnknownOutcome) {
 			t.Fatalf("outcome %s, err %v", res.Outcome, res.Err)
 		}
 	})
 	t.Run("deadline is unknown", func(t *testing.T) {
-		sim.SetFaultFunc(func(string, int) providersim.Fault {
+		sim.Faults.SetFaultFunc(func(string, int) providersim.Fault {
 			return providersim.Fault{Kind: providersim.FaultSlowCommit, Delay: 300 * time.Millisecond}
 		})
 		ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)

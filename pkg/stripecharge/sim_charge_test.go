@@ -26,7 +26,7 @@ func TestAgainstTheSimulator(t *testing.T) {
 		if res.Outcome != provider.Succeeded {
 			t.Fatalf("outcome %s, err %v", res.Outcome, res.Err)
 		}
-		made := sim.Charges()
+		made := sim.Charges.All()
 		if len(made) != 1 || made[0].IdempotencyKey != "stripe:evt_a" || made[0].EventID != "evt_a" || made[0].Currency != "eur" {
 			t.Fatalf("charges made: %+v", made)
 		}
@@ -42,8 +42,8 @@ func TestAgainstTheSimulator(t *testing.T) {
 		r := provider.ChargeRequest{EventID: "evt_r", Customer: "cus_a", Amount: 500, Currency: "usd"}
 		first := c.CreateCharge(ctx, "stripe:evt_r", r)
 		again := c.CreateCharge(ctx, "stripe:evt_r", r)
-		if first.Outcome != provider.Succeeded || again.Outcome != provider.Succeeded || first.Charge.ID != again.Charge.ID || sim.SucceededCount("evt_r") != 1 {
-			t.Fatalf("first %+v, again %+v, %d charges", first.Charge, again.Charge, sim.SucceededCount("evt_r"))
+		if first.Outcome != provider.Succeeded || again.Outcome != provider.Succeeded || first.Charge.ID != again.Charge.ID || sim.Charges.SucceededCount("evt_r") != 1 {
+			t.Fatalf("first %+v, again %+v, %d charges", first.Charge, again.Charge, sim.Charges.SucceededCount("evt_r"))
 		}
 	})
 
@@ -79,7 +79,7 @@ func TestAgainstTheSimulator(t *testing.T) {
 		if m := provider.Match("stripe:evt_p", preq, ch); m.Outcome != provider.Unknown {
 			t.Fatalf("a pending intent looked up: %s", m.Outcome)
 		}
-		if !sim.Authenticate("stripe:evt_p") {
+		if !sim.Charges.Authenticate("stripe:evt_p") {
 			t.Fatal("nothing to authenticate")
 		}
 		ch, _, _ = c.LookupCharge(ctx, "stripe:evt_p")
@@ -89,10 +89,10 @@ func TestAgainstTheSimulator(t *testing.T) {
 	})
 
 	t.Run("a customer without a payment method is rejected before any create", func(t *testing.T) {
-		before := sim.Creates()
+		before := sim.Charges.Creates()
 		res := c.CreateCharge(ctx, "stripe:evt_nopm", provider.ChargeRequest{EventID: "evt_nopm", Customer: providersim.NoPaymentMethodCustomer, Amount: 100, Currency: "usd"})
-		if res.Outcome != provider.Rejected || sim.Creates() != before {
-			t.Fatalf("outcome %s, %d creates, err %v", res.Outcome, sim.Creates()-before, res.Err)
+		if res.Outcome != provider.Rejected || sim.Charges.Creates() != before {
+			t.Fatalf("outcome %s, %d creates, err %v", res.Outcome, sim.Charges.Creates()-before, res.Err)
 		}
 	})
 

@@ -132,7 +132,7 @@ func TestWorkerChargesOnceThroughStripe(t *testing.T) {
 			// Given Stripe misbehaving on the event's first create
 			r := newWorkerRig(t, env)
 			id := fmt.Sprintf("evt_drill_%d", i)
-			r.sim.SetFaultFunc(firstRequestOf(d.fault, "stripe:"+id))
+			r.sim.Faults.SetFaultFunc(firstRequestOf(d.fault, "stripe:"+id))
 			// When the event is delivered until acknowledged, and then a
 			// duplicate copy arrives
 			m := invoiceEvent(id, "cus_drill", 4200)
@@ -145,9 +145,9 @@ func TestWorkerChargesOnceThroughStripe(t *testing.T) {
 				t.Fatalf("duplicate dead-lettered: %s", reason)
 			}
 			// Then the customer was charged exactly once
-			r.sim.WaitCommits() // a late commit has landed
-			if n := r.sim.SucceededCount(id); n != 1 {
-				t.Fatalf("charged %d times (%d creates)", n, r.sim.Creates())
+			r.sim.Charges.WaitCommits() // a late commit has landed
+			if n := r.sim.Charges.SucceededCount(id); n != 1 {
+				t.Fatalf("charged %d times (%d creates)", n, r.sim.Charges.Creates())
 			}
 		})
 	}
@@ -173,16 +173,16 @@ func TestWorkerThroughStripe(t *testing.T) {
 			}()
 		}
 		wg.Wait()
-		if failed.Load() != 0 || r.sim.SucceededCount("evt_five") != 1 {
-			t.Fatalf("%d dead-lettered, %d charges", failed.Load(), r.sim.SucceededCount("evt_five"))
+		if failed.Load() != 0 || r.sim.Charges.SucceededCount("evt_five") != 1 {
+			t.Fatalf("%d dead-lettered, %d charges", failed.Load(), r.sim.Charges.SucceededCount("evt_five"))
 		}
 	})
 
 	t.Run("a decline is acknowledged, never retried into a charge", func(t *testing.T) {
 		r := newWorkerRig(t, env)
 		m := invoiceEvent("evt_declined", providersim.DeclineCustomer, 1000)
-		if reason := r.settle(t, m); reason != "" || r.sim.Creates() != 1 || r.sim.SucceededCount("evt_declined") != 0 {
-			t.Fatalf("reason %q, %d creates, %d charges", reason, r.sim.Creates(), r.sim.SucceededCount("evt_declined"))
+		if reason := r.settle(t, m); reason != "" || r.sim.Charges.Creates() != 1 || r.sim.Charges.SucceededCount("evt_declined") != 0 {
+			t.Fatalf("reason %q, %d creates, %d charges", reason, r.sim.Charges.Creates(), r.sim.Charges.SucceededCount("evt_declined"))
 		}
 	})
 
@@ -192,7 +192,7 @@ func TestWorkerThroughStripe(t *testing.T) {
 		if r.deliver(m, 1) {
 			t.Fatal("a pending intent was acknowledged")
 		}
-		if !r.sim.Authenticate("stripe:evt_3ds") {
+		if !r.sim.Charges.Authenticate("stripe:evt_3ds") {
 			t.Fatal("no intent waits for the customer")
 		}
 		time.Sleep(r.queue.TakeRetryAfter(m.MessageId, 500*time.Millisecond))
@@ -202,8 +202,8 @@ func TestWorkerThroughStripe(t *testing.T) {
 			}
 			time.Sleep(min(r.queue.TakeRetryAfter(m.MessageId, 500*time.Millisecond), 4*time.Second))
 		}
-		if r.sim.Creates() != 1 || r.sim.SucceededCount("evt_3ds") != 1 {
-			t.Fatalf("%d creates, %d charges", r.sim.Creates(), r.sim.SucceededCount("evt_3ds"))
+		if r.sim.Charges.Creates() != 1 || r.sim.Charges.SucceededCount("evt_3ds") != 1 {
+			t.Fatalf("%d creates, %d charges", r.sim.Charges.Creates(), r.sim.Charges.SucceededCount("evt_3ds"))
 		}
 	})
 
@@ -213,8 +213,8 @@ func TestWorkerThroughStripe(t *testing.T) {
 		m.Body = strings.Replace(m.Body, `"customer":""`, `"customer":null`, 1)
 		reason := r.settle(t, m)
 		want := `malformed_message: source "stripe": customer: /data/object/customer is missing`
-		if reason != want || r.sim.Creates() != 0 {
-			t.Fatalf("reason %q, want %q; %d creates", reason, want, r.sim.Creates())
+		if reason != want || r.sim.Charges.Creates() != 0 {
+			t.Fatalf("reason %q, want %q; %d creates", reason, want, r.sim.Charges.Creates())
 		}
 	})
 }

@@ -56,9 +56,9 @@ func TestPaymentWebhookSentTwiceChargesOnce(t *testing.T) {
 			t.Fatalf("delivery %d: %d %s", i, code, got)
 		}
 	}
-	testkit.Eventually(t, 30*time.Second, "charged", func() bool { return sys.Sim.ChargeCount("evt_e2e_1") == 1 })
+	testkit.Eventually(t, 30*time.Second, "charged", func() bool { return sys.Sim.Charges.ChargeCount("evt_e2e_1") == 1 })
 	time.Sleep(300 * time.Millisecond)
-	if n := sys.Sim.TotalCharges(); n != 1 {
+	if n := sys.Sim.Charges.TotalCharges(); n != 1 {
 		t.Fatalf("%d charges, want 1", n)
 	}
 }
@@ -110,7 +110,7 @@ func TestUsageCrossingTheCapPausesPagesAndDeniesAdmission(t *testing.T) {
 		t.Fatalf("admission before: %d %v", code, got)
 	}
 	// and the pager endpoint down,
-	sys.Sim.SetPagerDown(true)
+	sys.Sim.Pager.SetPagerDown(true)
 	// when usage events are accepted (one delivered twice) and cross the cap,
 	for i, units := range []int64{400, 400, 400} {
 		recordUsage(t, sys, fmt.Sprintf("ur_%d", i), "img-resize", units, "send")
@@ -131,22 +131,22 @@ func TestUsageCrossingTheCapPausesPagesAndDeniesAdmission(t *testing.T) {
 	if code != http.StatusLocked || got["allowed"] != false || got["reason"] != "spend_cap" || got["cap"] != float64(1000) {
 		t.Fatalf("admission after: %d %v", code, got)
 	}
-	if len(sys.Sim.Pages()) != 0 {
+	if len(sys.Sim.Pager.Pages()) != 0 {
 		t.Fatal("paged while the pager was down")
 	}
 	// and once the pager is back the page is delivered exactly once.
 	// (A failed send backs off 5 s before the outbox tries again.)
-	sys.Sim.SetPagerDown(false)
+	sys.Sim.Pager.SetPagerDown(false)
 	testkit.Eventually(t, 30*time.Second, "page delivered", func() bool {
 		if _, err := ledger.Outbox.Flush(ctx); err != nil {
 			t.Fatal(err)
 		}
-		return len(sys.Sim.Pages()) > 0
+		return len(sys.Sim.Pager.Pages()) > 0
 	})
 	for range 3 {
 		ledger.Outbox.Flush(ctx)
 	}
-	pages := sys.Sim.Pages()
+	pages := sys.Sim.Pager.Pages()
 	if len(pages) != 1 {
 		t.Fatalf("%d pages, want 1", len(pages))
 	}
@@ -161,7 +161,7 @@ var pageLine = regexp.MustCompile(`^spend cap action=pause workload=workload-7 a
 
 func mustEvent(t *testing.T, sys *localrun.System, record string) []byte {
 	t.Helper()
-	ev, ok := sys.Sim.UsageEvent(record)
+	ev, ok := sys.Sim.Usage.UsageEvent(record)
 	if !ok {
 		t.Fatalf("no usage event for %s", record)
 	}

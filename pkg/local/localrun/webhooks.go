@@ -25,6 +25,6 @@ func (s *System) wireUsageWebhooks() error {
 	if err != nil {
 		return err
 	}
-	s.Sim.SetUsageWebhooks(snd)
+	s.Sim.Usage.SetUsageWebhooks(snd)
 	return nil
 }

@@ -25,12 +25,12 @@ type usageRequest struct {
 
 // SetUsageWebhooks makes POST /sim/usage send each record's webhook through
 // snd (nil: only record it).
-func (s *Sim) SetUsageWebhooks(snd *Sender) { s.webhooks.Store(snd) }
+func (s *core) SetUsageWebhooks(snd *Sender) { s.webhooks.Store(snd) }
 
 // handleAddUsage records usage as the provider would (POST /sim/usage) and,
 // when the simulator has a usage webhook sender, emits its webhook at once.
 // It is how a person drives the usage path of a local run.
-func (s *Sim) handleAddUsage(w http.ResponseWriter, r *http.Request) {
+func (s *core) handleAddUsage(w http.ResponseWriter, r *http.Request) {
 	var req usageRequest
 	if err := json.NewDecoder(http.MaxBytesReader(w, r.Body, 64<<10)).Decode(&req); err != nil {
 		writeJSON(w, http.StatusBadRequest, map[string]string{"error": "invalid JSON"})

@@ -112,7 +112,7 @@ func (b *chargeBook) init() {
 
 // ChargeCount returns how many charges were made for eventID, declined ones
 // included.
-func (s *Sim) ChargeCount(eventID string) int {
+func (s *core) ChargeCount(eventID string) int {
 	s.charges.mu.Lock()
 	defer s.charges.mu.Unlock()
 	return s.charges.byEvent[eventID]
@@ -120,14 +120,14 @@ func (s *Sim) ChargeCount(eventID string) int {
 
 // SucceededCount returns how many successful charges were made for
 // eventID: money taken from the customer.
-func (s *Sim) SucceededCount(eventID string) int {
+func (s *core) SucceededCount(eventID string) int {
 	s.charges.mu.Lock()
 	defer s.charges.mu.Unlock()
 	return s.charges.succeeded[eventID]
 }
 
 // TotalCharges returns how many charges were made.
-func (s *Sim) TotalCharges() int {
+func (s *core) TotalCharges() int {
 	s.charges.mu.Lock()
 	defer s.charges.mu.Unlock()
 	return len(s.charges.all)
@@ -135,7 +135,7 @@ func (s *Sim) TotalCharges() int {
 
 // Duplicates returns the sum over events of (charges - 1), declined ones
 // included: 0 when every event was charged at most once.
-func (s *Sim) Duplicates() int {
+func (s *core) Duplicates() int {
 	s.charges.mu.Lock()
 	defer s.charges.mu.Unlock()
 	return len(s.charges.all) - len(s.charges.byEvent)
@@ -143,7 +143,7 @@ func (s *Sim) Duplicates() int {
 
 // DuplicateCharges returns the sum over events of (successful charges - 1)
 // for events charged more than once: customers charged twice.
-func (s *Sim) DuplicateCharges() int {
+func (s *core) DuplicateCharges() int {
 	s.charges.mu.Lock()
 	defer s.charges.mu.Unlock()
 	n := 0
@@ -154,7 +154,7 @@ func (s *Sim) DuplicateCharges() int {
 }
 
 // Charges returns a copy of every charge made, in order.
-func (s *Sim) Charges() []provider.Charge {
+func (s *core) Charges() []provider.Charge {
 	s.charges.mu.Lock()
 	defer s.charges.mu.Unlock()
 	out := make([]provider.Charge, len(s.charges.all))
@@ -179,7 +179,7 @@ func decline(req provider.ChargeRequest) string {
 // commit makes a charge for the request under key and saves the answer
 // for the key as the profile says. forceDecline declines it whatever the
 // request.
-func (s *Sim) commit(c createCall, forceDecline bool) provider.Charge {
+func (s *core) commit(c createCall, forceDecline bool) provider.Charge {
 	b := &s.charges
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -205,7 +205,7 @@ func (s *Sim) commit(c createCall, forceDecline bool) provider.Charge {
 // newCharge is the n-th charge, made for req under key: declined as the
 // request or forceDecline says, waiting for the customer when the
 // customer is [RequiresActionCustomer], succeeded otherwise.
-func (s *Sim) newCharge(n int, key string, req provider.ChargeRequest, forceDecline bool) provider.Charge {
+func (s *core) newCharge(n int, key string, req provider.ChargeRequest, forceDecline bool) provider.Charge {
 	ch := provider.Charge{
 		ID:             fmt.Sprintf("ch_%08d", n),
 		Status:         provider.StatusSucceeded,
@@ -230,7 +230,7 @@ func (s *Sim) newCharge(n int, key string, req provider.ChargeRequest, forceDecl
 func metaKey(name, value string) string { return name + "\x00" + value }
 
 // saveLocked saves a for the call's key when the profile keeps it.
-func (s *Sim) saveLocked(c createCall, a answer) {
+func (s *core) saveLocked(c createCall, a answer) {
 	if c.key == "" {
 		return
 	}
@@ -252,7 +252,7 @@ func (s *Sim) saveLocked(c createCall, a answer) {
 
 // chargeAnswer is the status and body of hookline's API that answer a
 // charge.
-func (s *Sim) chargeAnswer(ch provider.Charge, errorBody bool) (int, any) {
+func (s *core) chargeAnswer(ch provider.Charge, errorBody bool) (int, any) {
 	if ch.Status != provider.StatusDeclined {
 		return http.StatusOK, ch
 	}
@@ -275,12 +275,12 @@ type cardError struct {
 
 // Creates returns how many charge requests arrived, on either API,
 // whatever became of them.
-func (s *Sim) Creates() int { return int(s.creates.Load()) }
+func (s *core) Creates() int { return int(s.creates.Load()) }
 
 // InFlight returns how many charge requests are being handled now.
-func (s *Sim) InFlight() int { return int(s.inFlight.Load()) }
+func (s *core) InFlight() int { return int(s.inFlight.Load()) }
 
-func (s *Sim) handleCreateCharge(w http.ResponseWriter, r *http.Request) {
+func (s *core) handleCreateCharge(w http.ResponseWriter, r *http.Request) {
 	s.create(w, r, genericFace{s})
 }
 
@@ -294,7 +294,7 @@ type createCall struct {
 
 // create runs one create request through the latency, the key rules of the
 // profile and the programmed faults, and answers in the face's format.
-func (s *Sim) create(w http.ResponseWriter, r *http.Request, f face) {
+func (s *core) create(w http.ResponseWriter, r *http.Request, f face) {
 	s.creates.Add(1)
 	s.inFlight.Add(1)
 	defer s.inFlight.Add(-1)
@@ -364,12 +364,12 @@ func readCharge(w http.ResponseWriter, r *http.Request) (provider.ChargeRequest,
 }
 
 // keyed reports whether the profile looks at key at all.
-func (s *Sim) keyed(key string) bool { return key != "" && s.Profile() != ProfileIgnoresKeys }
+func (s *core) keyed(key string) bool { return key != "" && s.Profile() != ProfileIgnoresKeys }
 
 // enterKey applies the key rules of the keyed profiles: a key in flight
 // gets 409, a saved answer is replayed, a key reused for other parameters
 // gets 400. Otherwise the key is marked in flight until release is called.
-func (s *Sim) enterKey(w http.ResponseWriter, c createCall) (done bool, release func()) {
+func (s *core) enterKey(w http.ResponseWriter, c createCall) (done bool, release func()) {
 	b := &s.charges
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -394,7 +394,7 @@ func (s *Sim) enterKey(w http.ResponseWriter, c createCall) (done bool, release 
 
 // replay answers with a saved answer, rendered by face when it is a
 // charge's.
-func (s *Sim) replay(w http.ResponseWriter, f face, a answer) {
+func (s *core) replay(w http.ResponseWriter, f face, a answer) {
 	if a.charge == nil {
 		writeBody(w, a.status, a.body)
 		return
@@ -403,7 +403,7 @@ func (s *Sim) replay(w http.ResponseWriter, f face, a answer) {
 	writeJSON(w, status, body)
 }
 
-func (s *Sim) leaveKey(key string) {
+func (s *core) leaveKey(key string) {
 	s.charges.mu.Lock()
 	defer s.charges.mu.Unlock()
 	if s.charges.inFlight[key]--; s.charges.inFlight[key] <= 0 {
@@ -412,7 +412,7 @@ func (s *Sim) leaveKey(key string) {
 }
 
 // failBeforeCommit answers a fault that never makes the charge.
-func (s *Sim) failBeforeCommit(w http.ResponseWriter, r *http.Request, c createCall, f Fault) {
+func (s *core) failBeforeCommit(w http.ResponseWriter, r *http.Request, c createCall, f Fault) {
 	switch f.Kind {
 	case FaultServerError:
 		status := cmp.Or(f.Status, http.StatusServiceUnavailable)
@@ -441,7 +441,7 @@ func (s *Sim) failBeforeCommit(w http.ResponseWriter, r *http.Request, c createC
 
 // commitLater makes the charge after d in the background, holding the key
 // in flight until then: the first of two requests with one key.
-func (s *Sim) commitLater(c createCall, d time.Duration) {
+func (s *core) commitLater(c createCall, d time.Duration) {
 	if s.keyed(c.key) {
 		s.charges.mu.Lock()
 		s.charges.inFlight[c.key]++
@@ -460,7 +460,7 @@ func (s *Sim) commitLater(c createCall, d time.Duration) {
 
 // answerAfterCommit answers a request whose charge was made, or loses the
 // answer as the fault says.
-func (s *Sim) answerAfterCommit(w http.ResponseWriter, r *http.Request, c createCall, ch provider.Charge, f Fault) {
+func (s *core) answerAfterCommit(w http.ResponseWriter, r *http.Request, c createCall, ch provider.Charge, f Fault) {
 	switch f.Kind {
 	case FaultTimeoutAfterCharge:
 		if !s.hold(r.Context(), f.delay()) {
@@ -481,7 +481,7 @@ func (s *Sim) answerAfterCommit(w http.ResponseWriter, r *http.Request, c create
 	writeJSON(w, status, body)
 }
 
-func (s *Sim) handleLookupCharge(w http.ResponseWriter, r *http.Request) {
+func (s *core) handleLookupCharge(w http.ResponseWriter, r *http.Request) {
 	if !s.authorized(w, r) {
 		return
 	}
@@ -503,7 +503,7 @@ func (s *Sim) handleLookupCharge(w http.ResponseWriter, r *http.Request) {
 
 // lookup returns the first charge made with key, once the lookup lag has
 // passed since it was committed.
-func (s *Sim) lookup(key string) (provider.Charge, bool) {
+func (s *core) lookup(key string) (provider.Charge, bool) {
 	b := &s.charges
 	b.mu.Lock()
 	defer b.mu.Unlock()

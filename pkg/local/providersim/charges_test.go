@@ -96,8 +96,8 @@ func TestChargeResponses(t *testing.T) {
 				t.Fatalf("status = %d, want %d (%s)", resp.StatusCode, tt.wantStatus, body)
 			}
 			if tt.wantCharge == "" {
-				if sim.TotalCharges() != 0 {
-					t.Fatalf("charges = %d, want 0", sim.TotalCharges())
+				if sim.Charges.TotalCharges() != 0 {
+					t.Fatalf("charges = %d, want 0", sim.Charges.TotalCharges())
 				}
 				return
 			}
@@ -108,8 +108,8 @@ func TestChargeResponses(t *testing.T) {
 			if ch.Status != tt.wantCharge || ch.DeclineCode != tt.wantCode || ch.IdempotencyKey != "k1" || ch.EventID != "e1" {
 				t.Fatalf("charge = %+v", ch)
 			}
-			if sim.ChargeCount("e1") != 1 {
-				t.Fatalf("count = %d, want 1", sim.ChargeCount("e1"))
+			if sim.Charges.ChargeCount("e1") != 1 {
+				t.Fatalf("count = %d, want 1", sim.Charges.ChargeCount("e1"))
 			}
 		})
 	}
@@ -147,8 +147,8 @@ func TestIdempotencyKeySwitch(t *testing.T) {
 			}
 
 			// Then the charges and duplicates follow the switch
-			if sim.TotalCharges() != tt.wantCharges || sim.ChargeCount("e1") != tt.wantCharges || sim.Duplicates() != tt.wantDup {
-				t.Fatalf("total = %d count = %d dup = %d", sim.TotalCharges(), sim.ChargeCount("e1"), sim.Duplicates())
+			if sim.Charges.TotalCharges() != tt.wantCharges || sim.Charges.ChargeCount("e1") != tt.wantCharges || sim.Charges.Duplicates() != tt.wantDup {
+				t.Fatalf("total = %d count = %d dup = %d", sim.Charges.TotalCharges(), sim.Charges.ChargeCount("e1"), sim.Charges.Duplicates())
 			}
 
 			// And a lookup returns the first charge made with the key
@@ -182,7 +182,7 @@ func TestFaultKinds(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			// Given one programmed fault
 			sim := start(t, providersim.Config{})
-			sim.InjectFaults(1, tt.fault)
+			sim.Faults.InjectFaults(1, tt.fault)
 
 			// When a charge is posted twice
 			resp, _, err := post(t, sim, "k1", chargeReq("e1", 700, "cus_1"), "")
@@ -198,14 +198,14 @@ func TestFaultKinds(t *testing.T) {
 			if tt.wantHeader != "" && resp.Header.Get("Retry-After") != tt.wantHeader {
 				t.Fatalf("Retry-After = %q", resp.Header.Get("Retry-After"))
 			}
-			if sim.ChargeCount("e1") != tt.wantCharges {
-				t.Fatalf("charges for the faulted request = %d, want %d", sim.ChargeCount("e1"), tt.wantCharges)
+			if sim.Charges.ChargeCount("e1") != tt.wantCharges {
+				t.Fatalf("charges for the faulted request = %d, want %d", sim.Charges.ChargeCount("e1"), tt.wantCharges)
 			}
-			if againErr != nil || again.StatusCode != 200 || sim.ChargeCount("e2") != 1 {
+			if againErr != nil || again.StatusCode != 200 || sim.Charges.ChargeCount("e2") != 1 {
 				t.Fatalf("second request = %v %v", again, againErr)
 			}
-			if sim.FaultsInjected()[tt.fault.Kind] != 1 {
-				t.Fatalf("faults = %v", sim.FaultsInjected())
+			if sim.Faults.FaultsInjected()[tt.fault.Kind] != 1 {
+				t.Fatalf("faults = %v", sim.Faults.FaultsInjected())
 			}
 		})
 	}
@@ -215,7 +215,7 @@ func TestFaultRateIsSeeded(t *testing.T) {
 	// Given two simulators with the same seed and fault rate
 	run := func() []int {
 		sim := start(t, providersim.Config{Seed: 42})
-		sim.SetFaultRate(0.5, providersim.Fault{Kind: providersim.FaultServerError})
+		sim.Faults.SetFaultRate(0.5, providersim.Fault{Kind: providersim.FaultServerError})
 		var statuses []int
 		for i := range 20 {
 			resp, _, err := post(t, sim, "", chargeReq(fmt.Sprint("e", i), 700, "cus_1"), "")
@@ -258,14 +258,14 @@ func TestLatencyPastClientTimeoutMakesNoCharge(t *testing.T) {
 		t.Fatal("want a client timeout")
 	}
 	deadline := time.Now().Add(1500 * time.Millisecond)
-	for sim.InFlight() > 0 && time.Now().Before(deadline) {
+	for sim.Charges.InFlight() > 0 && time.Now().Before(deadline) {
 		time.Sleep(10 * time.Millisecond)
 	}
-	if sim.InFlight() != 0 {
+	if sim.Charges.InFlight() != 0 {
 		t.Fatal("the server is still holding the abandoned request")
 	}
-	if sim.ChargeCount("e1") != 0 {
-		t.Fatalf("charges = %d, want 0", sim.ChargeCount("e1"))
+	if sim.Charges.ChargeCount("e1") != 0 {
+		t.Fatalf("charges = %d, want 0", sim.Charges.ChargeCount("e1"))
 	}
 }
 
@@ -303,8 +303,8 @@ func TestConcurrentCharges(t *testing.T) {
 	for err := range errc {
 		t.Error(err)
 	}
-	if sim.TotalCharges() != 500 || sim.Duplicates() != 0 || len(sim.Charges()) != 500 {
-		t.Fatalf("total = %d dup = %d", sim.TotalCharges(), sim.Duplicates())
+	if sim.Charges.TotalCharges() != 500 || sim.Charges.Duplicates() != 0 || len(sim.Charges.All()) != 500 {
+		t.Fatalf("total = %d dup = %d", sim.Charges.TotalCharges(), sim.Charges.Duplicates())
 	}
 }
 

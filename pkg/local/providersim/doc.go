@@ -25,14 +25,14 @@
 // 409 idempotency_key_in_use. Lookup by key works under every profile,
 // returns the first charge made with that key, and finds it only
 // [Config.LookupLag] after it was committed. A test proves that the caller
-// prevents duplicates by reading [Sim.DuplicateCharges] and
-// [Sim.SucceededCount].
+// prevents duplicates by reading [Charges.DuplicateCharges] and
+// [Charges.SucceededCount].
 //
 // The customer [DeclineCustomer] and any amount ending in 02 are declined
 // with a 402 (with the charge as its body, or a Stripe-style error object
 // with [Config.DeclineErrorBody]). [Config.NormaliseCurrency] lower-cases
-// the currency of every charge. [Sim.InjectFaults], [Sim.SetFaultRate] and
-// [Sim.SetFaultFunc] program failures of the kinds listed under
+// the currency of every charge. [Faults.InjectFaults], [Faults.SetFaultRate] and
+// [Faults.SetFaultFunc] program failures of the kinds listed under
 // [FaultKind]: some never execute the charge, others execute it and then
 // answer 5xx, drop the connection, answer too late, commit after the client
 // gave up, or answer 409 while a first request is still in flight. A fault
@@ -51,23 +51,23 @@
 // metadata event_id names the event a charge counts for. Stripe's profile
 // is [ProfileHonoursKeys] with [Config.NormaliseCurrency]. The customer
 // [RequiresActionCustomer] gets intents in requires_action until
-// [Sim.Authenticate]; [NoPaymentMethodCustomer] has no default payment
+// [Charges.Authenticate]; [NoPaymentMethodCustomer] has no default payment
 // method. `hookline run --provider stripe` charges through this face.
 //
 // # Usage
 //
-// [Sim.AddUsage] adds a usage record. GET /v1/usage exports records whose
+// [UsageFeed.AddUsage] adds a usage record. GET /v1/usage exports records whose
 // published_at lies in [since, until) and is not in the future of the
 // simulator's clock, ordered by (published_at, record_id) and paged with an
-// opaque keyset token. [Sim.FailExport] makes export pages fail.
-// [Sim.EmitUsage] sends each record's webhook through a [Sender], or drops
+// opaque keyset token. [UsageFeed.FailExport] makes export pages fail.
+// [UsageFeed.EmitUsage] sends each record's webhook through a [Sender], or drops
 // it, or sends different units, as [UsageOptions] say.
 //
 // # Pager
 //
 // POST /v2/enqueue accepts PagerDuty Events API v2 events, validates them
-// (400 when invalid), records them for [Sim.Pages] and calls
-// [Config.OnPage]. [Sim.SetPagerDown] makes it answer 503.
+// (400 when invalid), records them for [PagerSink.Pages] and calls
+// [Config.OnPage]. [PagerSink.SetPagerDown] makes it answer 503.
 //
 // # Webhooks
 //

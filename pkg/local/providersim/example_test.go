@@ -32,5 +32,5 @@ func Example() {
 		res := client.CreateCharge(ctx, "payments:evt_1", req)
 		fmt.Println(res.Outcome)
 	}
-	fmt.Println("duplicates:", sim.DuplicateCharges())
+	fmt.Println("duplicates:", sim.Charges.DuplicateCharges())
 }

@@ -160,7 +160,7 @@ type faultPlan struct {
 
 // InjectFaults makes the next n charge requests fail with f, after any
 // faults queued before.
-func (s *Sim) InjectFaults(n int, f Fault) {
+func (s *core) InjectFaults(n int, f Fault) {
 	s.faults.mu.Lock()
 	defer s.faults.mu.Unlock()
 	for range n {
@@ -170,7 +170,7 @@ func (s *Sim) InjectFaults(n int, f Fault) {
 
 // SetFaultRate makes each charge request that has no queued fault fail with
 // f with probability p, drawn from the seeded random source. p = 0 stops it.
-func (s *Sim) SetFaultRate(p float64, f Fault) {
+func (s *core) SetFaultRate(p float64, f Fault) {
 	s.faults.mu.Lock()
 	defer s.faults.mu.Unlock()
 	s.faults.rate = min(max(p, 0), 1)
@@ -179,7 +179,7 @@ func (s *Sim) SetFaultRate(p float64, f Fault) {
 
 // SetFaultFunc makes fn pick the fault of every charge request that has no
 // queued fault; nil removes it. It takes precedence over a fault rate.
-func (s *Sim) SetFaultFunc(fn FaultFunc) {
+func (s *core) SetFaultFunc(fn FaultFunc) {
 	s.faults.mu.Lock()
 	defer s.faults.mu.Unlock()
 	s.faults.fn = fn
@@ -187,7 +187,7 @@ func (s *Sim) SetFaultFunc(fn FaultFunc) {
 
 // ClearFaults drops every queued fault, the fault rate and the fault
 // function.
-func (s *Sim) ClearFaults() {
+func (s *core) ClearFaults() {
 	s.faults.mu.Lock()
 	defer s.faults.mu.Unlock()
 	s.faults.queue = nil
@@ -196,7 +196,7 @@ func (s *Sim) ClearFaults() {
 }
 
 // FaultsInjected returns how many faults of each kind fired.
-func (s *Sim) FaultsInjected() map[FaultKind]int {
+func (s *core) FaultsInjected() map[FaultKind]int {
 	s.faults.mu.Lock()
 	defer s.faults.mu.Unlock()
 	out := make(map[FaultKind]int, len(s.faults.injected))
@@ -207,7 +207,7 @@ func (s *Sim) FaultsInjected() map[FaultKind]int {
 }
 
 // nextFault picks the fault for one charge request made with key.
-func (s *Sim) nextFault(key string) Fault {
+func (s *core) nextFault(key string) Fault {
 	p := &s.faults
 	p.mu.Lock()
 	if p.seen == nil {

@@ -20,7 +20,7 @@ type pagerSink struct {
 }
 
 // Pages returns a copy of every accepted pager event, in arrival order.
-func (s *Sim) Pages() []pager.Event {
+func (s *core) Pages() []pager.Event {
 	s.pager.mu.Lock()
 	defer s.pager.mu.Unlock()
 	return append([]pager.Event(nil), s.pager.pages...)
@@ -28,10 +28,10 @@ func (s *Sim) Pages() []pager.Event {
 
 // PagerRequests returns how many requests reached the pager sink, refused
 // ones included.
-func (s *Sim) PagerRequests() int { return int(s.pager.requests.Load()) }
+func (s *core) PagerRequests() int { return int(s.pager.requests.Load()) }
 
 // SetPagerDown makes the pager sink answer 503 to everything while down.
-func (s *Sim) SetPagerDown(down bool) { s.pager.down.Store(down) }
+func (s *core) SetPagerDown(down bool) { s.pager.down.Store(down) }
 
 // pagerReply is the Events API v2 response body.
 type pagerReply struct {
@@ -41,7 +41,7 @@ type pagerReply struct {
 	Errors   []string `json:"errors,omitempty"`
 }
 
-func (s *Sim) handleEnqueue(w http.ResponseWriter, r *http.Request) {
+func (s *core) handleEnqueue(w http.ResponseWriter, r *http.Request) {
 	s.pager.requests.Add(1)
 	if s.pager.down.Load() {
 		writeJSON(w, http.StatusServiceUnavailable, pagerReply{Status: "unavailable", Message: "Service unavailable"})

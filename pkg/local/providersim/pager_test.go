@@ -50,16 +50,16 @@ func TestPagerSinkValidatesFixtures(t *testing.T) {
 			// Then valid events are accepted and recorded, invalid ones refused
 			if valid {
 				if status != http.StatusAccepted || reply["status"] != "success" || reply["message"] != "Event processed" ||
-					reply["dedup_key"] == "" || len(sim.Pages()) != 1 || len(seen) != 1 {
-					t.Fatalf("status = %d reply = %v pages = %d", status, reply, len(sim.Pages()))
+					reply["dedup_key"] == "" || len(sim.Pager.Pages()) != 1 || len(seen) != 1 {
+					t.Fatalf("status = %d reply = %v pages = %d", status, reply, len(sim.Pager.Pages()))
 				}
-				if reply["dedup_key"] != sim.Pages()[0].DedupKey {
-					t.Fatalf("dedup key %v vs recorded %q", reply["dedup_key"], sim.Pages()[0].DedupKey)
+				if reply["dedup_key"] != sim.Pager.Pages()[0].DedupKey {
+					t.Fatalf("dedup key %v vs recorded %q", reply["dedup_key"], sim.Pager.Pages()[0].DedupKey)
 				}
 				return
 			}
-			if status != http.StatusBadRequest || reply["status"] != "invalid event" || len(sim.Pages()) != 0 || len(seen) != 0 {
-				t.Fatalf("status = %d reply = %v pages = %d", status, reply, len(sim.Pages()))
+			if status != http.StatusBadRequest || reply["status"] != "invalid event" || len(sim.Pager.Pages()) != 0 || len(seen) != 0 {
+				t.Fatalf("status = %d reply = %v pages = %d", status, reply, len(sim.Pager.Pages()))
 			}
 		})
 	}
@@ -72,22 +72,22 @@ func TestPagerSinkDownSwitch(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sim.SetPagerDown(true)
+	sim.Pager.SetPagerDown(true)
 
 	// When an event arrives
 	status, _ := enqueue(t, sim, body)
 
 	// Then it is refused with 503 and not recorded
-	if status != http.StatusServiceUnavailable || len(sim.Pages()) != 0 {
-		t.Fatalf("status = %d pages = %d", status, len(sim.Pages()))
+	if status != http.StatusServiceUnavailable || len(sim.Pager.Pages()) != 0 {
+		t.Fatalf("status = %d pages = %d", status, len(sim.Pager.Pages()))
 	}
 
 	// When the sink comes back
-	sim.SetPagerDown(false)
+	sim.Pager.SetPagerDown(false)
 	status, _ = enqueue(t, sim, body)
 
 	// Then the event is recorded
-	if status != http.StatusAccepted || len(sim.Pages()) != 1 || sim.PagerRequests() != 2 {
-		t.Fatalf("status = %d pages = %d requests = %d", status, len(sim.Pages()), sim.PagerRequests())
+	if status != http.StatusAccepted || len(sim.Pager.Pages()) != 1 || sim.Pager.PagerRequests() != 2 {
+		t.Fatalf("status = %d pages = %d requests = %d", status, len(sim.Pager.Pages()), sim.Pager.PagerRequests())
 	}
 }

@@ -34,13 +34,13 @@ func TestProfilesReplayAsTheyShould(t *testing.T) {
 				c.CreateCharge(ctx, "k-ok", chargeReq("e-ok", 500, "cus_1"))
 				c.CreateCharge(ctx, "k-decline", chargeReq("e-decline", 502, "cus_1"))
 			}
-			sim.InjectFaults(1, providersim.Fault{Kind: providersim.FaultServerError})
+			sim.Faults.InjectFaults(1, providersim.Fault{Kind: providersim.FaultServerError})
 			first := c.CreateCharge(ctx, "k-err", chargeReq("e-err", 700, "cus_1"))
 			again := c.CreateCharge(ctx, "k-err", chargeReq("e-err", 700, "cus_1"))
 			if first.Outcome != provider.Unknown {
 				t.Fatalf("server error = %v, want unknown", first.Outcome)
 			}
-			got := []int{sim.ChargeCount("e-ok"), sim.ChargeCount("e-decline"), sim.ChargeCount("e-err")}
+			got := []int{sim.Charges.ChargeCount("e-ok"), sim.Charges.ChargeCount("e-decline"), sim.Charges.ChargeCount("e-err")}
 			want := []int{tt.wantSuccess, tt.wantDecline, tt.wantAfterError}
 			if got[0] != want[0] || got[1] != want[1] || got[2] != want[2] {
 				t.Fatalf("charges (success, decline, after error) = %v, want %v", got, want)
@@ -61,7 +61,7 @@ func TestKeyInFlightGets409(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			sim.InjectFaults(1, providersim.Fault{Kind: providersim.FaultSlowCommit, Delay: 400 * time.Millisecond})
+			sim.Faults.InjectFaults(1, providersim.Fault{Kind: providersim.FaultSlowCommit, Delay: 400 * time.Millisecond})
 			ctx := context.Background()
 			first := c.CreateCharge(ctx, "k1", chargeReq("e1", 500, "cus_1"))
 			// when the same key is sent while it is in flight,
@@ -70,8 +70,8 @@ func TestKeyInFlightGets409(t *testing.T) {
 			if first.Outcome != provider.Unknown || second.Outcome != provider.Unknown || second.StatusCode != 409 {
 				t.Fatalf("first %v, second %v (%d); want unknown and a 409", first.Outcome, second.Outcome, second.StatusCode)
 			}
-			sim.WaitCommits()
-			if n := sim.ChargeCount("e1"); n != 1 {
+			sim.Charges.WaitCommits()
+			if n := sim.Charges.ChargeCount("e1"); n != 1 {
 				t.Fatalf("charges = %d, want 1", n)
 			}
 		})
@@ -103,7 +103,7 @@ func TestHostileFaults(t *testing.T) {
 				t.Fatal(err)
 			}
 			if tt.fault.Kind != providersim.FaultNone {
-				sim.InjectFaults(1, tt.fault)
+				sim.Faults.InjectFaults(1, tt.fault)
 			}
 			ctx := context.Background()
 			res := c.CreateCharge(ctx, "k1", chargeReq("e1", 500, "cus_1"))
@@ -114,11 +114,11 @@ func TestHostileFaults(t *testing.T) {
 			if err != nil || found != tt.lookup {
 				t.Fatalf("lookup at once found %v (%v), want %v", found, err, tt.lookup)
 			}
-			sim.WaitCommits()
-			if n := sim.ChargeCount("e1"); n != tt.wantCharges {
+			sim.Charges.WaitCommits()
+			if n := sim.Charges.ChargeCount("e1"); n != tt.wantCharges {
 				t.Fatalf("charges = %d, want %d", n, tt.wantCharges)
 			}
-			if got := sim.FaultsInjected()[tt.fault.Kind]; tt.fault.Kind != providersim.FaultNone && got != 1 {
+			if got := sim.Faults.FaultsInjected()[tt.fault.Kind]; tt.fault.Kind != providersim.FaultNone && got != 1 {
 				t.Fatalf("faults fired = %d", got)
 			}
 		})

@@ -158,7 +158,7 @@ func TestEmitUsage(t *testing.T) {
 	add := func(id string, at int, opts providersim.UsageOptions) {
 		t.Helper()
 		rec := provider.UsageRecord{RecordID: id, WorkloadRef: "workload-7", Units: 10, OccurredAt: t0.Add(time.Duration(at) * time.Second)}
-		if err := sim.AddUsage(rec, opts); err != nil {
+		if err := sim.Usage.AddUsage(rec, opts); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -172,11 +172,11 @@ func TestEmitUsage(t *testing.T) {
 	snd := newSender(t, srv.URL, (&testSigner{}).sign, 3)
 
 	// When pending usage is emitted twice
-	rep, err := sim.EmitUsage(context.Background(), snd)
+	rep, err := sim.Usage.EmitUsage(context.Background(), snd)
 	if err != nil {
 		t.Fatal(err)
 	}
-	again, err := sim.EmitUsage(context.Background(), snd)
+	again, err := sim.Usage.EmitUsage(context.Background(), snd)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -205,7 +205,7 @@ func TestEmitUsage(t *testing.T) {
 		t.Fatalf("units = %v", units)
 	}
 	// And the export still has the true units
-	for _, r := range sim.Usage() {
+	for _, r := range sim.Usage.Records() {
 		if r.Units != 10 {
 			t.Fatalf("export record %s has %d units", r.RecordID, r.Units)
 		}
@@ -218,14 +218,14 @@ func TestUsageDropRateIsSeeded(t *testing.T) {
 		sim := start(t, providersim.Config{Seed: 9, UsageDropRate: 0.3})
 		for i := range 100 {
 			rec := provider.UsageRecord{RecordID: string(rune('A'+i/26)) + string(rune('a'+i%26)), WorkloadRef: "w", Units: 1, OccurredAt: t0}
-			if err := sim.AddUsage(rec, providersim.UsageOptions{}); err != nil {
+			if err := sim.Usage.AddUsage(rec, providersim.UsageOptions{}); err != nil {
 				t.Fatal(err)
 			}
 		}
 		rcv := &receiver{}
 		srv := httptest.NewServer(rcv)
 		defer srv.Close()
-		rep, err := sim.EmitUsage(context.Background(), newSender(t, srv.URL, nil, 1))
+		rep, err := sim.Usage.EmitUsage(context.Background(), newSender(t, srv.URL, nil, 1))
 		if err != nil {
 			t.Fatal(err)
 		}

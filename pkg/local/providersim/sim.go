@@ -92,8 +92,21 @@ func (c Config) Validate() error {
 	return nil
 }
 
-// Sim is the simulated provider. All methods are safe for concurrent use.
+// Sim is the simulated provider: its server and settings here, what it
+// does in its parts. All methods are safe for concurrent use.
 type Sim struct {
+	core *core
+	// Charges reads the charges made; Faults programs failures of charge
+	// requests; Usage holds the usage records, their export and webhooks;
+	// Pager is the PagerDuty sink.
+	Charges *Charges
+	Faults  *Faults
+	Usage   *UsageFeed
+	Pager   *PagerSink
+}
+
+// core is the simulator's state, which every part shares.
+type core struct {
 	apiKey   string
 	now      func() time.Time
 	log      *slog.Logger
@@ -134,7 +147,7 @@ func New(cfg Config) (*Sim, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	s := &Sim{
+	s := &core{
 		apiKey:   cfg.APIKey,
 		now:      cfg.Now,
 		log:      cfg.Logger,
@@ -163,11 +176,11 @@ func New(cfg Config) (*Sim, error) {
 	s.SetLatency(cfg.Latency, cfg.LatencyJitter)
 	s.charges.init()
 	s.usage.init()
-	return s, nil
+	return &Sim{core: s, Charges: &Charges{s}, Faults: &Faults{s}, Usage: &UsageFeed{s}, Pager: &PagerSink{s}}, nil
 }
 
 // Handler returns the simulator's routes.
-func (s *Sim) Handler() http.Handler {
+func (s *core) Handler() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /v1/charges", s.handleCreateCharge)
 	mux.HandleFunc("GET /v1/charges", s.handleLookupCharge)
@@ -182,7 +195,7 @@ func (s *Sim) Handler() http.Handler {
 
 // Start serves on a free port of 127.0.0.1 in the background. Stop it with
 // [Sim.Close].
-func (s *Sim) Start() error {
+func (s *core) Start() error {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return fmt.Errorf("providersim: listen: %w", err)
@@ -198,7 +211,7 @@ func (s *Sim) Start() error {
 
 // ListenAndServe serves on addr until ctx is done, then shuts down
 // gracefully within five seconds.
-func (s *Sim) ListenAndServe(ctx context.Context, addr string) error {
+func (s *core) ListenAndServe(ctx context.Context, addr string) error {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return fmt.Errorf("providersim: listen %s: %w", addr, err)
@@ -224,7 +237,7 @@ func (s *Sim) ListenAndServe(ctx context.Context, addr string) error {
 	return nil
 }
 
-func (s *Sim) register(ln net.Listener) (*http.Server, error) {
+func (s *core) register(ln net.Listener) (*http.Server, error) {
 	s.srvMu.Lock()
 	defer s.srvMu.Unlock()
 	if s.srv != nil {
@@ -236,14 +249,14 @@ func (s *Sim) register(ln net.Listener) (*http.Server, error) {
 }
 
 // URL returns the base URL once started, for example http://127.0.0.1:43123.
-func (s *Sim) URL() string {
+func (s *core) URL() string {
 	s.srvMu.Lock()
 	defer s.srvMu.Unlock()
 	return s.url
 }
 
 // Close stops the server and ends every held request at once.
-func (s *Sim) Close() error {
+func (s *core) Close() error {
 	s.stop()
 	s.srvMu.Lock()
 	srv := s.srv
@@ -257,11 +270,11 @@ func (s *Sim) Close() error {
 	return nil
 }
 
-func (s *Sim) stop() { s.doneOnce.Do(func() { close(s.done) }) }
+func (s *core) stop() { s.doneOnce.Do(func() { close(s.done) }) }
 
 // SetHonourIdempotencyKeys switches between [ProfileHonoursKeys] and
 // [ProfileIgnoresKeys] at run time.
-func (s *Sim) SetHonourIdempotencyKeys(on bool) {
+func (s *core) SetHonourIdempotencyKeys(on bool) {
 	if on {
 		s.SetProfile(ProfileHonoursKeys)
 	} else {
@@ -270,29 +283,29 @@ func (s *Sim) SetHonourIdempotencyKeys(on bool) {
 }
 
 // SetProfile sets how keys are treated from now on.
-func (s *Sim) SetProfile(p Profile) { s.profile.Store(int32(p)) }
+func (s *core) SetProfile(p Profile) { s.profile.Store(int32(p)) }
 
 // Profile returns how keys are treated.
-func (s *Sim) Profile() Profile { return Profile(s.profile.Load()) }
+func (s *core) Profile() Profile { return Profile(s.profile.Load()) }
 
 // SetLookupLag sets how long after a commit the lookup starts to find it.
-func (s *Sim) SetLookupLag(d time.Duration) { s.lookupLag.Store(int64(max(d, 0))) }
+func (s *core) SetLookupLag(d time.Duration) { s.lookupLag.Store(int64(max(d, 0))) }
 
 // SetNormaliseCurrency switches lower-casing of the currency in charges.
-func (s *Sim) SetNormaliseCurrency(on bool) { s.normalise.Store(on) }
+func (s *core) SetNormaliseCurrency(on bool) { s.normalise.Store(on) }
 
 // WaitCommits waits until every commit that lands after its request ended
 // (slow commits, in-flight keys) has landed.
-func (s *Sim) WaitCommits() { s.pending.Wait() }
+func (s *core) WaitCommits() { s.pending.Wait() }
 
 // SetLatency sets the delay of every charge request from now on.
-func (s *Sim) SetLatency(latency, jitter time.Duration) {
+func (s *core) SetLatency(latency, jitter time.Duration) {
 	s.latency.Store(int64(latency))
 	s.jitter.Store(int64(jitter))
 }
 
 // float returns a random number in [0, 1).
-func (s *Sim) float() float64 {
+func (s *core) float() float64 {
 	s.rngMu.Lock()
 	defer s.rngMu.Unlock()
 	return s.rng.Float64()
@@ -300,7 +313,7 @@ func (s *Sim) float() float64 {
 
 // hold pauses for d, or until the client hangs up or the simulator stops.
 // It reports whether the full pause elapsed.
-func (s *Sim) hold(ctx context.Context, d time.Duration) bool {
+func (s *core) hold(ctx context.Context, d time.Duration) bool {
 	if d <= 0 {
 		return ctx.Err() == nil
 	}
@@ -318,7 +331,7 @@ func (s *Sim) hold(ctx context.Context, d time.Duration) bool {
 
 // sleep pauses for d or until the simulator stops, whatever the client
 // does.
-func (s *Sim) sleep(d time.Duration) {
+func (s *core) sleep(d time.Duration) {
 	t := time.NewTimer(d)
 	defer t.Stop()
 	select {
@@ -328,7 +341,7 @@ func (s *Sim) sleep(d time.Duration) {
 }
 
 // delay applies the configured latency.
-func (s *Sim) delay(ctx context.Context) bool {
+func (s *core) delay(ctx context.Context) bool {
 	d := time.Duration(s.latency.Load())
 	if j := s.jitter.Load(); j > 0 {
 		s.rngMu.Lock()
@@ -339,7 +352,7 @@ func (s *Sim) delay(ctx context.Context) bool {
 }
 
 // authorized checks the bearer token when an API key is configured.
-func (s *Sim) authorized(w http.ResponseWriter, r *http.Request) bool {
+func (s *core) authorized(w http.ResponseWriter, r *http.Request) bool {
 	if s.apiKey == "" || r.Header.Get("Authorization") == "Bearer "+s.apiKey {
 		return true
 	}

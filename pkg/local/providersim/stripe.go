@@ -13,7 +13,7 @@ import (
 // Customers with special behaviour on both charge APIs.
 const (
 	// RequiresActionCustomer's charges wait for the customer to
-	// authenticate (Stripe's requires_action) until [Sim.Authenticate].
+	// authenticate (Stripe's requires_action) until [Charges.Authenticate].
 	RequiresActionCustomer = "cus_requires_action"
 	// NoPaymentMethodCustomer has no default payment method on Stripe's
 	// face.
@@ -41,7 +41,7 @@ type face interface {
 }
 
 // genericFace is hookline's provider API: POST /v1/charges.
-type genericFace struct{ s *Sim }
+type genericFace struct{ s *core }
 
 func (genericFace) read(w http.ResponseWriter, r *http.Request) (provider.ChargeRequest, map[string]string, bool) {
 	req, ok := readCharge(w, r)
@@ -55,7 +55,7 @@ func (f genericFace) render(e entry, errorBody bool) (int, any) {
 // stripeFace is the part of Stripe's API a PaymentIntent charge uses:
 // POST /v1/payment_intents (form-encoded, confirmed off-session), GET
 // /v1/payment_intents/search and GET /v1/customers/{id}.
-type stripeFace struct{ s *Sim }
+type stripeFace struct{ s *core }
 
 // stripeIntent is a PaymentIntent as Stripe's API returns it.
 type stripeIntent struct {
@@ -179,11 +179,11 @@ func writeStripeParamError(w http.ResponseWriter, code, param, msg string) {
 		"type": "invalid_request_error", "code": code, "param": param, "message": msg}})
 }
 
-func (s *Sim) handleCreateIntent(w http.ResponseWriter, r *http.Request) {
+func (s *core) handleCreateIntent(w http.ResponseWriter, r *http.Request) {
 	s.create(w, r, stripeFace{s})
 }
 
-func (s *Sim) handleCustomer(w http.ResponseWriter, r *http.Request) {
+func (s *core) handleCustomer(w http.ResponseWriter, r *http.Request) {
 	if !s.authorized(w, r) {
 		return
 	}
@@ -200,7 +200,7 @@ func (s *Sim) handleCustomer(w http.ResponseWriter, r *http.Request) {
 // metadata['name']:'value', with \' and \\ escaped in the value.
 var searchClause = regexp.MustCompile(`^metadata\['([^'\\]+)'\]:'((?:[^'\\]|\\.)*)'$`)
 
-func (s *Sim) handleSearchIntents(w http.ResponseWriter, r *http.Request) {
+func (s *core) handleSearchIntents(w http.ResponseWriter, r *http.Request) {
 	if !s.authorized(w, r) {
 		return
 	}
@@ -225,7 +225,7 @@ func (s *Sim) handleSearchIntents(w http.ResponseWriter, r *http.Request) {
 // searchMeta returns the intents whose metadata has name = value, once the
 // lookup lag has passed since each was committed: Stripe's search index
 // lags its writes.
-func (s *Sim) searchMeta(name, value string, limit int) []*stripeIntent {
+func (s *core) searchMeta(name, value string, limit int) []*stripeIntent {
 	b := &s.charges
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -244,7 +244,7 @@ func (s *Sim) searchMeta(name, value string, limit int) []*stripeIntent {
 // Authenticate completes the charges made under key that wait for their
 // customer ([RequiresActionCustomer]): they succeed. It reports whether
 // one did.
-func (s *Sim) Authenticate(key string) bool {
+func (s *core) Authenticate(key string) bool {
 	b := &s.charges
 	b.mu.Lock()
 	defer b.mu.Unlock()

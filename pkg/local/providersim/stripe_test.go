@@ -73,7 +73,7 @@ func TestStripeFaceRefusesWhatStripeRefuses(t *testing.T) {
 			}
 		})
 	}
-	if n := sim.TotalCharges(); n != 0 {
+	if n := sim.Charges.TotalCharges(); n != 0 {
 		t.Fatalf("%d charges made by refused requests", n)
 	}
 }
@@ -83,7 +83,7 @@ func TestStripeFaceRefusesWhatStripeRefuses(t *testing.T) {
 // search finds an intent by its metadata only.
 func TestStripeFaceReplaysAndSearches(t *testing.T) {
 	sim := start(t, providersim.Config{Profile: providersim.ProfileHonoursKeys})
-	sim.InjectFaults(1, providersim.Fault{Kind: providersim.FaultServerError, Status: 503})
+	sim.Faults.InjectFaults(1, providersim.Fault{Kind: providersim.FaultServerError, Status: 503})
 	form := intentForm("cus_2", "1000")
 	for i := range 2 {
 		status, h, body := postIntent(t, sim, "k-503", form)
@@ -113,7 +113,7 @@ func TestStripeFaceReplaysAndSearches(t *testing.T) {
 	if status, body := search(`amount>100`); status != http.StatusBadRequest {
 		t.Fatalf("an unsupported query: %d %v", status, body)
 	}
-	if sim.SucceededCount("evt-cus_2") != 1 || sim.Creates() != 5 {
-		t.Fatalf("%d charges, %d creates", sim.SucceededCount("evt-cus_2"), sim.Creates())
+	if sim.Charges.SucceededCount("evt-cus_2") != 1 || sim.Charges.Creates() != 5 {
+		t.Fatalf("%d charges, %d creates", sim.Charges.SucceededCount("evt-cus_2"), sim.Charges.Creates())
 	}
 }

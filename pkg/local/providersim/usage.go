@@ -45,7 +45,7 @@ func (m WebhookMode) String() string {
 	}
 }
 
-// UsageOptions shape one usage record added with [Sim.AddUsage].
+// UsageOptions shape one usage record added with [UsageFeed.AddUsage].
 type UsageOptions struct {
 	// PublishDelay sets published_at to occurred_at + PublishDelay when the
 	// record carries no published_at. The record is exported only once the
@@ -88,7 +88,7 @@ func (b *usageBook) init() { b.byID = make(map[string]*usageEntry) }
 
 // AddUsage adds a usage record. RecordID, WorkloadRef and OccurredAt are
 // required and RecordID must be new.
-func (s *Sim) AddUsage(rec provider.UsageRecord, opts UsageOptions) error {
+func (s *core) AddUsage(rec provider.UsageRecord, opts UsageOptions) error {
 	var errs []error
 	if rec.RecordID == "" {
 		errs = append(errs, errors.New("record_id is empty"))
@@ -134,7 +134,7 @@ func (s *Sim) AddUsage(rec provider.UsageRecord, opts UsageOptions) error {
 }
 
 // Usage returns every record, visible or not, in export order.
-func (s *Sim) Usage() []provider.UsageRecord {
+func (s *core) Usage() []provider.UsageRecord {
 	b := &s.usage
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -147,14 +147,14 @@ func (s *Sim) Usage() []provider.UsageRecord {
 }
 
 // FailExport programs export failures, after any programmed before.
-func (s *Sim) FailExport(f ExportFault) {
+func (s *core) FailExport(f ExportFault) {
 	s.usage.mu.Lock()
 	defer s.usage.mu.Unlock()
 	s.usage.faults = append(s.usage.faults, f)
 }
 
 // ExportRequests returns how many export requests arrived.
-func (s *Sim) ExportRequests() int {
+func (s *core) ExportRequests() int {
 	s.usage.mu.Lock()
 	defer s.usage.mu.Unlock()
 	return s.usage.requests
@@ -227,7 +227,7 @@ type exportQuery struct {
 	token        *pageToken
 }
 
-func (s *Sim) parseExport(r *http.Request) (exportQuery, string) {
+func (s *core) parseExport(r *http.Request) (exportQuery, string) {
 	q := r.URL.Query()
 	var x exportQuery
 	var err error
@@ -255,7 +255,7 @@ func (s *Sim) parseExport(r *http.Request) (exportQuery, string) {
 	return x, ""
 }
 
-func (s *Sim) handleUsage(w http.ResponseWriter, r *http.Request) {
+func (s *core) handleUsage(w http.ResponseWriter, r *http.Request) {
 	if !s.authorized(w, r) {
 		return
 	}
@@ -284,7 +284,7 @@ func (s *Sim) handleUsage(w http.ResponseWriter, r *http.Request) {
 }
 
 // exportPageLocked selects one page of records.
-func (s *Sim) exportPageLocked(x exportQuery, page int, now time.Time) provider.UsagePage {
+func (s *core) exportPageLocked(x exportQuery, page int, now time.Time) provider.UsagePage {
 	entries := s.usage.entries
 	start := 0
 	if x.token != nil {

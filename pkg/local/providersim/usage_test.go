@@ -45,7 +45,7 @@ func TestExportOrderAndPaging(t *testing.T) {
 		at time.Duration
 	}{{"c", 3}, {"b", 1}, {"a", 1}, {"d", 2}, {"e", 4}} {
 		rec := provider.UsageRecord{RecordID: r.id, WorkloadRef: "w", Units: 1, OccurredAt: t0.Add(r.at * time.Second)}
-		if err := sim.AddUsage(rec, providersim.UsageOptions{}); err != nil {
+		if err := sim.Usage.AddUsage(rec, providersim.UsageOptions{}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -76,7 +76,7 @@ func TestExportOrderAndPaging(t *testing.T) {
 	// before the cursor neither repeats nor shifts the next page
 	q.Del("page_token")
 	_, first := export(t, sim, q)
-	if err := sim.AddUsage(provider.UsageRecord{RecordID: "0", WorkloadRef: "w", Units: 1, OccurredAt: t0},
+	if err := sim.Usage.AddUsage(provider.UsageRecord{RecordID: "0", WorkloadRef: "w", Units: 1, OccurredAt: t0},
 		providersim.UsageOptions{}); err != nil {
 		t.Fatal(err)
 	}
@@ -85,7 +85,7 @@ func TestExportOrderAndPaging(t *testing.T) {
 	if len(second.Records) != 2 || second.Records[0].RecordID != "d" {
 		t.Fatalf("second page = %+v, want d first", second.Records)
 	}
-	if got := sim.Usage(); len(got) != 6 || got[0].RecordID != "0" {
+	if got := sim.Usage.Records(); len(got) != 6 || got[0].RecordID != "0" {
 		t.Fatalf("usage = %v", got)
 	}
 }
@@ -120,7 +120,7 @@ func TestExportPublishDelay(t *testing.T) {
 	clock := providersim.NewManualClock(t0)
 	sim := start(t, providersim.Config{Now: clock.Now})
 	rec := provider.UsageRecord{RecordID: "r1", WorkloadRef: "w", Units: 5, OccurredAt: t0}
-	if err := sim.AddUsage(rec, providersim.UsageOptions{PublishDelay: 10 * time.Minute}); err != nil {
+	if err := sim.Usage.AddUsage(rec, providersim.UsageOptions{PublishDelay: 10 * time.Minute}); err != nil {
 		t.Fatal(err)
 	}
 	q := window(t0.Add(-time.Hour), t0.Add(time.Hour))
@@ -150,11 +150,11 @@ func TestExportFaults(t *testing.T) {
 	sim := start(t, providersim.Config{Now: providersim.NewManualClock(t0.Add(time.Hour)).Now, UsagePageSize: 10})
 	for i := range 30 {
 		rec := provider.UsageRecord{RecordID: fmt.Sprintf("r%02d", i), WorkloadRef: "w", Units: 1, OccurredAt: t0.Add(time.Duration(i) * time.Second)}
-		if err := sim.AddUsage(rec, providersim.UsageOptions{}); err != nil {
+		if err := sim.Usage.AddUsage(rec, providersim.UsageOptions{}); err != nil {
 			t.Fatal(err)
 		}
 	}
-	sim.FailExport(providersim.ExportFault{Page: 2, Times: 2, Status: 502})
+	sim.Usage.FailExport(providersim.ExportFault{Page: 2, Times: 2, Status: 502})
 	q := window(t0, t0.Add(time.Hour))
 
 	// When page 1 is read, then page 2 three times
@@ -170,8 +170,8 @@ func TestExportFaults(t *testing.T) {
 	}
 
 	// Then page 2 fails twice and then succeeds
-	if fmt.Sprint(statuses) != "[502 502 200]" || sim.ExportRequests() != 4 {
-		t.Fatalf("statuses = %v requests = %d", statuses, sim.ExportRequests())
+	if fmt.Sprint(statuses) != "[502 502 200]" || sim.Usage.ExportRequests() != 4 {
+		t.Fatalf("statuses = %v requests = %d", statuses, sim.Usage.ExportRequests())
 	}
 }
 
@@ -181,7 +181,7 @@ func TestAddUsageValidation(t *testing.T) {
 		t.Fatal(err)
 	}
 	ok := provider.UsageRecord{RecordID: "r1", WorkloadRef: "w", Units: 1, OccurredAt: t0}
-	if err := sim.AddUsage(ok, providersim.UsageOptions{}); err != nil {
+	if err := sim.Usage.AddUsage(ok, providersim.UsageOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	tests := []struct {
@@ -198,7 +198,7 @@ func TestAddUsageValidation(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if err := sim.AddUsage(tt.rec, tt.opts); !errors.Is(err, providersim.ErrInvalidUsage) {
+			if err := sim.Usage.AddUsage(tt.rec, tt.opts); !errors.Is(err, providersim.ErrInvalidUsage) {
 				t.Fatalf("err = %v, want ErrInvalidUsage", err)
 			}
 		})

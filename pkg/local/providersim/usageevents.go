@@ -14,7 +14,7 @@ import (
 // so a resent webhook carries the same ID.
 func UsageEventID(recordID string) string { return "evt_usage_" + recordID }
 
-// EmitReport tells what [Sim.EmitUsage] did with each pending record.
+// EmitReport tells what [UsageFeed.EmitUsage] did with each pending record.
 type EmitReport struct {
 	// Sent holds one delivery per webhook sent, altered ones included.
 	Sent []Delivery
@@ -26,7 +26,7 @@ type EmitReport struct {
 
 // UsageEvent returns the webhook event for a record as it would be sent,
 // with altered units applied, and whether the record exists.
-func (s *Sim) UsageEvent(recordID string) (provider.UsageEvent, bool) {
+func (s *core) UsageEvent(recordID string) (provider.UsageEvent, bool) {
 	s.usage.mu.Lock()
 	defer s.usage.mu.Unlock()
 	e, ok := s.usage.byID[recordID]
@@ -36,7 +36,7 @@ func (s *Sim) UsageEvent(recordID string) (provider.UsageEvent, bool) {
 	return s.eventFor(e), true
 }
 
-func (s *Sim) eventFor(e *usageEntry) provider.UsageEvent {
+func (s *core) eventFor(e *usageEntry) provider.UsageEvent {
 	rec := e.rec
 	rec.Units = e.units
 	rec.PublishedAt = rec.PublishedAt.UTC()
@@ -53,7 +53,7 @@ func (s *Sim) eventFor(e *usageEntry) provider.UsageEvent {
 // mode is [WebhookDrop] are marked emitted without a request. A webhook that
 // snd could not deliver still counts as emitted: a provider gives up too.
 // EmitUsage stops early when ctx is done.
-func (s *Sim) EmitUsage(ctx context.Context, snd *Sender) (EmitReport, error) {
+func (s *core) EmitUsage(ctx context.Context, snd *Sender) (EmitReport, error) {
 	var rep EmitReport
 	for _, e := range s.pendingUsage() {
 		if err := ctx.Err(); err != nil {
@@ -84,7 +84,7 @@ func (s *Sim) EmitUsage(ctx context.Context, snd *Sender) (EmitReport, error) {
 }
 
 // pendingUsage returns the records not emitted yet, in emission order.
-func (s *Sim) pendingUsage() []*usageEntry {
+func (s *core) pendingUsage() []*usageEntry {
 	s.usage.mu.Lock()
 	defer s.usage.mu.Unlock()
 	var out []*usageEntry
