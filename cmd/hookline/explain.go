@@ -3,7 +3,6 @@ package main
 import (
 	"errors"
 	"fmt"
-	"io"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -26,18 +25,14 @@ func newWorkloadExplainCmd() *cobra.Command {
 		if err != nil {
 			return err
 		}
-		ctx, id, out := cmd.Context(), args[0], cmd.OutOrStdout()
-		x, err := s.ledger.Explainer.Explain(ctx, id)
+		id, out := args[0], cmd.OutOrStdout()
+		r, err := ops.ExplainWorkload(cmd.Context(), s.explainSources(), id, time.Now())
 		if errors.Is(err, spend.ErrUnknownWorkload) {
 			fmt.Fprintf(stderr, "hookline workload explain: no workload %q (hookline workload list)\n", id)
 			return exit(exitFailure)
 		}
 		if err != nil {
 			s.hint("workload explain")
-			return exit(fail("workload explain", err))
-		}
-		r := ops.NewRunbook(x, time.Now())
-		if r.IntervalChanges, err = s.recon.IntervalChanges(ctx, id, 10); err != nil {
 			return exit(fail("workload explain", err))
 		}
 		if *asJSON {
@@ -72,7 +67,7 @@ func newEventExplainCmd() *cobra.Command {
 			return err
 		}
 		id, out := args[0], cmd.OutOrStdout()
-		x, err := s.ledger.Explainer.ExplainEvent(cmd.Context(), id)
+		r, err := ops.ExplainEvent(cmd.Context(), s.explainSources(), id, time.Now())
 		if errors.Is(err, spend.ErrNotFound) {
 			fmt.Fprintf(stderr, "hookline event explain: nothing in the ledger under %s (not an applied, deferred or quarantined usage record or event)\n", id)
 			return exit(exitFailure)
@@ -81,37 +76,10 @@ func newEventExplainCmd() *cobra.Command {
 			s.hint("event explain")
 			return exit(fail("event explain", err))
 		}
-		r := ops.NewEventRunbook(id, x, time.Now())
-		switch {
-		case *asJSON && x.Quarantined != nil:
-			return jsonResult(out, struct {
-				ops.EventRunbook
-				Quarantined *spend.QuarantineRecord
-			}{r, x.Quarantined})
-		case *asJSON:
+		if *asJSON {
 			return jsonResult(out, r)
-		case x.Quarantined != nil && x.Entry == nil && x.Deferred == nil:
-			writeQuarantine(out, x.Quarantined)
-		default:
-			r.WriteText(out)
-			if x.Quarantined != nil {
-				writeQuarantine(out, x.Quarantined)
-			}
 		}
-		return nil
+		return r.WriteText(out)
 	}
 	return cmd
-}
-
-// writeQuarantine prints a record the ledger refused: what it said, why it
-// was refused, and who was paged.
-func writeQuarantine(out io.Writer, q *spend.QuarantineRecord) {
-	event := q.EventID
-	if event == "" {
-		event = "-"
-	}
-	fmt.Fprintf(out, "event %s: record %s, %d units for ref %s via %s QUARANTINED at %s: the ledger refused it, no total changed\n",
-		event, q.RecordID, q.Units, q.WorkloadRef, q.Path, q.QuarantinedAt.UTC().Format(time.RFC3339))
-	fmt.Fprintf(out, "reason\t%s\n", q.Reason)
-	fmt.Fprintf(out, "paged\t%s (reconciliation owner %s), once; a corrected record needs a new record ID\n", q.DedupKey, q.Owner)
 }

@@ -159,6 +159,11 @@ type opsConn struct {
 	envFile  string
 }
 
+// explainSources are what explain reads.
+func (c *opsConn) explainSources() ops.ExplainSources {
+	return ops.ExplainSources{Spend: c.ledger.Explainer, Intervals: c.recon}
+}
+
 // connect loads the endpoints file of `hookline run` (unless the variables
 // are already set), builds the clients and resolves the template's names.
 func connect(ctx context.Context, verbose bool) (*opsConn, error) {

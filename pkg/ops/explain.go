@@ -1,6 +1,7 @@
 package ops
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"strings"
@@ -121,11 +122,46 @@ type EventRunbook struct {
 	Deferred  *spend.DeferredRecord `json:"deferred,omitempty"`
 	Decisions []spend.Decision      `json:"decisions"`
 	Workload  *Runbook              `json:"workload,omitempty"`
+	// Quarantined is the record as the ledger refused it, if it did.
+	Quarantined *spend.QuarantineRecord `json:"quarantined,omitempty"`
+}
+
+// ExplainSources are what an explanation is assembled from: the spend
+// path's [spend.Explainer] and the reconciler's interval changes
+// ([reconcile.Store] is one).
+type ExplainSources struct {
+	Spend     *spend.Explainer
+	Intervals interface {
+		IntervalChanges(ctx context.Context, workloadID string, limit int) ([]reconcile.IntervalChange, error)
+	}
+}
+
+// ExplainWorkload assembles the runbook of a workload at now: the spend
+// path's explanation and the reconciler's last ten interval changes.
+func ExplainWorkload(ctx context.Context, src ExplainSources, id string, now time.Time) (Runbook, error) {
+	x, err := src.Spend.Explain(ctx, id)
+	if err != nil {
+		return Runbook{}, err
+	}
+	r := NewRunbook(x, now)
+	if r.IntervalChanges, err = src.Intervals.IntervalChanges(ctx, id, 10); err != nil {
+		return Runbook{}, fmt.Errorf("ops: interval changes of %s: %w", id, err)
+	}
+	return r, nil
+}
+
+// ExplainEvent assembles the runbook of an event or usage record at now.
+func ExplainEvent(ctx context.Context, src ExplainSources, id string, now time.Time) (EventRunbook, error) {
+	x, err := src.Spend.ExplainEvent(ctx, id)
+	if err != nil {
+		return EventRunbook{}, err
+	}
+	return NewEventRunbook(id, x, now), nil
 }
 
 // NewEventRunbook builds the runbook of an event explanation at now.
 func NewEventRunbook(id string, x spend.EventExplanation, now time.Time) EventRunbook {
-	r := EventRunbook{ID: id, Entry: x.Entry, Deferred: x.Deferred, Decisions: x.Decisions}
+	r := EventRunbook{ID: id, Entry: x.Entry, Deferred: x.Deferred, Decisions: x.Decisions, Quarantined: x.Quarantined}
 	if x.Workload != nil {
 		wr := NewRunbook(*x.Workload, now)
 		r.Workload = &wr
@@ -195,8 +231,32 @@ func (r Runbook) WriteText(w io.Writer) error {
 	return nil
 }
 
-// WriteText writes the event's runbook for a terminal.
+// WriteText writes the event's runbook for a terminal: a record the
+// ledger only quarantined is shown as such.
 func (r EventRunbook) WriteText(w io.Writer) error {
+	if r.Quarantined != nil && r.Entry == nil && r.Deferred == nil {
+		writeQuarantine(w, r.Quarantined)
+		return nil
+	}
+	if err := r.writeEntry(w); err != nil {
+		return err
+	}
+	if r.Quarantined != nil {
+		writeQuarantine(w, r.Quarantined)
+	}
+	return nil
+}
+
+// writeQuarantine prints a record the ledger refused: what it said, why it
+// was refused, and who was paged.
+func writeQuarantine(w io.Writer, q *spend.QuarantineRecord) {
+	fmt.Fprintf(w, "event %s: record %s, %d units for ref %s via %s QUARANTINED at %s: the ledger refused it, no total changed\n",
+		orDash(q.EventID), q.RecordID, q.Units, q.WorkloadRef, q.Path, q.QuarantinedAt.UTC().Format(time.RFC3339))
+	fmt.Fprintf(w, "reason\t%s\n", q.Reason)
+	fmt.Fprintf(w, "paged\t%s (reconciliation owner %s), once; a corrected record needs a new record ID\n", q.DedupKey, q.Owner)
+}
+
+func (r EventRunbook) writeEntry(w io.Writer) error {
 	switch {
 	case r.Entry != nil:
 		e := r.Entry
