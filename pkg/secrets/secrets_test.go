@@ -23,6 +23,7 @@ import (
 // protocol, so the real SDK client is exercised end to end.
 type fakeSecretsManager struct {
 	versions map[string]string    // stage -> value
+	byID     map[string]string    // secret ID -> AWSCURRENT value, when set
 	created  map[string]time.Time // stage -> creation date, if any
 	calls    atomic.Int32
 	down     atomic.Bool
@@ -43,6 +44,10 @@ func (f *fakeSecretsManager) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	var in struct{ SecretId, VersionStage string }
 	json.NewDecoder(r.Body).Decode(&in)
 	v, ok := f.versions[in.VersionStage]
+	if f.byID != nil {
+		v, ok = f.byID[in.SecretId]
+		ok = ok && in.VersionStage == "AWSCURRENT"
+	}
 	if !ok {
 		w.WriteHeader(http.StatusBadRequest)
 		w.Write([]byte(`{"__type":"ResourceNotFoundException","message":"no such version"}`))
