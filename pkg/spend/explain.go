@@ -245,11 +245,7 @@ func (s *core) decisions(ctx context.Context, workloadID string, limit int) ([]D
 	var ds []Decision
 	kc := expression.Key("pk").Equal(expression.Value("WL#" + workloadID)).
 		And(expression.Key("sk").BeginsWith("DECISION#"))
-	err := s.queryOn(ctx, s.ledger, "", kc, false, limit, func(item map[string]types.AttributeValue) error {
-		var di decisionItem
-		if err := attributevalue.UnmarshalMap(item, &di); err != nil {
-			return err
-		}
+	err := queryItems(ctx, s.db, s.ledger, "", kc, false, limit, func(di decisionItem) error {
 		ds = append(ds, di.decision())
 		return nil
 	})
@@ -268,11 +264,7 @@ func (s *Ledger) Disagreements(ctx context.Context, workloadID string, limit int
 func (s *core) disagreements(ctx context.Context, workloadID string, limit int) ([]DisagreementRecord, error) {
 	var ds []DisagreementRecord
 	kc := expression.Key("gsi1pk").Equal(expression.Value("DISAGREE#" + workloadID))
-	err := s.query(ctx, s.ledger, kc, false, limit, func(item map[string]types.AttributeValue) error {
-		var di disagreementItem
-		if err := attributevalue.UnmarshalMap(item, &di); err != nil {
-			return err
-		}
+	err := queryItems(ctx, s.db, s.ledger, indexName, kc, false, limit, func(di disagreementItem) error {
 		ds = append(ds, di.disagreement())
 		return nil
 	})
@@ -313,11 +305,7 @@ func (s *Recon) ReconRuns(ctx context.Context, workloadID string, limit int) ([]
 	var runs []ReconRun
 	kc := expression.Key("pk").Equal(expression.Value("WL#" + workloadID)).
 		And(expression.Key("sk").BeginsWith("RECON#"))
-	err := s.queryOn(ctx, s.ledger, "", kc, false, limit, func(item map[string]types.AttributeValue) error {
-		var ri reconRunItem
-		if err := attributevalue.UnmarshalMap(item, &ri); err != nil {
-			return err
-		}
+	err := queryItems(ctx, s.db, s.ledger, "", kc, false, limit, func(ri reconRunItem) error {
 		runs = append(runs, ReconRun{WorkloadID: ri.WorkloadID, StartedAt: ddb.ParseStamp(ri.StartedAt),
 			FinishedAt: ddb.ParseStamp(ri.FinishedAt), Records: ri.Records, Applied: ri.Applied,
 			Duplicates: ri.Duplicates, Disagreements: ri.Disagreements, Deferred: ri.Deferred,

@@ -470,11 +470,7 @@ func (s *Ledger) OpenDeferred(ctx context.Context, due time.Time) ([]DeferredRec
 		kc = kc.And(expression.Key("gsi1sk").LessThanEqual(expression.Value(ddb.Stamp(due) + "#\uffff")))
 	}
 	var ds []DeferredRecord
-	err := s.query(ctx, s.ledger, kc, true, 0, func(item map[string]types.AttributeValue) error {
-		var di deferredItem
-		if err := attributevalue.UnmarshalMap(item, &di); err != nil {
-			return err
-		}
+	err := queryItems(ctx, s.db, s.ledger, indexName, kc, true, 0, func(di deferredItem) error {
 		ds = append(ds, di.deferred())
 		return nil
 	})

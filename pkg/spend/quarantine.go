@@ -185,11 +185,7 @@ func (s *Ledger) Quarantined(ctx context.Context, recordID string) (QuarantineRe
 func (s *Ledger) QuarantinedRecords(ctx context.Context, limit int) ([]QuarantineRecord, error) {
 	var out []QuarantineRecord
 	kc := expression.Key("gsi1pk").Equal(expression.Value(quarantineGSI))
-	err := s.query(ctx, s.ledger, kc, false, limit, func(item map[string]types.AttributeValue) error {
-		var qi quarantineItem
-		if err := attributevalue.UnmarshalMap(item, &qi); err != nil {
-			return err
-		}
+	err := queryItems(ctx, s.db, s.ledger, indexName, kc, false, limit, func(qi quarantineItem) error {
 		out = append(out, qi.record())
 		return nil
 	})

@@ -131,11 +131,7 @@ func (s *Recon) UnconfirmedBefore(ctx context.Context, before time.Time) ([]Unco
 	for shard := range unconfirmedShards {
 		kc := expression.Key("gsi1pk").Equal(expression.Value("UNCONFIRMED#" + strconv.Itoa(shard))).
 			And(expression.Key("gsi1sk").LessThanEqual(expression.Value(ddb.Stamp(before) + "#\uffff")))
-		err := s.query(ctx, s.ledger, kc, true, 0, func(item map[string]types.AttributeValue) error {
-			var mi markerItem
-			if err := attributevalue.UnmarshalMap(item, &mi); err != nil {
-				return err
-			}
+		err := queryItems(ctx, s.db, s.ledger, indexName, kc, true, 0, func(mi markerItem) error {
 			out = append(out, mi.entry())
 			return nil
 		})
@@ -250,11 +246,7 @@ func (s *Recon) DeferredStates(ctx context.Context, due time.Time) ([]DeferredSt
 		kc = kc.And(expression.Key("gsi1sk").LessThanEqual(expression.Value(ddb.Stamp(due) + "#\uffff")))
 	}
 	var out []DeferredState
-	err := s.query(ctx, s.ledger, kc, true, 0, func(item map[string]types.AttributeValue) error {
-		var di deferredStateItem
-		if err := attributevalue.UnmarshalMap(item, &di); err != nil {
-			return err
-		}
+	err := queryItems(ctx, s.db, s.ledger, indexName, kc, true, 0, func(di deferredStateItem) error {
 		out = append(out, DeferredState{Record: di.deferred(), PagedKey: di.PagedKey,
 			HeldAt: ddb.ParseStamp(di.HeldAt), HoldReason: di.HoldReason})
 		return nil

@@ -211,15 +211,10 @@ func (s *Workloads) Get(ctx context.Context, id string) (Workload, error) {
 // List returns every registered workload, ordered by ID.
 func (s *Workloads) List(ctx context.Context) ([]Workload, error) {
 	var ws []Workload
-	err := s.query(ctx, s.workloads, expression.Key("gsi1pk").Equal(expression.Value("WORKLOADS")), true, 0,
-		func(item map[string]types.AttributeValue) error {
-			var wi workloadItem
-			if err := attributevalue.UnmarshalMap(item, &wi); err != nil {
-				return err
-			}
-			ws = append(ws, wi.workload())
-			return nil
-		})
+	err := queryItems(ctx, s.db, s.workloads, indexName, expression.Key("gsi1pk").Equal(expression.Value("WORKLOADS")), true, 0, func(wi workloadItem) error {
+		ws = append(ws, wi.workload())
+		return nil
+	})
 	if err != nil {
 		return nil, fmt.Errorf("spend: list workloads: %w", err)
 	}
@@ -230,15 +225,10 @@ func (s *Workloads) List(ctx context.Context) ([]Workload, error) {
 // included.
 func (s *Workloads) Aliases(ctx context.Context, id string) ([]string, error) {
 	var refs []string
-	err := s.query(ctx, s.workloads, expression.Key("gsi1pk").Equal(expression.Value("ALIASES#"+id)), true, 0,
-		func(item map[string]types.AttributeValue) error {
-			var al aliasItem
-			if err := attributevalue.UnmarshalMap(item, &al); err != nil {
-				return err
-			}
-			refs = append(refs, al.Ref)
-			return nil
-		})
+	err := queryItems(ctx, s.db, s.workloads, indexName, expression.Key("gsi1pk").Equal(expression.Value("ALIASES#"+id)), true, 0, func(al aliasItem) error {
+		refs = append(refs, al.Ref)
+		return nil
+	})
 	if err != nil {
 		return nil, fmt.Errorf("spend: aliases of %s: %w", id, err)
 	}
@@ -338,17 +328,19 @@ func (s *core) query(ctx context.Context, table string, keyCond expression.KeyCo
 
 func (s *core) queryOn(ctx context.Context, table, index string, keyCond expression.KeyConditionBuilder, forward bool, limit int,
 	fn func(map[string]types.AttributeValue) error) error {
-	in, err := ddb.KeyQuery(table, index, keyCond, forward)
+	return queryItems(ctx, s.db, table, index, keyCond, forward, limit, fn)
+}
+
+// queryItems hands fn each item of the query on table (or its index, when
+// index is not "") decoded into a T, at most limit of them (0: all).
+func queryItems[T any](ctx context.Context, db DB, table, index string, kc expression.KeyConditionBuilder, forward bool, limit int,
+	fn func(T) error) error {
+	in, err := ddb.KeyQuery(table, index, kc, forward)
 	if err != nil {
 		return err
 	}
-	return queryLimit(ctx, s.db, in, limit, fn)
-}
-
-// queryLimit hands fn the first limit items of in (all when limit is 0).
-func queryLimit(ctx context.Context, db DB, in *dynamodb.QueryInput, limit int, fn func(ddb.Item) error) error {
 	n := 0
-	return ddb.QueryEach(ctx, db, in, func(item ddb.Item) (bool, error) {
+	return ddb.QueryEach(ctx, db, in, func(item T) (bool, error) {
 		if err := fn(item); err != nil {
 			return false, err
 		}
