@@ -123,7 +123,7 @@ type EventRunbook struct {
 	Decisions []spend.Decision      `json:"decisions"`
 	Workload  *Runbook              `json:"workload,omitempty"`
 	// Quarantined is the record as the ledger refused it, if it did.
-	Quarantined *spend.QuarantineRecord `json:"quarantined,omitempty"`
+	Quarantined *spend.QuarantineRecord `json:"Quarantined,omitempty"` // the key hookline event explain --json has always used
 }
 
 // ExplainSources are what an explanation is assembled from: the spend

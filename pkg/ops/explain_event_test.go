@@ -29,7 +29,7 @@ func TestEventRunbookShowsAQuarantinedRecord(t *testing.T) {
 		t.Fatalf("text:\n%s\nwant:\n%s", text.String(), want)
 	}
 	data, err := json.Marshal(r)
-	if err != nil || !strings.Contains(string(data), `"quarantined":{`) || strings.Contains(string(data), `"entry"`) {
+	if err != nil || !strings.Contains(string(data), `"Quarantined":{`) || strings.Contains(string(data), `"entry"`) {
 		t.Fatalf("JSON %s (err %v)", data, err)
 	}
 }
