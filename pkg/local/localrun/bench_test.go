@@ -38,41 +38,75 @@ func BenchmarkE2EUsage(b *testing.B) {
 }
 
 func runUsageE2E(b *testing.B, workloads, perWorkload int, units int64) {
-	var mu sync.Mutex
-	paged := map[string]time.Time{}
-	sys, err := localrun.Start(context.Background(), localrun.Config{
-		Addr: "127.0.0.1:0", Lookup: func(string) (string, bool) { return "", false },
-		Sim: providersim.Config{OnPage: func(ev pager.Event) {
-			if ev.Payload == nil {
-				return
-			}
-			if m := tippingEvent.FindStringSubmatch(ev.Payload.Summary); m != nil {
-				mu.Lock()
-				paged[m[1]] = time.Now()
-				mu.Unlock()
-			}
-		}},
-	})
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer sys.Close()
-	ledger, err := sys.Ledger()
-	if err != nil {
-		b.Fatal(err)
-	}
-	ctx := context.Background()
-	for w := range workloads {
-		if _, err := ledger.Spend.Workloads.CreateWorkload(ctx, spend.NewWorkload{ID: fmt.Sprintf("wl-%02d", w), Owner: "bench", Route: "rk", Cap: 1000}); err != nil {
-			b.Fatal(err)
-		}
-	}
+	u := startUsageBench(b, workloads, 0)
+	defer u.sys.Close()
+	sys := u.sys
 	n := workloads * perWorkload
 	b.ResetTimer()
 	start := time.Now()
 	sent := sendUsage(b, sys, workloads, n, units)
-	want := int64(perWorkload) * units
-	for !allAttributed(ctx, ledger.Spend, workloads, want) {
+	elapsed, lat := u.settle(b, workloads, int64(perWorkload)*units, start, sent)
+	rate := float64(n) / elapsed.Seconds()
+	b.ReportMetric(rate, "events/s")
+	b.ReportMetric(float64(lat[len(lat)/2].Milliseconds()), "event_to_page_p50_ms")
+	b.ReportMetric(float64(lat[len(lat)-1].Milliseconds()), "event_to_page_max_ms")
+	fmt.Printf("usage e2e: %d events over %d workloads, %.0f events/s attributed, event→page p50 %s max %s (%d pages, one per workload)\n",
+		n, workloads, rate, lat[len(lat)/2].Round(time.Millisecond), lat[len(lat)-1].Round(time.Millisecond), len(lat))
+}
+
+// usageBench is a local system with workloads wl-00, wl-01, ... capped at
+// 1000 units, recording when each tipping event's page reaches the pager
+// sink.
+type usageBench struct {
+	sys   *localrun.System
+	spend *spend.Spend
+	mu    sync.Mutex
+	paged map[string]time.Time // tipping event ID -> page arrival
+}
+
+// startUsageBench starts the system (concurrency 0: the default) and
+// creates the workloads.
+func startUsageBench(b *testing.B, workloads, concurrency int) *usageBench {
+	u := &usageBench{paged: map[string]time.Time{}}
+	sys, err := localrun.Start(context.Background(), localrun.Config{
+		Addr: "127.0.0.1:0", MaxConcurrency: concurrency, Lookup: func(string) (string, bool) { return "", false },
+		Sim: providersim.Config{OnPage: u.onPage},
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+	u.sys = sys
+	ledger, err := sys.Ledger()
+	if err != nil {
+		sys.Close()
+		b.Fatal(err)
+	}
+	u.spend = ledger.Spend
+	for w := range workloads {
+		if _, err := u.spend.Workloads.CreateWorkload(context.Background(), spend.NewWorkload{ID: fmt.Sprintf("wl-%02d", w), Owner: "bench", Route: "rk", Cap: 1000}); err != nil {
+			sys.Close()
+			b.Fatal(err)
+		}
+	}
+	return u
+}
+
+func (u *usageBench) onPage(ev pager.Event) {
+	if ev.Payload == nil {
+		return
+	}
+	if m := tippingEvent.FindStringSubmatch(ev.Payload.Summary); m != nil {
+		u.mu.Lock()
+		u.paged[m[1]] = time.Now()
+		u.mu.Unlock()
+	}
+}
+
+// settle waits until every workload holds want units, stops the timer, waits
+// for one page per workload, and returns the time from start to full
+// attribution and each page's latency from its event's send, sorted.
+func (u *usageBench) settle(b *testing.B, workloads int, want int64, start time.Time, sent map[string]time.Time) (time.Duration, []time.Duration) {
+	for !allAttributed(context.Background(), u.spend, workloads, want) {
 		time.Sleep(20 * time.Millisecond)
 		if time.Since(start) > 5*time.Minute {
 			b.Fatal("usage not attributed within 5 minutes")
@@ -81,30 +115,25 @@ func runUsageE2E(b *testing.B, workloads, perWorkload int, units int64) {
 	elapsed := time.Since(start)
 	b.StopTimer()
 	for deadline := time.Now().Add(30 * time.Second); ; {
-		mu.Lock()
-		got := len(paged)
-		mu.Unlock()
+		u.mu.Lock()
+		got := len(u.paged)
+		u.mu.Unlock()
 		if got >= workloads || time.Now().After(deadline) {
 			break
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
 	var lat []time.Duration
-	mu.Lock()
-	for ev, at := range paged {
+	u.mu.Lock()
+	for ev, at := range u.paged {
 		lat = append(lat, at.Sub(sent[ev]))
 	}
-	mu.Unlock()
+	u.mu.Unlock()
 	if len(lat) != workloads {
 		b.Fatalf("%d pages for %d workloads", len(lat), workloads)
 	}
 	slices.Sort(lat)
-	rate := float64(n) / elapsed.Seconds()
-	b.ReportMetric(rate, "events/s")
-	b.ReportMetric(float64(lat[len(lat)/2].Milliseconds()), "event_to_page_p50_ms")
-	b.ReportMetric(float64(lat[len(lat)-1].Milliseconds()), "event_to_page_max_ms")
-	fmt.Printf("usage e2e: %d events over %d workloads, %.0f events/s attributed, event→page p50 %s max %s (%d pages, one per workload)\n",
-		n, workloads, rate, lat[len(lat)/2].Round(time.Millisecond), lat[len(lat)-1].Round(time.Millisecond), len(lat))
+	return elapsed, lat
 }
 
 func allAttributed(ctx context.Context, s *spend.Spend, workloads int, want int64) bool {
@@ -179,35 +208,9 @@ func BenchmarkUsagePaced(b *testing.B) {
 }
 
 func runUsagePaced(b *testing.B, workloads, perWorkload int, units int64, rate int) {
-	var mu sync.Mutex
-	paged := map[string]time.Time{}
-	sys, err := localrun.Start(context.Background(), localrun.Config{
-		Addr: "127.0.0.1:0", MaxConcurrency: *pacedConcurrency, Lookup: func(string) (string, bool) { return "", false },
-		Sim: providersim.Config{OnPage: func(ev pager.Event) {
-			if ev.Payload == nil {
-				return
-			}
-			if m := tippingEvent.FindStringSubmatch(ev.Payload.Summary); m != nil {
-				mu.Lock()
-				paged[m[1]] = time.Now()
-				mu.Unlock()
-			}
-		}},
-	})
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer sys.Close()
-	ledger, err := sys.Ledger()
-	if err != nil {
-		b.Fatal(err)
-	}
-	ctx := context.Background()
-	for w := range workloads {
-		if _, err := ledger.Spend.Workloads.CreateWorkload(ctx, spend.NewWorkload{ID: fmt.Sprintf("wl-%02d", w), Owner: "bench", Route: "rk", Cap: 1000}); err != nil {
-			b.Fatal(err)
-		}
-	}
+	u := startUsageBench(b, workloads, *pacedConcurrency)
+	defer u.sys.Close()
+	sys := u.sys
 	n := workloads * perWorkload
 	secret := localrun.DevSecrets[localrun.SecretVar("usage")]
 	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 512}}
@@ -258,34 +261,7 @@ func runUsagePaced(b *testing.B, workloads, perWorkload int, units int64, rate i
 	}
 	offered := float64(n) / time.Since(start).Seconds()
 	wg.Wait()
-	want := int64(perWorkload) * units
-	for !allAttributed(ctx, ledger.Spend, workloads, want) {
-		time.Sleep(20 * time.Millisecond)
-		if time.Since(start) > 5*time.Minute {
-			b.Fatal("usage not attributed within 5 minutes")
-		}
-	}
-	elapsed := time.Since(start)
-	b.StopTimer()
-	for deadline := time.Now().Add(30 * time.Second); ; {
-		mu.Lock()
-		got := len(paged)
-		mu.Unlock()
-		if got >= workloads || time.Now().After(deadline) {
-			break
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	var lat []time.Duration
-	mu.Lock()
-	for ev, at := range paged {
-		lat = append(lat, at.Sub(sent[ev]))
-	}
-	mu.Unlock()
-	if len(lat) != workloads {
-		b.Fatalf("%d pages for %d workloads", len(lat), workloads)
-	}
-	slices.Sort(lat)
+	elapsed, lat := u.settle(b, workloads, int64(perWorkload)*units, start, sent)
 	attributed := float64(n) / elapsed.Seconds()
 	p50, p99 := lat[len(lat)/2], lat[(len(lat)*99)/100]
 	b.ReportMetric(offered, "offered/s")
