@@ -180,21 +180,29 @@ func (s *scanner) array() error {
 		if err := s.value(); err != nil {
 			return err
 		}
-		s.skipSpace()
-		if s.i >= len(s.b) {
-			return errJSON
-		}
-		switch s.b[s.i] {
-		case ',':
-			s.i++
-		case ']':
-			s.i++
-			s.depth--
-			return nil
-		default:
-			return errJSON
+		if done, err := s.separator(']'); done || err != nil {
+			return err
 		}
 	}
+}
+
+// separator reads what follows an element of an array or object: ','
+// (more follow) or close (the end: done).
+func (s *scanner) separator(close byte) (done bool, err error) {
+	s.skipSpace()
+	if s.i >= len(s.b) {
+		return false, errJSON
+	}
+	switch s.b[s.i] {
+	case ',':
+		s.i++
+		return false, nil
+	case close:
+		s.i++
+		s.depth--
+		return true, nil
+	}
+	return false, errJSON
 }
 
 // object scans an object at s.i. For each member, member (if not nil) is
@@ -235,19 +243,8 @@ func (s *scanner) object(member func(key []byte, escaped bool, value []byte) err
 				return err
 			}
 		}
-		s.skipSpace()
-		if s.i >= len(s.b) {
-			return errJSON
-		}
-		switch s.b[s.i] {
-		case ',':
-			s.i++
-		case '}':
-			s.i++
-			s.depth--
-			return nil
-		default:
-			return errJSON
+		if done, err := s.separator('}'); done || err != nil {
+			return err
 		}
 	}
 }
