@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/awslabs/goformation/v7"
 	"github.com/awslabs/goformation/v7/cloudformation"
@@ -48,9 +49,21 @@ func processorOptions() *intrinsics.ProcessorOptions {
 	}
 }
 
+// parseMu serialises goformation's parsing: it registers its YAML tag
+// handlers in a package-level map on every parse, so two parses at once
+// (parallel tests each starting a local AWS) crash with concurrent map
+// writes.
+var parseMu sync.Mutex
+
+func parsed(parse func() (*cloudformation.Template, error)) (*cloudformation.Template, error) {
+	parseMu.Lock()
+	defer parseMu.Unlock()
+	return parse()
+}
+
 // Load parses the template at path.
 func Load(path string) (*Template, error) {
-	raw, err := goformation.OpenWithOptions(path, processorOptions())
+	raw, err := parsed(func() (*cloudformation.Template, error) { return goformation.OpenWithOptions(path, processorOptions()) })
 	if err != nil {
 		return nil, fmt.Errorf("template: parse %s: %w", path, err)
 	}
@@ -87,7 +100,9 @@ func Find() (string, error) {
 // Parse parses template YAML; name says where it came from, in errors and
 // in [Template.Path].
 func Parse(name string, yaml []byte) (*Template, error) {
-	raw, err := goformation.ParseYAMLWithOptions(yaml, processorOptions())
+	raw, err := parsed(func() (*cloudformation.Template, error) {
+		return goformation.ParseYAMLWithOptions(yaml, processorOptions())
+	})
 	if err != nil {
 		return nil, fmt.Errorf("template: parse %s: %w", name, err)
 	}
