@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"os"
+	"runtime/pprof"
 	"strings"
 	"time"
 
@@ -29,6 +31,7 @@ type labFlags struct {
 	prices      string
 	asJSON      bool
 	suite       bool
+	cpuProfile  string
 }
 
 // newLabCmd runs experiments on the whole local payment pipeline.
@@ -62,11 +65,19 @@ and SVG plots there.`,
 	fl.StringVar(&f.out, "out", "", "write report.md, report.json and plots to this folder")
 	fl.StringVar(&f.prices, "prices", "", "a JSON price table (default: built-in, dated us-east-1 list prices)")
 	fl.BoolVar(&f.asJSON, "json", false, "print the report as JSON")
+	fl.StringVar(&f.cpuProfile, "cpuprofile", "", "write a CPU profile of the whole run (load, drain and ceilings) to this file, for go tool pprof")
 	fl.BoolVar(&f.suite, "suite", false, "run the seed experiments back to back (idempotency off, on, and on with a 3x spike at 20s for 10s) and compare them")
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
 		cfg, err := f.config(cmd.ErrOrStderr())
 		if err != nil {
 			return usageErrorf("%v", err)
+		}
+		if f.cpuProfile != "" {
+			stop, err := startCPUProfile(f.cpuProfile)
+			if err != nil {
+				return usageErrorf("%v", err)
+			}
+			defer stop()
 		}
 		if f.suite {
 			if cmd.Flags().Changed("idempotency") || cmd.Flags().Changed("spike") {
@@ -142,6 +153,22 @@ func (f labFlags) config(progress io.Writer) (lab.Config, error) {
 		cfg.Name += "-spike-" + strings.SplitN(f.spike, "@", 2)[0]
 	}
 	return cfg, cfg.Validate()
+}
+
+// startCPUProfile profiles the process until the returned stop is called.
+func startCPUProfile(path string) (stop func(), err error) {
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, err
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return func() {
+		pprof.StopCPUProfile()
+		f.Close()
+	}, nil
 }
 
 func runLab(ctx context.Context, out io.Writer, cfg lab.Config, f labFlags) int {

@@ -87,11 +87,15 @@ func (b *bare) intakeOne(ctx context.Context, i int) {
 		ExpressionAttributeValues: map[string]ddbtypes.AttributeValue{":e": &ddbtypes.AttributeValueMemberS{Value: "enqueued"}}})
 }
 
-// consume is the worker: claim, complete, delete.
+// consume is the worker: claim, complete, delete. It short-polls and
+// pauses 5 ms when the queue is empty, as the local event source does:
+// local-aws-sqs answers a long poll only when its wait ends, so a long
+// poll would charge the bare pipeline a wait the full path never has.
 func (b *bare) consume(ctx context.Context, n int) {
 	for int(b.done.Load()) < n && ctx.Err() == nil {
-		out, err := b.env.SQS.ReceiveMessage(ctx, &sqs.ReceiveMessageInput{QueueUrl: aws.String(b.url), MaxNumberOfMessages: 10, WaitTimeSeconds: 1})
+		out, err := b.env.SQS.ReceiveMessage(ctx, &sqs.ReceiveMessageInput{QueueUrl: aws.String(b.url), MaxNumberOfMessages: 10})
 		if err != nil || len(out.Messages) == 0 {
+			time.Sleep(5 * time.Millisecond)
 			continue
 		}
 		var del []sqstypes.DeleteMessageBatchRequestEntry

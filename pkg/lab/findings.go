@@ -60,17 +60,47 @@ func Findings(r *Report) []Finding {
 	}
 	if r.P99 > GoalP99 {
 		add(Finding{Goal: "p99 webhook → charge ≤ 250 ms", Measured: fmt.Sprintf("p99 %.0f ms (p50 %.0f ms); queue depth reached %d, the oldest unsettled event %.1f s", r.P99, r.P50, r.MaxQueueDepth, r.MaxOldestAge),
-			Why: "arrivals outran the workers and queued", Fix: "raise the event source's concurrency (or batch size); below capacity, find the slow step with a profile"})
+			Why: whyLatency(r), Fix: fixLatency(r)})
 	}
 	if r.Ratio > 0 && r.Ratio < GoalRatio {
 		add(Finding{Goal: "full path ≥ 0.8× the bare pipeline", Measured: fmt.Sprintf("%.2f× (%.0f against %.0f events/s, same run)", r.Ratio, r.FullCeiling, r.BareCeiling),
-			Why: "the HTTP adapter, verification, the event-source adapter and the provider calls cost more than the AWS calls themselves", Fix: "profile the full path (go test -cpuprofile) and remove what is not AWS"})
+			Why: "the HTTP adapter, verification, the event-source adapter and the provider calls cost more than the AWS calls themselves", Fix: "profile the full path (hookline lab --cpuprofile FILE, then go tool pprof) and remove what is not AWS"})
 	}
 	if r.SpikeDrainedIn == "not within the run" {
 		add(Finding{Goal: "the backlog drains within 30 s of a spike", Measured: "it had not drained when the run ended",
 			Why: fmt.Sprintf("the spike (%s) outran the workers: the oldest unsettled event reached %.1f s", r.Spike, r.MaxOldestAge), Fix: "raise the event source's concurrency"})
 	}
 	return out
+}
+
+// nearCeiling is the share of the full path's ceiling above which a paced
+// run queues whenever the cores are briefly busier.
+const nearCeiling = 0.7
+
+func whyLatency(r *Report) string {
+	var why []string
+	if st, ok := slowest(r.Stages); ok {
+		why = append(why, fmt.Sprintf("the slowest leg was %s, p99 %.0f ms", st.Name, st.P99))
+	}
+	if load := r.Rate / r.FullCeiling; r.FullCeiling > 0 && load > nearCeiling {
+		why = append(why, fmt.Sprintf("%.0f webhooks/s is %.0f%% of the full path's ceiling (%.0f/s), so arrivals queue whenever the cores are busier for a moment",
+			r.Rate, 100*load, r.FullCeiling))
+	}
+	if rt := r.Runtime; rt.GCShare > 0.1 {
+		why = append(why, fmt.Sprintf("the garbage collector took %.0f%% of the process's CPU in %d cycles, marking a live heap that grew to %.0f MB (mostly the in-process DynamoDB's stored items); while it marks it holds a quarter of the cores",
+			100*rt.GCShare, rt.GCCycles, rt.LiveHeapMB))
+	}
+	if len(why) == 0 {
+		return "arrivals outran the workers and queued"
+	}
+	return strings.Join(why, "; ")
+}
+
+func fixLatency(r *Report) string {
+	if r.FullCeiling > 0 && r.Rate/r.FullCeiling > nearCeiling {
+		return "run on more cores or lower --rate: locally the emulators, the provider and the sender share the machine with the functions, while on AWS each function has its own CPU; find the slow leg with --cpuprofile"
+	}
+	return "raise the event source's concurrency (or batch size); find the slow leg with --cpuprofile"
 }
 
 func whySuccess(r *Report) string {

@@ -38,6 +38,10 @@ func TestShortRunsAddUp(t *testing.T) {
 		if rep.Lost != 0 || rep.Redeliveries == 0 || len(rep.Seconds) < 3 || rep.BareCeiling <= 0 || rep.FullCeiling <= 0 {
 			t.Fatalf("%s: lost %d, redeliveries %d, %d seconds, ceilings %.0f/%.0f", rep.Name, rep.Lost, rep.Redeliveries, len(rep.Seconds), rep.FullCeiling, rep.BareCeiling)
 		}
+		// Each charged event's time is split into its legs.
+		if len(rep.Stages) != 4 || rep.Stages[1].P50 <= 0 || rep.Stages[3].P50 <= 0 || rep.Runtime.GCCycles < 0 {
+			t.Fatalf("%s: stages %+v, runtime %+v", rep.Name, rep.Stages, rep.Runtime)
+		}
 		runs = append(runs, rep)
 	}
 	// and duplicates are counted, and named, only where idempotency is off.
@@ -107,4 +111,48 @@ func TestFindingsSayWhyWebhooksWereNotAccepted(t *testing.T) {
 	if got != want {
 		t.Fatalf("why: %q, want %q", got, want)
 	}
+}
+
+// TestLatencyFindingNamesItsCauses: a p99 over the goal names the slowest
+// leg, how close the rate was to the ceiling and the collector's share,
+// and advises by the cause.
+func TestLatencyFindingNamesItsCauses(t *testing.T) {
+	stages := []lab.Stage{{Name: "receiver (sent → 200)", P50: 9, P99: 200}, {Name: "to the worker (sent → picked up)", P50: 35, P99: 330}}
+	near := &lab.Report{Rate: 500, Success: 1, P50: 42, P99: 397, FullCeiling: 600, BareCeiling: 700, Ratio: 0.86, Stages: stages,
+		Runtime: lab.Runtime{GCShare: 0.2, GCCycles: 110, LiveHeapMB: 241}}
+	far := &lab.Report{Rate: 100, Success: 1, P50: 42, P99: 397, FullCeiling: 600, BareCeiling: 700, Ratio: 0.86, Stages: stages}
+	for _, tt := range []struct {
+		r       *lab.Report
+		why     []string
+		notWhy  string
+		fixHead string
+	}{
+		{near, []string{"to the worker (sent → picked up), p99 330 ms", "83% of the full path's ceiling (600/s)", "20% of the process's CPU in 110 cycles", "241 MB"}, "", "run on more cores"},
+		{far, []string{"to the worker (sent → picked up), p99 330 ms"}, "ceiling", "raise the event source's concurrency"},
+	} {
+		f, ok := finding(tt.r, "p99 webhook → charge ≤ 250 ms")
+		if !ok {
+			t.Fatalf("no latency finding in %v", lab.Findings(tt.r))
+		}
+		for _, w := range tt.why {
+			if !strings.Contains(f.Why, w) {
+				t.Errorf("why %q lacks %q", f.Why, w)
+			}
+		}
+		if tt.notWhy != "" && strings.Contains(f.Why, tt.notWhy) {
+			t.Errorf("why %q should not mention %q at %.0f/s", f.Why, tt.notWhy, tt.r.Rate)
+		}
+		if !strings.HasPrefix(f.Fix, tt.fixHead) {
+			t.Errorf("fix %q, want it to start %q", f.Fix, tt.fixHead)
+		}
+	}
+}
+
+func finding(r *lab.Report, goal string) (lab.Finding, bool) {
+	for _, f := range lab.Findings(r) {
+		if f.Goal == goal {
+			return f, true
+		}
+	}
+	return lab.Finding{}, false
 }

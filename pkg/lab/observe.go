@@ -42,12 +42,13 @@ type observer struct {
 	unsettled map[string]time.Time
 	secs      []Second
 	lat       [][]time.Duration
+	stamps    map[string]*stamps
 }
 
 func newObserver(start time.Time) *observer {
 	return &observer{start: start, offered: map[string]time.Time{}, accepted: map[string]bool{}, refused: map[string]int{},
 		charged: map[string]time.Time{}, declined: map[string]bool{}, dead: map[string]string{},
-		unsettled: map[string]time.Time{}}
+		unsettled: map[string]time.Time{}, stamps: map[string]*stamps{}}
 }
 
 // at returns the second that t falls in, growing the series.
@@ -70,6 +71,7 @@ func (o *observer) offer(id string, due time.Time) {
 // accept records the answer to a webhook: refusal is "" when it was
 // accepted, else why not ([RefusedUnsent], "status 503", [RefusedError]).
 func (o *observer) accept(id, refusal string) {
+	now := time.Now()
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	if refusal != "" {
@@ -77,10 +79,11 @@ func (o *observer) accept(id, refusal string) {
 		return
 	}
 	o.accepted[id] = true
+	o.stampsLocked(id).answered = now
 	if !o.settledLocked(id) { // the worker may settle it before the answer is counted
 		o.unsettled[id] = o.offered[id]
 	}
-	o.at(time.Now()).Accepted++
+	o.at(now).Accepted++
 }
 
 // settle records a final charge result seen by the worker.

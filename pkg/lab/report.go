@@ -48,6 +48,10 @@ type Report struct {
 	SpikeDrainedIn string  `json:"spike_drained_in,omitempty"`
 	MaxOldestAge   float64 `json:"max_oldest_age_s"`
 	MaxQueueDepth  int     `json:"max_queue_depth"`
+	// Stages split webhook → charge into its legs: where the time went.
+	Stages []Stage `json:"stages"`
+	// Runtime is what the Go runtime did during the paced run.
+	Runtime Runtime `json:"runtime"`
 
 	CallsPerEvent  map[string]float64 `json:"aws_calls_per_event"`
 	CostPerMillion Cost               `json:"cost_per_million_events"`
@@ -89,6 +93,7 @@ func (e *experiment) report(ids []string, drained time.Duration, before, after m
 	r.Seconds = o.series()
 	p50, p99 := percentiles(o.latencies())
 	r.P50, r.P99 = ms(p50), ms(p99)
+	r.Stages = o.stages()
 	for _, s := range r.Seconds {
 		r.Redeliveries += s.Redeliveries
 		r.MaxOldestAge = max(r.MaxOldestAge, s.OldestAge)
@@ -148,9 +153,11 @@ func (e *experiment) costs(before, after map[string]int64, events float64) (map[
 }
 
 // fullCeiling is the full path's saturated rate: a burst from 32
-// connections, timed from the first send to the last charge.
+// connections, timed from the first send to the last charge. Each burst
+// sends events of its own.
 func (e *experiment) fullCeiling(ctx context.Context) (float64, error) {
 	n := e.cfg.Burst
+	round := e.bursts.Add(1)
 	start := time.Now()
 	ids := make(chan int)
 	done := make(chan struct{})
@@ -160,7 +167,7 @@ func (e *experiment) fullCeiling(ctx context.Context) (float64, error) {
 		for range 32 {
 			wg.Go(func() {
 				for i := range ids {
-					id := fmt.Sprintf("evt_burst_%07d", i)
+					id := fmt.Sprintf("evt_burst%d_%07d", round, i)
 					e.obs.offer(id, time.Now())
 					e.obs.accept(id, e.post(ctx, id, i))
 				}

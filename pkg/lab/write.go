@@ -28,6 +28,12 @@ func Summary(w io.Writer, r *Report) {
 	fmt.Fprintf(w, "duplicate charges %d (%.0f a day at this rate); redeliveries %d\n", r.Duplicates, r.DuplicatesPerDay, r.Redeliveries)
 	fmt.Fprintf(w, "webhook -> charge p50 %.0f ms, p99 %.0f ms; max queue depth %d, oldest unsettled %.1f s; drained in %s\n",
 		r.P50, r.P99, r.MaxQueueDepth, r.MaxOldestAge, r.DrainedIn)
+	if len(r.Stages) > 0 {
+		fmt.Fprintf(w, "where the time went: %s\n", stagesLine(r.Stages))
+	}
+	if rt := r.Runtime; rt.GCCycles > 0 {
+		fmt.Fprintf(w, "Go runtime: GC %.0f%% of the process's CPU in %d cycles; live heap %.0f MB at the end\n", 100*rt.GCShare, rt.GCCycles, rt.LiveHeapMB)
+	}
 	if r.SpikeDrainedIn != "" {
 		fmt.Fprintf(w, "after the spike the backlog drained in %s\n", r.SpikeDrainedIn)
 	}
