@@ -4,34 +4,35 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math/rand/v2"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
-	ddbtypes "github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
 
 	"github.com/hookline/hookline/pkg/local/localaws"
 )
 
-// BareCeiling is the bare pipeline's saturated rate on env: the DynamoDB
-// and SQS calls of the full path and nothing else. Intake is 32
-// goroutines doing a conditional put, a send and a status update; four
-// pollers receive batches of 10, make a conditional claim and a
-// conditioned complete per message, and delete in batches. It is timed
-// from the first intake to the last delete of n events.
-func BareCeiling(ctx context.Context, env *localaws.Env, n int) (float64, error) {
-	q, err := env.SQS.CreateQueue(ctx, &sqs.CreateQueueInput{QueueName: aws.String(fmt.Sprintf("lab-bare-%08x", rand.Uint32()))})
+// BareCeiling is the bare pipeline's saturated rate on env: the AWS calls
+// of the full path and nothing else. It replays sc, the calls one probe
+// event made, for n events of its own: the same requests, items and
+// expressions, with no HTTP, no Lambda adapters, no provider and none of
+// the functions' code. Intake is 32 goroutines, each replaying the
+// receiver's calls for one event at a time into a queue of the bare
+// pipeline's own; four pollers receive batches of 10, replay the worker's
+// calls for each message and delete in batches. It is timed from the first
+// intake to the last delete.
+func BareCeiling(ctx context.Context, env *localaws.Env, sc Script, n int) (float64, error) {
+	q, err := env.SQS.CreateQueue(ctx, &sqs.CreateQueueInput{QueueName: aws.String("lab-bare-" + newRun())})
 	if err != nil {
 		return 0, fmt.Errorf("lab: bare queue: %w", err)
 	}
-	b := bare{env: env, url: aws.ToString(q.QueueUrl), intake: env.TableName("IntakeTable"), claims: env.TableName("IdempotencyTable"),
-		run: strconv.FormatUint(rand.Uint64(), 36)}
+	b := &bare{env: env, sc: sc, url: aws.ToString(q.QueueUrl), run: newRun()}
 	start := time.Now()
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Minute)
 	defer cancel()
@@ -41,6 +42,9 @@ func BareCeiling(ctx context.Context, env *localaws.Env, n int) (float64, error)
 	}
 	b.produce(ctx, n)
 	wg.Wait()
+	if err := b.failure(); err != nil {
+		return 0, err
+	}
 	if int(b.done.Load()) < n {
 		return 0, errors.New("lab: the bare pipeline did not finish within 5 minutes")
 	}
@@ -48,24 +52,76 @@ func BareCeiling(ctx context.Context, env *localaws.Env, n int) (float64, error)
 }
 
 type bare struct {
-	env                 *localaws.Env
-	url, intake, claims string
-	run                 string
-	done                atomic.Int64
+	env  *localaws.Env
+	sc   Script
+	url  string
+	run  string
+	done atomic.Int64
+	mu   sync.Mutex
+	err  error // the first replayed call that failed
 }
 
-func (b *bare) key(i int) map[string]ddbtypes.AttributeValue {
-	return map[string]ddbtypes.AttributeValue{"pk": &ddbtypes.AttributeValueMemberS{Value: "bare#" + b.run + "#" + strconv.Itoa(i)}}
+// replay makes the calls of one side of the script for event i.
+func (b *bare) replay(ctx context.Context, calls []any, i int) {
+	r := strings.NewReplacer(b.sc.id, eventID(b.run, i))
+	for _, in := range calls {
+		if err := b.call(ctx, rewrite(in, r)); err != nil {
+			b.fail(err)
+			return
+		}
+	}
 }
 
-// produce is the intake: record, send, mark.
+// call makes one recorded call; a message goes to the bare queue.
+func (b *bare) call(ctx context.Context, in any) error {
+	var err error
+	switch in := in.(type) {
+	case *dynamodb.PutItemInput:
+		_, err = b.env.DynamoDB.PutItem(ctx, in)
+	case *dynamodb.UpdateItemInput:
+		_, err = b.env.DynamoDB.UpdateItem(ctx, in)
+	case *dynamodb.GetItemInput:
+		_, err = b.env.DynamoDB.GetItem(ctx, in)
+	case *dynamodb.DeleteItemInput:
+		_, err = b.env.DynamoDB.DeleteItem(ctx, in)
+	case *dynamodb.QueryInput:
+		_, err = b.env.DynamoDB.Query(ctx, in)
+	case *dynamodb.TransactWriteItemsInput:
+		_, err = b.env.DynamoDB.TransactWriteItems(ctx, in)
+	case *sqs.SendMessageInput:
+		in.QueueUrl = aws.String(b.url)
+		_, err = b.env.SQS.SendMessage(ctx, in)
+	default:
+		return fmt.Errorf("lab: the bare pipeline cannot replay a %T", in)
+	}
+	if err != nil {
+		return fmt.Errorf("lab: bare replay of a %T: %w", in, err)
+	}
+	return nil
+}
+
+func (b *bare) fail(err error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.err == nil {
+		b.err = err
+	}
+}
+
+func (b *bare) failure() error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.err
+}
+
+// produce is the intake.
 func (b *bare) produce(ctx context.Context, n int) {
 	ids := make(chan int)
 	var wg sync.WaitGroup
 	for range 32 {
 		wg.Go(func() {
 			for i := range ids {
-				b.intakeOne(ctx, i)
+				b.replay(ctx, b.sc.intake, i)
 			}
 		})
 	}
@@ -76,23 +132,12 @@ func (b *bare) produce(ctx context.Context, n int) {
 	wg.Wait()
 }
 
-func (b *bare) intakeOne(ctx context.Context, i int) {
-	item := b.key(i)
-	item["status"] = &ddbtypes.AttributeValueMemberS{Value: "received"}
-	_, _ = b.env.DynamoDB.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(b.intake), Item: item,
-		ConditionExpression: aws.String("attribute_not_exists(pk)")})
-	_, _ = b.env.SQS.SendMessage(ctx, &sqs.SendMessageInput{QueueUrl: aws.String(b.url), MessageBody: aws.String(strconv.Itoa(i))})
-	_, _ = b.env.DynamoDB.UpdateItem(ctx, &dynamodb.UpdateItemInput{TableName: aws.String(b.intake), Key: b.key(i),
-		UpdateExpression: aws.String("SET #s = :e"), ExpressionAttributeNames: map[string]string{"#s": "status"},
-		ExpressionAttributeValues: map[string]ddbtypes.AttributeValue{":e": &ddbtypes.AttributeValueMemberS{Value: "enqueued"}}})
-}
-
-// consume is the worker: claim, complete, delete. It short-polls and
-// pauses 5 ms when the queue is empty, as the local event source does:
-// local-aws-sqs answers a long poll only when its wait ends, so a long
-// poll would charge the bare pipeline a wait the full path never has.
+// consume is the worker. It short-polls and pauses 5 ms when the queue is
+// empty, as the local event source does: local-aws-sqs answers a long poll
+// only when its wait ends, so a long poll would charge the bare pipeline a
+// wait the full path never has.
 func (b *bare) consume(ctx context.Context, n int) {
-	for int(b.done.Load()) < n && ctx.Err() == nil {
+	for int(b.done.Load()) < n && ctx.Err() == nil && b.failure() == nil {
 		out, err := b.env.SQS.ReceiveMessage(ctx, &sqs.ReceiveMessageInput{QueueUrl: aws.String(b.url), MaxNumberOfMessages: 10})
 		if err != nil || len(out.Messages) == 0 {
 			time.Sleep(5 * time.Millisecond)
@@ -100,8 +145,12 @@ func (b *bare) consume(ctx context.Context, n int) {
 		}
 		var del []sqstypes.DeleteMessageBatchRequestEntry
 		for j, m := range out.Messages {
-			i, _ := strconv.Atoi(aws.ToString(m.Body))
-			b.claimOne(ctx, i)
+			i, ok := b.eventOf(aws.ToString(m.Body))
+			if !ok {
+				b.fail(fmt.Errorf("lab: a bare message names no bare event: %.80q", aws.ToString(m.Body)))
+				return
+			}
+			b.replay(ctx, b.sc.worker, i)
 			del = append(del, sqstypes.DeleteMessageBatchRequestEntry{Id: aws.String(strconv.Itoa(j)), ReceiptHandle: m.ReceiptHandle})
 		}
 		if _, err := b.env.SQS.DeleteMessageBatch(ctx, &sqs.DeleteMessageBatchInput{QueueUrl: aws.String(b.url), Entries: del}); err == nil {
@@ -110,15 +159,14 @@ func (b *bare) consume(ctx context.Context, n int) {
 	}
 }
 
-func (b *bare) claimOne(ctx context.Context, i int) {
-	item := b.key(i)
-	item["status"] = &ddbtypes.AttributeValueMemberS{Value: "IN_PROGRESS"}
-	_, _ = b.env.DynamoDB.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(b.claims), Item: item,
-		ConditionExpression: aws.String("attribute_not_exists(pk)")})
-	_, _ = b.env.DynamoDB.UpdateItem(ctx, &dynamodb.UpdateItemInput{TableName: aws.String(b.claims), Key: b.key(i),
-		UpdateExpression: aws.String("SET #s = :c"), ConditionExpression: aws.String("#s = :p"),
-		ExpressionAttributeNames: map[string]string{"#s": "status"},
-		ExpressionAttributeValues: map[string]ddbtypes.AttributeValue{
-			":c": &ddbtypes.AttributeValueMemberS{Value: "COMPLETED"}, ":p": &ddbtypes.AttributeValueMemberS{Value: "IN_PROGRESS"},
-		}})
+// eventOf finds the bare event a message body carries.
+func (b *bare) eventOf(body string) (int, bool) {
+	prefix := eventID(b.run, 0)
+	prefix = prefix[:len(prefix)-8]
+	k := strings.Index(body, prefix)
+	if k < 0 || len(body) < k+len(prefix)+8 {
+		return 0, false
+	}
+	i, err := strconv.Atoi(body[k+len(prefix) : k+len(prefix)+8])
+	return i, err == nil
 }

@@ -61,6 +61,8 @@ type Report struct {
 	FullCeiling float64 `json:"full_ceiling"`
 	BareCeiling float64 `json:"bare_ceiling"`
 	Ratio       float64 `json:"full_over_bare"`
+	// BareReplays names the calls the bare pipeline replays per event.
+	BareReplays string `json:"bare_replays"`
 
 	Seconds  []Second  `json:"seconds"`
 	Findings []Finding `json:"findings"`

@@ -38,7 +38,9 @@ type experiment struct {
 	secret  string
 	busy    atomic.Int64 // summed worker run time, ns
 	bursts  atomic.Int64 // full-path bursts sent
-	acks    sync.Map     // message ID -> *atomic.Int64, deletes asked for it
+	// invoking counts the worker's invocations running now.
+	invoking atomic.Int64
+	acks     sync.Map // message ID -> *atomic.Int64, deletes asked for it
 }
 
 // maxInFlight bounds the webhooks in flight at once, as a provider's
@@ -94,6 +96,8 @@ func (e *experiment) setUp(ctx context.Context) error {
 		SQS: e.sys.AWS.SQS, QueueURL: url, Function: "PaymentWorkerFunction", ReportBatchItemFailures: true,
 		Concurrency: e.cfg.Concurrency, Timeout: 30 * time.Second, DropAck: e.dropAck, Logger: e.cfg.Logger,
 		Handler: func(ctx context.Context, ev events.SQSEvent) (events.SQSEventResponse, error) {
+			e.invoking.Add(1)
+			defer e.invoking.Add(-1)
 			e.obs.picked(eventIDs(ev), time.Now())
 			redelivered := 0
 			for _, r := range ev.Records {
@@ -201,14 +205,17 @@ func (e *experiment) run(ctx context.Context) (*Report, error) {
 // mirrored order gives both the same share of that drift.
 func (e *experiment) ceilings(ctx context.Context, rep *Report) error {
 	var full, bare [2]float64
-	var err error
+	sc, err := e.recordScript(ctx)
+	if err != nil {
+		return err
+	}
 	steps := []struct {
 		into *float64
 		run  func() (float64, error)
 	}{
 		{&full[0], func() (float64, error) { return e.fullCeiling(ctx) }},
-		{&bare[0], func() (float64, error) { return BareCeiling(ctx, e.sys.AWS, e.cfg.Burst) }},
-		{&bare[1], func() (float64, error) { return BareCeiling(ctx, e.sys.AWS, e.cfg.Burst) }},
+		{&bare[0], func() (float64, error) { return BareCeiling(ctx, e.sys.AWS, sc, e.cfg.Burst) }},
+		{&bare[1], func() (float64, error) { return BareCeiling(ctx, e.sys.AWS, sc, e.cfg.Burst) }},
 		{&full[1], func() (float64, error) { return e.fullCeiling(ctx) }},
 	}
 	for _, s := range steps {
@@ -217,6 +224,7 @@ func (e *experiment) ceilings(ctx context.Context, rep *Report) error {
 		}
 	}
 	rep.FullCeiling, rep.BareCeiling = (full[0]+full[1])/2, (bare[0]+bare[1])/2
+	rep.BareReplays = sc.String()
 	rep.Ratio = rep.FullCeiling / rep.BareCeiling
 	return nil
 }

@@ -42,6 +42,9 @@ func Summary(w io.Writer, r *Report) {
 		r.CostPerMillion.Total, r.CostPerMillion.APIGateway, r.CostPerMillion.Lambda, r.CostPerMillion.SQS, r.CostPerMillion.DynamoDB, r.CostPerMillion.Prices)
 	fmt.Fprintf(w, "ceilings, same run: full path %.0f events/s, bare pipeline %.0f events/s: full ÷ bare = %.2f×\n",
 		r.FullCeiling, r.BareCeiling, r.Ratio)
+	if r.BareReplays != "" {
+		fmt.Fprintf(w, "the bare pipeline replays the AWS calls of one probe event: %s\n", r.BareReplays)
+	}
 	if len(r.Findings) == 0 {
 		fmt.Fprintln(w, "what broke: nothing; every goal held")
 	}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"net/http"
 	"os"
 	"slices"
@@ -13,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
@@ -95,9 +97,14 @@ func runPaymentsE2E(b *testing.B, n int, registry bool) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	var acks atomic.Int64
+	var acks, invoking atomic.Int64
+	handle := func(ctx context.Context, ev events.SQSEvent) (events.SQSEventResponse, error) {
+		invoking.Add(1)
+		defer invoking.Add(-1)
+		return w.Handle(ctx, ev)
+	}
 	m, _ := lambdalocal.NewSQSMapping(lambdalocal.SQSMappingConfig{
-		SQS: sys.AWS.SQS, QueueURL: url, Function: "PaymentWorkerFunction", Handler: w.Handle, ReportBatchItemFailures: true,
+		SQS: sys.AWS.SQS, QueueURL: url, Function: "PaymentWorkerFunction", Handler: handle, ReportBatchItemFailures: true,
 		Concurrency: 8, Timeout: 30 * time.Second, DropAck: func(string) bool { return acks.Add(1)%500 == 0 },
 	})
 	ctx, cancel := context.WithCancel(context.Background())
@@ -118,8 +125,21 @@ func runPaymentsE2E(b *testing.B, n int, registry bool) {
 	b.StopTimer()
 	after := sys.AWS.Calls.Snapshot()
 	// The bare pipeline's ceiling, measured now on the same emulators: the
-	// full path is compared with it, never with a constant.
-	ceiling, err := lab.BareCeiling(context.Background(), sys.AWS, n)
+	// full path is compared with it, never with a constant. It replays the
+	// AWS calls of one probe webhook.
+	httpc := &http.Client{}
+	send := func(ctx context.Context, id string) error { return postPayment(httpc, sys.URL, id, 1000) }
+	settled := func(id string) bool {
+		charger.mu.Lock()
+		_, ok := charger.done[id]
+		charger.mu.Unlock()
+		return ok && invoking.Load() == 0
+	}
+	sc, err := lab.RecordScript(context.Background(), sys.AWS, send, settled)
+	if err != nil {
+		b.Fatal(err)
+	}
+	ceiling, err := lab.BareCeiling(context.Background(), sys.AWS, sc, n)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -147,7 +167,6 @@ func (c *timedCharger) last() time.Time {
 // sendPayments posts n signed webhooks from 32 goroutines and returns when
 // each was sent and when the last 200 arrived.
 func sendPayments(b *testing.B, base string, n int) (map[string]time.Time, time.Time) {
-	secret := localrun.DevSecrets[localrun.SecretVar("payments")]
 	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64}}
 	ids := make(chan int)
 	var mu sync.Mutex
@@ -157,18 +176,11 @@ func sendPayments(b *testing.B, base string, n int) (map[string]time.Time, time.
 		wg.Go(func() {
 			for i := range ids {
 				id := fmt.Sprintf("evt_bench_%06d", i)
-				body := []byte(paymentBody(id, int64(1000+(i%50)*10)))
-				h, _ := webhook.SignHeaders(webhook.SchemeStandard, []string{secret}, id, time.Now(), body)
-				req, _ := http.NewRequest(http.MethodPost, base+"/webhooks/payments", bytes.NewReader(body))
-				req.Header = h
-				req.Header.Set("Content-Type", "application/json")
 				at := time.Now()
-				resp, err := client.Do(req)
-				if err != nil || resp.StatusCode != 200 {
-					b.Errorf("webhook %s: %v %v", id, err, resp)
+				if err := postPayment(client, base, id, int64(1000+(i%50)*10)); err != nil {
+					b.Error(err)
 					continue
 				}
-				resp.Body.Close()
 				mu.Lock()
 				sent[id] = at
 				mu.Unlock()
@@ -181,6 +193,26 @@ func sendPayments(b *testing.B, base string, n int) (map[string]time.Time, time.
 	close(ids)
 	wg.Wait()
 	return sent, time.Now()
+}
+
+// postPayment sends one signed payment webhook and wants a 200.
+func postPayment(client *http.Client, base, id string, amount int64) error {
+	secret := localrun.DevSecrets[localrun.SecretVar("payments")]
+	body := []byte(paymentBody(id, amount))
+	h, _ := webhook.SignHeaders(webhook.SchemeStandard, []string{secret}, id, time.Now(), body)
+	req, _ := http.NewRequest(http.MethodPost, base+"/webhooks/payments", bytes.NewReader(body))
+	req.Header = h
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := client.Do(req)
+	if err != nil {
+		return fmt.Errorf("webhook %s: %w", id, err)
+	}
+	io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("webhook %s: status %d", id, resp.StatusCode)
+	}
+	return nil
 }
 
 func report(b *testing.B, n int, start time.Time, elapsed time.Duration, intakeDone time.Time, sent map[string]time.Time,

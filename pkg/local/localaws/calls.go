@@ -3,6 +3,7 @@ package localaws
 import (
 	"context"
 	"sync"
+	"sync/atomic"
 
 	awsmiddleware "github.com/aws/aws-sdk-go-v2/aws/middleware"
 	"github.com/aws/smithy-go/middleware"
@@ -13,6 +14,24 @@ import (
 type Calls struct {
 	mu     sync.Mutex
 	counts map[string]int64 // "DynamoDB.PutItem"
+	tap    atomic.Pointer[func(Call)]
+}
+
+// Call is one AWS call as a tap sees it: the operation, the context it
+// was made with and its input (*dynamodb.PutItemInput, ...).
+type Call struct {
+	Service, Operation string
+	Context            context.Context
+	Input              any
+}
+
+// Tap hands f every call made through the Env's clients from now until
+// stop is called, before the call is sent. f runs on the caller's
+// goroutine and must not block. One tap at a time: a second replaces the
+// first.
+func (c *Calls) Tap(f func(Call)) (stop func()) {
+	c.tap.Store(&f)
+	return func() { c.tap.CompareAndSwap(&f, nil) }
 }
 
 // Snapshot returns a copy of the counts.
@@ -48,11 +67,16 @@ func (c *Calls) add(service, op string) {
 	c.mu.Unlock()
 }
 
-// middleware counts each operation once, before retries.
+// middleware counts each operation once, before retries, and hands it
+// to the tap if there is one.
 func (c *Calls) middleware(stack *middleware.Stack) error {
 	return stack.Initialize.Add(middleware.InitializeMiddlewareFunc("hooklineCountCalls",
 		func(ctx context.Context, in middleware.InitializeInput, next middleware.InitializeHandler) (middleware.InitializeOutput, middleware.Metadata, error) {
-			c.add(awsmiddleware.GetServiceID(ctx), awsmiddleware.GetOperationName(ctx))
+			service, op := awsmiddleware.GetServiceID(ctx), awsmiddleware.GetOperationName(ctx)
+			c.add(service, op)
+			if tap := c.tap.Load(); tap != nil {
+				(*tap)(Call{Service: service, Operation: op, Context: ctx, Input: in.Parameters})
+			}
 			return next.HandleInitialize(ctx, in)
 		}), middleware.After)
 }
