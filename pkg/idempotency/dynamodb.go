@@ -84,27 +84,45 @@ const (
 	attrAttempt     = "attempt"
 )
 
-// freshCondition lets a claim write a key that has no record, or whose
-// record has passed its retention: attempt 1.
-func freshCondition(now time.Time) expression.ConditionBuilder {
-	return expression.AttributeNotExists(expression.Name(attrPK)).
-		Or(expression.Name(attrExpiresAt).LessThan(expression.Value(now.Unix())))
-}
+// The store's expressions, built once; their values are bound per call
+// (see [ddb.Template]).
+var (
+	// freshClaim lets a claim write a key that has no record, or whose
+	// record has passed its retention: attempt 1.
+	freshClaim = ddb.MustTemplate(expression.NewBuilder().WithCondition(
+		expression.AttributeNotExists(expression.Name(attrPK)).
+			Or(expression.Name(attrExpiresAt).LessThan(ddb.Slot("now_s")))))
 
-// takeoverCondition lets a claim replace exactly the stale in-progress
-// record it read (same token, same payload, window passed), carrying its
-// attempt count forward. A holder that released or was replaced since
-// fails it.
-func takeoverCondition(cur Record, payloadHash string, now time.Time) expression.ConditionBuilder {
-	return heldBy(cur.Token).
-		And(expression.Name(attrHeldUntil).LessThan(expression.Value(now.UnixMilli()))).
-		And(expression.Name(attrPayloadHash).Equal(expression.Value(payloadHash)))
-}
+	// takeoverClaim lets a claim replace exactly the stale in-progress
+	// record it read (same token, same payload, window passed), carrying
+	// its attempt count forward. A holder that released or was replaced
+	// since fails it.
+	takeoverClaim = ddb.MustTemplate(expression.NewBuilder().WithCondition(heldBy().
+		And(expression.Name(attrHeldUntil).LessThan(ddb.Slot("now_ms"))).
+		And(expression.Name(attrPayloadHash).Equal(ddb.Slot("payload_hash")))))
 
-// heldBy holds while the record is in progress under token.
-func heldBy(token string) expression.ConditionBuilder {
-	return expression.Name(attrToken).Equal(expression.Value(token)).
+	// complete and completeWithResult settle a claim; release hands it
+	// back. Each holds only while the token holds the claim.
+	complete           = heldUpdate(completion())
+	completeWithResult = heldUpdate(completion().Set(expression.Name(attrResult), ddb.Slot("result")))
+	release            = heldUpdate(expression.Set(expression.Name(attrHeldUntil), ddb.Slot("held_until")))
+)
+
+// heldBy holds while the record is in progress under the token slot.
+func heldBy() expression.ConditionBuilder {
+	return expression.Name(attrToken).Equal(ddb.Slot("token")).
 		And(expression.Name(attrStatus).Equal(expression.Value(string(StateInProgress))))
+}
+
+func completion() expression.UpdateBuilder {
+	return expression.Set(expression.Name(attrStatus), expression.Value(string(StateCompleted))).
+		Set(expression.Name(attrCompletedAt), ddb.Slot("completed_at")).
+		Set(expression.Name(attrExpiresAt), ddb.Slot("expires_at")).
+		Remove(expression.Name(attrHeldUntil))
+}
+
+func heldUpdate(upd expression.UpdateBuilder) *ddb.Template {
+	return ddb.MustTemplate(expression.NewBuilder().WithUpdate(upd).WithCondition(heldBy()))
 }
 
 // claimAttempts bounds the retries when the record that failed the
@@ -156,20 +174,20 @@ func (d *DynamoDB) Claim(ctx context.Context, rec Record, now time.Time) (Record
 // claimInput is the PutItem of a claim: fresh when no retained record was
 // read, a takeover of cur otherwise.
 func (d *DynamoDB) claimInput(rec, cur Record, exists bool, now time.Time) (*dynamodb.PutItemInput, error) {
-	cond := freshCondition(now)
+	tmpl, bind := freshClaim, map[string]any{"now_s": now.Unix()}
 	if exists && cur.Retained(now) {
-		cond = takeoverCondition(cur, rec.PayloadHash, now)
+		tmpl, bind = takeoverClaim, map[string]any{"token": cur.Token, "now_ms": now.UnixMilli(), "payload_hash": rec.PayloadHash}
 	}
-	expr, err := expression.NewBuilder().WithCondition(cond).Build()
+	values, err := tmpl.Values(bind)
 	if err != nil {
 		return nil, fmt.Errorf("idempotency: claim %s: %w", rec.Key, err)
 	}
 	return &dynamodb.PutItemInput{
 		TableName:                           d.table,
 		Item:                                marshalRecord(rec),
-		ConditionExpression:                 expr.Condition(),
-		ExpressionAttributeNames:            expr.Names(),
-		ExpressionAttributeValues:           expr.Values(),
+		ConditionExpression:                 tmpl.Condition(),
+		ExpressionAttributeNames:            tmpl.Names(),
+		ExpressionAttributeValues:           values,
 		ReturnValuesOnConditionCheckFailure: ddbtypes.ReturnValuesOnConditionCheckFailureAllOld,
 		ReturnValues:                        ddbtypes.ReturnValueAllOld,
 	}, nil
@@ -204,14 +222,11 @@ func (d *DynamoDB) blocking(ctx context.Context, key string, item map[string]ddb
 // Complete implements [Store] with one UpdateItem conditioned on the token
 // and the IN_PROGRESS status.
 func (d *DynamoDB) Complete(ctx context.Context, key, token string, result []byte, completedAt, expiresAt time.Time) (Record, error) {
-	upd := expression.Set(expression.Name(attrStatus), expression.Value(string(StateCompleted))).
-		Set(expression.Name(attrCompletedAt), expression.Value(completedAt.UnixMilli())).
-		Set(expression.Name(attrExpiresAt), expression.Value(expiresAt.Unix())).
-		Remove(expression.Name(attrHeldUntil))
+	tmpl, bind := complete, map[string]any{"token": token, "completed_at": completedAt.UnixMilli(), "expires_at": expiresAt.Unix()}
 	if len(result) > 0 {
-		upd = upd.Set(expression.Name(attrResult), expression.Value(result))
+		tmpl, bind["result"] = completeWithResult, result
 	}
-	out, err := d.update(ctx, key, upd, token, ddbtypes.ReturnValueAllNew)
+	out, err := d.update(ctx, key, tmpl, bind, ddbtypes.ReturnValueAllNew)
 	switch {
 	case ddb.ConditionFailed(err):
 		return Record{}, ErrClaimLost
@@ -224,8 +239,7 @@ func (d *DynamoDB) Complete(ctx context.Context, key, token string, result []byt
 // Release implements [Store] with one UpdateItem conditioned on the token
 // and the IN_PROGRESS status.
 func (d *DynamoDB) Release(ctx context.Context, key, token string, heldUntil time.Time) error {
-	upd := expression.Set(expression.Name(attrHeldUntil), expression.Value(heldUntil.UnixMilli()))
-	_, err := d.update(ctx, key, upd, token, ddbtypes.ReturnValueNone)
+	_, err := d.update(ctx, key, release, map[string]any{"token": token, "held_until": heldUntil.UnixMilli()}, ddbtypes.ReturnValueNone)
 	switch {
 	case ddb.ConditionFailed(err):
 		return ErrClaimLost
@@ -235,19 +249,20 @@ func (d *DynamoDB) Release(ctx context.Context, key, token string, heldUntil tim
 	return nil
 }
 
-// update applies upd to key's record while token holds it in progress.
-func (d *DynamoDB) update(ctx context.Context, key string, upd expression.UpdateBuilder, token string, ret ddbtypes.ReturnValue) (*dynamodb.UpdateItemOutput, error) {
-	expr, err := expression.NewBuilder().WithUpdate(upd).WithCondition(heldBy(token)).Build()
+// update applies tmpl, bound to bind, to key's record; every template's
+// condition holds only while the bound token holds the claim.
+func (d *DynamoDB) update(ctx context.Context, key string, tmpl *ddb.Template, bind map[string]any, ret ddbtypes.ReturnValue) (*dynamodb.UpdateItemOutput, error) {
+	values, err := tmpl.Values(bind)
 	if err != nil {
 		return nil, fmt.Errorf("idempotency: update %s: %w", key, err)
 	}
 	return d.client.UpdateItem(ctx, &dynamodb.UpdateItemInput{
 		TableName:                 d.table,
 		Key:                       keyOf(key),
-		UpdateExpression:          expr.Update(),
-		ConditionExpression:       expr.Condition(),
-		ExpressionAttributeNames:  expr.Names(),
-		ExpressionAttributeValues: expr.Values(),
+		UpdateExpression:          tmpl.Update(),
+		ConditionExpression:       tmpl.Condition(),
+		ExpressionAttributeNames:  tmpl.Names(),
+		ExpressionAttributeValues: values,
 		ReturnValues:              ret,
 	})
 }

@@ -68,15 +68,11 @@ func (s *Store) create(ctx context.Context, rec Record) (Record, bool, error) {
 	if err != nil {
 		return Record{}, false, fmt.Errorf("intake: encode record: %w", err)
 	}
-	expr, err := expression.NewBuilder().WithCondition(expression.AttributeNotExists(expression.Name("pk"))).Build()
-	if err != nil {
-		return Record{}, false, fmt.Errorf("intake: %w", err)
-	}
 	_, err = s.cfg.DynamoDB.PutItem(ctx, &dynamodb.PutItemInput{
 		TableName:                           aws.String(s.cfg.Table),
 		Item:                                item,
-		ConditionExpression:                 expr.Condition(),
-		ExpressionAttributeNames:            expr.Names(),
+		ConditionExpression:                 exprCreate.Condition(),
+		ExpressionAttributeNames:            exprCreate.Names(),
 		ReturnValuesOnConditionCheckFailure: ddbtypes.ReturnValuesOnConditionCheckFailureAllOld,
 	})
 	if err == nil {
@@ -152,11 +148,7 @@ func (s *Store) takeLease(ctx context.Context, old Record, now time.Time) (Recor
 	rec := old
 	rec.LeaseToken = newToken()
 	rec.LeaseUntil = now.Add(s.cfg.Lease).UnixMilli()
-	err := s.update(ctx, old.PK,
-		expression.Set(expression.Name("lease_token"), expression.Value(rec.LeaseToken)).
-			Set(expression.Name("lease_until"), expression.Value(rec.LeaseUntil)),
-		expression.Name("status").Equal(expression.Value(StatusReceived)).
-			And(expression.Name("lease_token").Equal(expression.Value(old.LeaseToken))))
+	err := s.update(ctx, old.PK, exprTakeLease, map[string]any{"new_token": rec.LeaseToken, "lease_until": rec.LeaseUntil, "lease_token": old.LeaseToken})
 	switch {
 	case err == nil:
 		return rec, true, nil
@@ -191,23 +183,45 @@ func (s *Store) send(ctx context.Context, rec Record, calls int) (Result, error)
 }
 
 func (s *Store) markEnqueued(ctx context.Context, rec Record, msgID string) error {
-	return s.update(context.WithoutCancel(ctx), rec.PK,
-		expression.Set(expression.Name("status"), expression.Value(StatusEnqueued)).
-			Set(expression.Name("message_id"), expression.Value(msgID)).
-			Set(expression.Name("enqueued_at"), expression.Value(formatTime(s.cfg.Now()))),
-		expression.Name("lease_token").Equal(expression.Value(rec.LeaseToken)))
+	return s.update(context.WithoutCancel(ctx), rec.PK, exprMarkEnqueued,
+		map[string]any{"message_id": msgID, "enqueued_at": formatTime(s.cfg.Now()), "lease_token": rec.LeaseToken})
 }
 
-// update applies upd to the record pk when cond holds.
-func (s *Store) update(ctx context.Context, pk string, upd expression.UpdateBuilder, cond expression.ConditionBuilder) error {
-	expr, err := expression.NewBuilder().WithUpdate(upd).WithCondition(cond).Build()
+// The store's expressions, built once; their values are bound per call
+// (see [ddb.Template]).
+var (
+	// exprCreate puts a record only if its key is new.
+	exprCreate = ddb.MustTemplate(expression.NewBuilder().WithCondition(expression.AttributeNotExists(expression.Name("pk"))))
+	// exprTakeLease takes the send lease of a received record from the
+	// holder that was read.
+	exprTakeLease = ddb.MustTemplate(expression.NewBuilder().
+			WithUpdate(expression.Set(expression.Name("lease_token"), ddb.Slot("new_token")).
+				Set(expression.Name("lease_until"), ddb.Slot("lease_until"))).
+			WithCondition(expression.Name("status").Equal(expression.Value(StatusReceived)).
+				And(expression.Name("lease_token").Equal(ddb.Slot("lease_token")))))
+	// exprMarkEnqueued records the message of the lease holder's send.
+	exprMarkEnqueued = ddb.MustTemplate(expression.NewBuilder().
+				WithUpdate(expression.Set(expression.Name("status"), expression.Value(StatusEnqueued)).
+					Set(expression.Name("message_id"), ddb.Slot("message_id")).
+					Set(expression.Name("enqueued_at"), ddb.Slot("enqueued_at"))).
+				WithCondition(expression.Name("lease_token").Equal(ddb.Slot("lease_token"))))
+	// exprReleaseLease gives up the lease of a record still received.
+	exprReleaseLease = ddb.MustTemplate(expression.NewBuilder().
+				WithUpdate(expression.Set(expression.Name("lease_until"), expression.Value(0))).
+				WithCondition(expression.Name("lease_token").Equal(ddb.Slot("lease_token")).
+					And(expression.Name("status").Equal(expression.Value(StatusReceived)))))
+)
+
+// update applies tmpl, bound to bind, to the record pk.
+func (s *Store) update(ctx context.Context, pk string, tmpl *ddb.Template, bind map[string]any) error {
+	values, err := tmpl.Values(bind)
 	if err != nil {
 		return fmt.Errorf("intake: %w", err)
 	}
 	_, err = s.cfg.DynamoDB.UpdateItem(ctx, &dynamodb.UpdateItemInput{
 		TableName: aws.String(s.cfg.Table), Key: recordKey(pk),
-		UpdateExpression: expr.Update(), ConditionExpression: expr.Condition(),
-		ExpressionAttributeNames: expr.Names(), ExpressionAttributeValues: expr.Values(),
+		UpdateExpression: tmpl.Update(), ConditionExpression: tmpl.Condition(),
+		ExpressionAttributeNames: tmpl.Names(), ExpressionAttributeValues: values,
 	})
 	return err
 }
@@ -215,10 +229,7 @@ func (s *Store) update(ctx context.Context, pk string, upd expression.UpdateBuil
 // releaseLease lets the provider's next retry send at once after a failed
 // send, instead of waiting out the lease. It is best effort.
 func (s *Store) releaseLease(ctx context.Context, rec Record) {
-	err := s.update(context.WithoutCancel(ctx), rec.PK,
-		expression.Set(expression.Name("lease_until"), expression.Value(0)),
-		expression.Name("lease_token").Equal(expression.Value(rec.LeaseToken)).
-			And(expression.Name("status").Equal(expression.Value(StatusReceived))))
+	err := s.update(context.WithoutCancel(ctx), rec.PK, exprReleaseLease, map[string]any{"lease_token": rec.LeaseToken})
 	if err != nil {
 		s.cfg.Logger.DebugContext(ctx, "release send lease", "event_id", rec.EventID, "err", err)
 	}
