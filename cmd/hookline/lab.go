@@ -32,6 +32,7 @@ type labFlags struct {
 	asJSON      bool
 	suite       bool
 	cpuProfile  string
+	memProfile  string
 }
 
 // newLabCmd runs experiments on the whole local payment pipeline.
@@ -66,6 +67,7 @@ and SVG plots there.`,
 	fl.StringVar(&f.prices, "prices", "", "a JSON price table (default: built-in, dated us-east-1 list prices)")
 	fl.BoolVar(&f.asJSON, "json", false, "print the report as JSON")
 	fl.StringVar(&f.cpuProfile, "cpuprofile", "", "write a CPU profile of the whole run (load, drain and ceilings) to this file, for go tool pprof")
+	fl.StringVar(&f.memProfile, "memprofile", "", "write a heap profile (allocations of the whole run) to this file when the run ends, for go tool pprof")
 	fl.BoolVar(&f.suite, "suite", false, "run the seed experiments back to back (idempotency off, on, and on with a 3x spike at 20s for 10s) and compare them")
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
 		cfg, err := f.config(cmd.ErrOrStderr())
@@ -78,6 +80,9 @@ and SVG plots there.`,
 				return usageErrorf("%v", err)
 			}
 			defer stop()
+		}
+		if f.memProfile != "" {
+			defer writeHeapProfile(f.memProfile)
 		}
 		if f.suite {
 			if cmd.Flags().Changed("idempotency") || cmd.Flags().Changed("spike") {
@@ -169,6 +174,19 @@ func startCPUProfile(path string) (stop func(), err error) {
 		pprof.StopCPUProfile()
 		f.Close()
 	}, nil
+}
+
+// writeHeapProfile writes the allocations so far; a failure is reported,
+// not fatal, as the run itself is done.
+func writeHeapProfile(path string) {
+	f, err := os.Create(path)
+	if err == nil {
+		err = pprof.Lookup("allocs").WriteTo(f, 0)
+		f.Close()
+	}
+	if err != nil {
+		fmt.Fprintln(stderr, "hookline lab: memprofile:", err)
+	}
 }
 
 func runLab(ctx context.Context, out io.Writer, cfg lab.Config, f labFlags) int {
