@@ -6,6 +6,7 @@ import (
 	"maps"
 	"slices"
 	"strings"
+	"time"
 )
 
 // Goals the lab checks.
@@ -64,11 +65,13 @@ func Findings(r *Report) []Finding {
 	}
 	if r.Ratio > 0 && r.Ratio < GoalRatio {
 		add(Finding{Goal: "full path ≥ 0.8× the bare pipeline", Measured: fmt.Sprintf("%.2f× (%.0f against %.0f events/s, same run)", r.Ratio, r.FullCeiling, r.BareCeiling),
-			Why: "the HTTP adapter, verification, the event-source adapter and the provider calls cost more than the AWS calls themselves", Fix: "profile the full path (hookline lab --cpuprofile FILE, then go tool pprof) and remove what is not AWS"})
+			Why: fmt.Sprintf("per event the full path takes %.2f× the bare pipeline's time: what it does besides the AWS calls (HTTP in and out, verification, the event-source adapter, the provider call, and the goroutines and garbage they make) costs that much beyond the calls themselves", 1/r.Ratio), Fix: "profile the full path (hookline lab --cpuprofile FILE, then go tool pprof) and remove what is not AWS"})
 	}
-	if r.SpikeDrainedIn == "not within the run" {
-		add(Finding{Goal: "the backlog drains within 30 s of a spike", Measured: "it had not drained when the run ended",
-			Why: fmt.Sprintf("the spike (%s) outran the workers: the oldest unsettled event reached %.1f s", r.Spike, r.MaxOldestAge), Fix: "raise the event source's concurrency"})
+	if measured, missed := spikeDrainMissed(r); missed {
+		add(Finding{Goal: "the backlog drains within 30 s of a spike", Measured: measured,
+			Why: fmt.Sprintf("the spike (%s, %.0f webhooks/s) outran the workers: the oldest unsettled event reached %.1f s, and after it the workers had only what %.0f/s left of the full path's ceiling (%.0f/s) to drain with",
+				r.Spike, r.PeakRate, r.MaxOldestAge, r.Rate, r.FullCeiling),
+			Fix: "more capacity than the offered rate: more cores, or fewer AWS calls per event"})
 	}
 	return out
 }
@@ -77,12 +80,28 @@ func Findings(r *Report) []Finding {
 // run queues whenever the cores are briefly busier.
 const nearCeiling = 0.7
 
+// spikeDrainMissed says how long a spike's backlog took, and whether that
+// missed the goal.
+func spikeDrainMissed(r *Report) (string, bool) {
+	if r.SpikeDrainedIn == "" {
+		return "", false
+	}
+	d, err := time.ParseDuration(r.SpikeDrainedIn)
+	if err != nil {
+		return "it had not drained when the run ended", true
+	}
+	return fmt.Sprintf("it drained %s after the spike", r.SpikeDrainedIn), d.Seconds() > GoalDrain
+}
+
 func whyLatency(r *Report) string {
 	var why []string
 	if st, ok := slowest(r.Stages); ok {
 		why = append(why, fmt.Sprintf("the slowest leg was %s, p99 %.0f ms", st.Name, st.P99))
 	}
-	if load := r.Rate / r.FullCeiling; r.FullCeiling > 0 && load > nearCeiling {
+	if load := r.PeakRate / r.FullCeiling; r.FullCeiling > 0 && load > 1 {
+		why = append(why, fmt.Sprintf("at its peak the offered %.0f webhooks/s was %.0f%% of the full path's ceiling (%.0f/s): the excess queued",
+			r.PeakRate, 100*load, r.FullCeiling))
+	} else if load := r.Rate / r.FullCeiling; r.FullCeiling > 0 && load > nearCeiling {
 		why = append(why, fmt.Sprintf("%.0f webhooks/s is %.0f%% of the full path's ceiling (%.0f/s), so arrivals queue whenever the cores are busier for a moment",
 			r.Rate, 100*load, r.FullCeiling))
 	}
@@ -97,7 +116,7 @@ func whyLatency(r *Report) string {
 }
 
 func fixLatency(r *Report) string {
-	if r.FullCeiling > 0 && r.Rate/r.FullCeiling > nearCeiling {
+	if r.FullCeiling > 0 && (r.Rate/r.FullCeiling > nearCeiling || r.PeakRate > r.FullCeiling) {
 		return "run on more cores or lower --rate: locally the emulators, the provider and the sender share the machine with the functions, while on AWS each function has its own CPU; find the slow leg with --cpuprofile"
 	}
 	return "raise the event source's concurrency (or batch size); find the slow leg with --cpuprofile"

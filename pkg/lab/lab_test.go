@@ -156,3 +156,27 @@ func finding(r *lab.Report, goal string) (lab.Finding, bool) {
 	}
 	return lab.Finding{}, false
 }
+
+// TestSpikeFindings: a spike past the ceiling is named as the cause of the
+// latency, and a backlog that took longer than the goal to drain is a
+// finding even when it drained within the run.
+func TestSpikeFindings(t *testing.T) {
+	r := &lab.Report{Rate: 500, PeakRate: 1500, Spike: "3x@20s+10s", Success: 1, P50: 6800, P99: 14000,
+		FullCeiling: 692, BareCeiling: 800, Ratio: 0.87, SpikeDrainedIn: "32s", MaxOldestAge: 14.5}
+	lat, ok := finding(r, "p99 webhook → charge ≤ 250 ms")
+	if !ok || !strings.Contains(lat.Why, "the offered 1500 webhooks/s was 217% of the full path's ceiling (692/s)") {
+		t.Errorf("latency finding %+v: want the spike's rate against the ceiling", lat)
+	}
+	drain, ok := finding(r, "the backlog drains within 30 s of a spike")
+	if !ok || drain.Measured != "it drained 32s after the spike" {
+		t.Errorf("drain finding %+v, %v: want 32 s named", drain, ok)
+	}
+	r.SpikeDrainedIn = "29s"
+	if f, ok := finding(r, "the backlog drains within 30 s of a spike"); ok {
+		t.Errorf("a 29 s drain is within the goal: %+v", f)
+	}
+	r.SpikeDrainedIn = "not within the run"
+	if f, ok := finding(r, "the backlog drains within 30 s of a spike"); !ok || f.Measured != "it had not drained when the run ended" {
+		t.Errorf("undrained: %+v", f)
+	}
+}
