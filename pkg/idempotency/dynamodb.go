@@ -98,8 +98,8 @@ var (
 	// its attempt count forward. A holder that released or was replaced
 	// since fails it.
 	takeoverClaim = ddb.MustTemplate(expression.NewBuilder().WithCondition(heldBy().
-		And(expression.Name(attrHeldUntil).LessThan(ddb.Slot("now_ms"))).
-		And(expression.Name(attrPayloadHash).Equal(ddb.Slot("payload_hash")))))
+			And(expression.Name(attrHeldUntil).LessThan(ddb.Slot("now_ms"))).
+			And(expression.Name(attrPayloadHash).Equal(ddb.Slot("payload_hash")))))
 
 	// complete and completeWithResult settle a claim; release hands it
 	// back. Each holds only while the token holds the claim.

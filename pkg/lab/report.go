@@ -11,10 +11,10 @@ import (
 
 // Report is what one experiment measured.
 type Report struct {
-	Name        string  `json:"name"`
-	Rate        float64 `json:"rate"`
+	Name string  `json:"name"`
+	Rate float64 `json:"rate"`
 	// PeakRate is the offered rate at its highest: Rate, or the spike's.
-	PeakRate float64 `json:"peak_rate"`
+	PeakRate    float64 `json:"peak_rate"`
 	Duration    string  `json:"duration"`
 	LostAcks    float64 `json:"lost_acks"`
 	Idempotency bool    `json:"idempotency"`
