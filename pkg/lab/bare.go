@@ -26,13 +26,14 @@ import (
 // receiver's calls for one event at a time into a queue of the bare
 // pipeline's own; four pollers receive batches of 10, replay the worker's
 // calls for each message and delete in batches. It is timed from the first
-// intake to the last delete.
+// intake to the last delete; each event's inputs are made before.
 func BareCeiling(ctx context.Context, env *localaws.Env, sc Script, n int) (float64, error) {
 	q, err := env.SQS.CreateQueue(ctx, &sqs.CreateQueueInput{QueueName: aws.String("lab-bare-" + newRun())})
 	if err != nil {
 		return 0, fmt.Errorf("lab: bare queue: %w", err)
 	}
 	b := &bare{env: env, sc: sc, url: aws.ToString(q.QueueUrl), run: newRun()}
+	b.prepare(n)
 	start := time.Now()
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Minute)
 	defer cancel()
@@ -52,20 +53,35 @@ func BareCeiling(ctx context.Context, env *localaws.Env, sc Script, n int) (floa
 }
 
 type bare struct {
-	env  *localaws.Env
-	sc   Script
-	url  string
-	run  string
-	done atomic.Int64
-	mu   sync.Mutex
-	err  error // the first replayed call that failed
+	env            *localaws.Env
+	sc             Script
+	url            string
+	run            string
+	intake, worker [][]any // each event's inputs, made before the clock starts
+	done           atomic.Int64
+	mu             sync.Mutex
+	err            error // the first replayed call that failed
 }
 
-// replay makes the calls of one side of the script for event i.
-func (b *bare) replay(ctx context.Context, calls []any, i int) {
-	r := strings.NewReplacer(b.sc.id, eventID(b.run, i))
+// prepare makes each event's inputs from the script's, so that the
+// timed run makes AWS calls and nothing else.
+func (b *bare) prepare(n int) {
+	b.intake, b.worker = make([][]any, n), make([][]any, n)
+	for i := range n {
+		r := strings.NewReplacer(b.sc.id, eventID(b.run, i))
+		for _, in := range b.sc.intake {
+			b.intake[i] = append(b.intake[i], rewrite(in, r))
+		}
+		for _, in := range b.sc.worker {
+			b.worker[i] = append(b.worker[i], rewrite(in, r))
+		}
+	}
+}
+
+// replay makes the calls of one side of one event.
+func (b *bare) replay(ctx context.Context, calls []any) {
 	for _, in := range calls {
-		if err := b.call(ctx, rewrite(in, r)); err != nil {
+		if err := b.call(ctx, in); err != nil {
 			b.fail(err)
 			return
 		}
@@ -121,7 +137,7 @@ func (b *bare) produce(ctx context.Context, n int) {
 	for range 32 {
 		wg.Go(func() {
 			for i := range ids {
-				b.replay(ctx, b.sc.intake, i)
+				b.replay(ctx, b.intake[i])
 			}
 		})
 	}
@@ -146,11 +162,11 @@ func (b *bare) consume(ctx context.Context, n int) {
 		var del []sqstypes.DeleteMessageBatchRequestEntry
 		for j, m := range out.Messages {
 			i, ok := b.eventOf(aws.ToString(m.Body))
-			if !ok {
+			if !ok || i >= len(b.worker) {
 				b.fail(fmt.Errorf("lab: a bare message names no bare event: %.80q", aws.ToString(m.Body)))
 				return
 			}
-			b.replay(ctx, b.sc.worker, i)
+			b.replay(ctx, b.worker[i])
 			del = append(del, sqstypes.DeleteMessageBatchRequestEntry{Id: aws.String(strconv.Itoa(j)), ReceiptHandle: m.ReceiptHandle})
 		}
 		if _, err := b.env.SQS.DeleteMessageBatch(ctx, &sqs.DeleteMessageBatchInput{QueueUrl: aws.String(b.url), Entries: del}); err == nil {
