@@ -14,17 +14,24 @@ func HandleBatch(ctx context.Context, ev events.SQSEvent, concurrency int, proce
 	var mu sync.Mutex
 	var resp events.SQSEventResponse
 	sem := make(chan struct{}, max(concurrency, 1))
+	one := func(rec events.SQSMessage) {
+		defer func() { <-sem }()
+		if !process(ctx, rec) {
+			mu.Lock()
+			resp.BatchItemFailures = append(resp.BatchItemFailures, events.SQSBatchItemFailure{ItemIdentifier: rec.MessageId})
+			mu.Unlock()
+		}
+	}
 	var wg sync.WaitGroup
-	for _, rec := range ev.Records {
+	for i, rec := range ev.Records {
 		sem <- struct{}{}
-		wg.Go(func() {
-			defer func() { <-sem }()
-			if !process(ctx, rec) {
-				mu.Lock()
-				resp.BatchItemFailures = append(resp.BatchItemFailures, events.SQSBatchItemFailure{ItemIdentifier: rec.MessageId})
-				mu.Unlock()
-			}
-		})
+		if i == len(ev.Records)-1 {
+			// The last record runs on the caller's goroutine, whose stack
+			// has grown already: a batch of one starts no goroutine.
+			one(rec)
+			continue
+		}
+		wg.Go(func() { one(rec) })
 	}
 	wg.Wait()
 	return resp
