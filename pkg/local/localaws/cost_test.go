@@ -70,18 +70,24 @@ func TestTransactionCostDoesNotGrowWithTableSize(t *testing.T) {
 	if localaws.External() {
 		t.Skip("measures the embedded emulator")
 	}
-	// Given the transaction rate on a nearly empty table
-	env := localaws.StartForTest(t)
-	table := env.TableName("LedgerTable")
-	small := txRate(t, env, table, "small", 2000)
+	// Given a nearly empty table and one holding 20,000 items, each in an
+	// emulator of its own
+	smallEnv, largeEnv := localaws.StartForTest(t), localaws.StartForTest(t)
+	table := smallEnv.TableName("LedgerTable")
+	fill(t, largeEnv, largeEnv.TableName("LedgerTable"), 20_000)
 
-	// When the table holds 20,000 more items
-	fill(t, env, table, 20_000)
-	large := txRate(t, env, table, "large", 2000)
+	// When transactions run on each in turn, three rounds (the best round
+	// of each is compared, so that a neighbour's burst of CPU during one
+	// round does not decide the outcome)
+	var small, large float64
+	for r := range 3 {
+		small = max(small, txRate(t, smallEnv, table, fmt.Sprintf("small%d", r), 700))
+		large = max(large, txRate(t, largeEnv, largeEnv.TableName("LedgerTable"), fmt.Sprintf("large%d", r), 700))
+	}
 
-	// Then transactions run at about the same rate (a cost that grew with
-	// the table would fall by an order of magnitude here)
-	t.Logf("transactions/s: %.0f with ~2,000 items, %.0f with ~22,000 (ratio %.2f)", small, large, large/small)
+	// Then they run at about the same rate (a cost that grew with the
+	// table would fall by an order of magnitude here)
+	t.Logf("transactions/s, best of 3 rounds: %.0f with up to ~2,000 items, %.0f with ~22,000 (ratio %.2f)", small, large, large/small)
 	if large < 0.5*small {
 		t.Fatalf("rate fell from %.0f/s to %.0f/s as the table grew", small, large)
 	}
