@@ -13,11 +13,16 @@
 // they come to in a day at the measured rate), AWS calls per event and the
 // cost of a million events from a dated price table.
 //
+// It also splits webhook -> charge into legs (sender, receiver, to the
+// worker, worker: [Stage]) and reports the Go runtime's collector share
+// and live heap ([Runtime]), since everything local shares one process.
+//
 // In the same run and on the same emulators it measures two ceilings: the
 // full path saturated (a burst from 32 connections) and a bare pipeline
-// that makes the same DynamoDB and SQS calls with no HTTP, adapters or
-// provider. Full ÷ bare is the headline ratio; no figure is divided by a
-// constant.
+// that replays the AWS calls the functions made for one probe webhook
+// ([RecordScript], [BareCeiling]): the same requests with no HTTP,
+// adapters, provider or function code. Full ÷ bare is the headline ratio;
+// no figure is divided by a constant.
 //
 // [Findings] names each goal a run missed, with the figure, why it broke
 // and the fix; [WriteReport] writes report.md, report.json and SVG plots.
