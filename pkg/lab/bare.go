@@ -24,10 +24,12 @@ import (
 // expressions, with no HTTP, no Lambda adapters, no provider and none of
 // the functions' code. Intake is 32 goroutines, each replaying the
 // receiver's calls for one event at a time into a queue of the bare
-// pipeline's own; four pollers receive batches of 10, replay the worker's
-// calls for each message and delete in batches. It is timed from the first
+// pipeline's own, as the full path's 32 connections send; pollers (as many
+// as the full path's event source has) receive batches of 10, replay the
+// worker's calls for a batch's messages at once, as the worker handles a
+// batch's records, and delete in batches. It is timed from the first
 // intake to the last delete; each event's inputs are made before.
-func BareCeiling(ctx context.Context, env *localaws.Env, sc Script, n int) (float64, error) {
+func BareCeiling(ctx context.Context, env *localaws.Env, sc Script, n, pollers int) (float64, error) {
 	q, err := env.SQS.CreateQueue(ctx, &sqs.CreateQueueInput{QueueName: aws.String("lab-bare-" + newRun())})
 	if err != nil {
 		return 0, fmt.Errorf("lab: bare queue: %w", err)
@@ -38,7 +40,7 @@ func BareCeiling(ctx context.Context, env *localaws.Env, sc Script, n int) (floa
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Minute)
 	defer cancel()
 	var wg sync.WaitGroup
-	for range 4 {
+	for range max(pollers, 1) {
 		wg.Go(func() { b.consume(ctx, n) })
 	}
 	b.produce(ctx, n)
@@ -160,15 +162,17 @@ func (b *bare) consume(ctx context.Context, n int) {
 			continue
 		}
 		var del []sqstypes.DeleteMessageBatchRequestEntry
+		var batch sync.WaitGroup
 		for j, m := range out.Messages {
 			i, ok := b.eventOf(aws.ToString(m.Body))
 			if !ok || i >= len(b.worker) {
 				b.fail(fmt.Errorf("lab: a bare message names no bare event: %.80q", aws.ToString(m.Body)))
 				return
 			}
-			b.replay(ctx, b.worker[i])
+			batch.Go(func() { b.replay(ctx, b.worker[i]) })
 			del = append(del, sqstypes.DeleteMessageBatchRequestEntry{Id: aws.String(strconv.Itoa(j)), ReceiptHandle: m.ReceiptHandle})
 		}
+		batch.Wait()
 		if _, err := b.env.SQS.DeleteMessageBatch(ctx, &sqs.DeleteMessageBatchInput{QueueUrl: aws.String(b.url), Entries: del}); err == nil {
 			b.done.Add(int64(len(del)))
 		}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/hookline/hookline/pkg/local/providersim"
+	"github.com/hookline/hookline/pkg/paymentworker"
 )
 
 // ErrInvalidConfig reports a [Config] or spike that cannot work.
@@ -45,7 +46,9 @@ type Config struct {
 	// Default 3000.
 	Burst int
 	// Drain bounds the wait for the backlog after the load ends. Default
-	// 30s.
+	// 30s; with provider faults, 30s more than the worker's settle time
+	// (its settle horizon and clock skew), since an ambiguous charge is
+	// retried only after it.
 	Drain time.Duration
 	// Concurrency is the number of pollers of the payments queue (the
 	// event source's concurrency). Default 8.
@@ -109,6 +112,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.Drain == 0 {
 		c.Drain = 30 * time.Second
+		if c.FaultRate > 0 {
+			c.Drain += paymentworker.DefaultHorizon + paymentworker.DefaultClockSkew
+		}
 	}
 	if c.Concurrency == 0 {
 		c.Concurrency = 8

@@ -180,3 +180,37 @@ func TestSpikeFindings(t *testing.T) {
 		t.Errorf("undrained: %+v", f)
 	}
 }
+
+// TestCeilingsAreThroughputNotRecovery: the ceilings measure how fast the
+// path goes, whatever the paced run left behind, and the bare pipeline is
+// never the slower for the way it waits.
+func TestCeilingsAreThroughputNotRecovery(t *testing.T) {
+	t.Run("stragglers of a faulted run", func(t *testing.T) {
+		// Given a run where every charge call fails in a hostile way and
+		// the drain gives up long before the ambiguous charges settle
+		rep, err := lab.Run(context.Background(), lab.Config{Name: "faults", Rate: 30, Duration: 2 * time.Second, FaultRate: 1,
+			Drain: time.Second, Idempotency: true, Seed: 3, Burst: 200})
+		if err != nil {
+			t.Fatal(err)
+		}
+		// Then the full path's ceiling is still a rate, not the time the
+		// stragglers took to settle (30 s and more)
+		if rep.Lost == 0 || rep.FullCeiling < 0.2*rep.BareCeiling {
+			t.Fatalf("lost %d (want stragglers); ceilings full %.0f/s, bare %.0f/s", rep.Lost, rep.FullCeiling, rep.BareCeiling)
+		}
+	})
+	t.Run("AWS latency", func(t *testing.T) {
+		// Given 5 ms on every AWS call, where a pipeline that works through
+		// a batch one message at a time is bound by its waits
+		rep, err := lab.Run(context.Background(), lab.Config{Name: "latency", Rate: 30, Duration: time.Second, AWSLatency: 5 * time.Millisecond,
+			Idempotency: true, Seed: 3, Burst: 400})
+		if err != nil {
+			t.Fatal(err)
+		}
+		// Then the bare pipeline, doing less, is not far slower than the
+		// full path (it measured 232/s against 509/s when it was)
+		if rep.Ratio > 1.5 {
+			t.Fatalf("full %.0f/s ÷ bare %.0f/s = %.2f: the bare pipeline waits where the full path does not", rep.FullCeiling, rep.BareCeiling, rep.Ratio)
+		}
+	})
+}

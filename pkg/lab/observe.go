@@ -151,6 +151,20 @@ func (o *observer) open() int {
 	return len(o.unsettled)
 }
 
+// openOf counts the events of ids that were accepted and are not settled
+// yet.
+func (o *observer) openOf(ids []string) int {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	n := 0
+	for _, id := range ids {
+		if _, open := o.unsettled[id]; open {
+			n++
+		}
+	}
+	return n
+}
+
 // series finishes the per-second latencies and returns a copy.
 func (o *observer) series() []Second {
 	o.mu.Lock()

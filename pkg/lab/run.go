@@ -204,6 +204,9 @@ func (e *experiment) run(ctx context.Context) (*Report, error) {
 // its items in the tables, and the process gets slower as they grow; the
 // mirrored order gives both the same share of that drift.
 func (e *experiment) ceilings(ctx context.Context, rep *Report) error {
+	// The ceilings are throughput of the path as written: the bare
+	// pipeline has no provider to fail, so neither has the full path here.
+	e.sys.Sim.Faults.SetFaultFunc(nil)
 	var full, bare [2]float64
 	sc, err := e.recordScript(ctx)
 	if err != nil {
@@ -214,8 +217,8 @@ func (e *experiment) ceilings(ctx context.Context, rep *Report) error {
 		run  func() (float64, error)
 	}{
 		{&full[0], func() (float64, error) { return e.fullCeiling(ctx) }},
-		{&bare[0], func() (float64, error) { return BareCeiling(ctx, e.sys.AWS, sc, e.cfg.Burst) }},
-		{&bare[1], func() (float64, error) { return BareCeiling(ctx, e.sys.AWS, sc, e.cfg.Burst) }},
+		{&bare[0], func() (float64, error) { return BareCeiling(ctx, e.sys.AWS, sc, e.cfg.Burst, e.cfg.Concurrency) }},
+		{&bare[1], func() (float64, error) { return BareCeiling(ctx, e.sys.AWS, sc, e.cfg.Burst, e.cfg.Concurrency) }},
 		{&full[1], func() (float64, error) { return e.fullCeiling(ctx) }},
 	}
 	for _, s := range steps {

@@ -50,18 +50,21 @@ func eventID(run string, i int) string { return fmt.Sprintf("evt_%s_%08d", run, 
 // newRun returns a run tag for eventID.
 func newRun() string { return fmt.Sprintf("%06x", rand.Uint32()&0xffffff) }
 
-// RecordScript sends one probe webhook through the quiet full path with
+// RecordScript sends one probe webhook through the full path with
 // send, waits until settled says the worker's invocation for it has
 // returned (not merely charged: the worker completes its claim after), and
 // returns
-// the AWS calls the functions made for it. Calls made outside a function
-// (the event source's receives and deletes) are not part of it.
+// the AWS calls the functions made for it: those that name the probe's
+// event ID (every key and message of an event does). Calls made outside a
+// function (the event source's receives and deletes) are not part of it.
 func RecordScript(ctx context.Context, env *localaws.Env, send func(ctx context.Context, id string) error, settled func(id string) bool) (Script, error) {
 	sc := Script{id: eventID(newRun(), 0)}
 	var mu sync.Mutex
 	stop := env.Calls.Tap(func(c localaws.Call) {
 		lc, ok := lambdacontext.FromContext(c.Context)
-		if !ok {
+		if !ok || !mentions(reflect.ValueOf(c.Input), sc.id) {
+			// The event source's receives and deletes; other events'
+			// calls, such as retries of the paced run's stragglers.
 			return
 		}
 		mu.Lock()
@@ -106,6 +109,39 @@ func (e *experiment) recordScript(ctx context.Context) (Script, error) {
 		return e.obs.settledLocked(id) && e.invoking.Load() == 0
 	}
 	return RecordScript(ctx, e.sys.AWS, send, settled)
+}
+
+// mentions reports whether s occurs in any exported string or byte slice
+// reachable from v.
+func mentions(v reflect.Value, s string) bool {
+	switch v.Kind() {
+	case reflect.Pointer, reflect.Interface:
+		return !v.IsNil() && mentions(v.Elem(), s)
+	case reflect.Struct:
+		for i := range v.NumField() {
+			if v.Type().Field(i).IsExported() && mentions(v.Field(i), s) {
+				return true
+			}
+		}
+	case reflect.Map:
+		for it := v.MapRange(); it.Next(); {
+			if mentions(it.Key(), s) || mentions(it.Value(), s) {
+				return true
+			}
+		}
+	case reflect.Slice, reflect.Array:
+		if v.Type().Elem().Kind() == reflect.Uint8 && v.Kind() == reflect.Slice {
+			return strings.Contains(string(v.Bytes()), s)
+		}
+		for i := range v.Len() {
+			if mentions(v.Index(i), s) {
+				return true
+			}
+		}
+	case reflect.String:
+		return strings.Contains(v.String(), s)
+	}
+	return false
 }
 
 // rewrite returns a deep copy of v with every string passed through r:

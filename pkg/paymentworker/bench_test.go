@@ -139,7 +139,7 @@ func runPaymentsE2E(b *testing.B, n int, registry bool) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	ceiling, err := lab.BareCeiling(context.Background(), sys.AWS, sc, n)
+	ceiling, err := lab.BareCeiling(context.Background(), sys.AWS, sc, n, 8)
 	if err != nil {
 		b.Fatal(err)
 	}
