@@ -55,9 +55,9 @@ func Findings(r *Report) []Finding {
 			Why: "the backlog did not settle within the drain window", Fix: "run longer, or raise the worker's concurrency"})
 	}
 	if r.Success < GoalSuccess {
-		add(Finding{Goal: "success ≥ 99%", Measured: fmt.Sprintf("%.2f%% (%d of %d offered charged; %d rejected at intake, %d declined, %d dead-lettered, %d pending)",
+		add(Finding{Goal: "success ≥ 99%", Measured: fmt.Sprintf("%.2f%% (%d of %d offered charged; %d not accepted, %d declined, %d dead-lettered, %d pending)",
 			100*r.Success, r.Charged, r.Offered, r.Offered-r.Accepted, r.Declined, r.DeadLettered, r.Lost),
-			Why: whySuccess(r), Fix: "look at the DLQ reasons (hookline dlq peek payments-dlq) and the intake's 503s"})
+			Why: whySuccess(r), Fix: fixSuccess(r)})
 	}
 	if r.P99 > GoalP99 {
 		add(Finding{Goal: "p99 webhook → charge ≤ 250 ms", Measured: fmt.Sprintf("p99 %.0f ms (p50 %.0f ms); queue depth reached %d, the oldest unsettled event %.1f s", r.P99, r.P50, r.MaxQueueDepth, r.MaxOldestAge),
@@ -120,6 +120,17 @@ func fixLatency(r *Report) string {
 		return "run on more cores or lower --rate: locally the emulators, the provider and the sender share the machine with the functions, while on AWS each function has its own CPU; find the slow leg with --cpuprofile"
 	}
 	return "raise the event source's concurrency (or batch size); find the slow leg with --cpuprofile"
+}
+
+// fixSuccess advises by why webhooks were not charged: a saturated sender
+// means the intake answered too slowly for the offered rate, not that it
+// refused anything.
+func fixSuccess(r *Report) string {
+	unsent := r.NotAccepted[RefusedUnsent]
+	if unsent > 0 && unsent == r.Offered-r.Accepted && r.DeadLettered == 0 && r.Lost == 0 {
+		return "the intake answered too slowly for the offered rate, so the sender's connections were all waiting (see the receiver leg); more capacity than the peak rate, or a sender that retries later, as providers do"
+	}
+	return "look at the DLQ reasons (hookline dlq peek payments-dlq) and the intake's 503s"
 }
 
 func whySuccess(r *Report) string {

@@ -111,6 +111,12 @@ func TestFindingsSayWhyWebhooksWereNotAccepted(t *testing.T) {
 	if got != want {
 		t.Fatalf("why: %q, want %q", got, want)
 	}
+	// Webhooks only left unsent blame the intake's pace, not refusals.
+	r.NotAccepted = map[string]int{lab.RefusedUnsent: 30}
+	f, ok := finding(r, "success ≥ 99%")
+	if !ok || !strings.HasPrefix(f.Fix, "the intake answered too slowly") || !strings.Contains(f.Measured, "30 not accepted") {
+		t.Fatalf("unsent only: %+v", f)
+	}
 }
 
 // TestLatencyFindingNamesItsCauses: a p99 over the goal names the slowest
