@@ -139,6 +139,13 @@ func (o *observer) sample(depth int) {
 	s.OldestAge = now.Sub(oldest).Seconds()
 }
 
+// settled reports whether id was charged, declined or dead-lettered.
+func (o *observer) settled(id string) bool {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.settledLocked(id)
+}
+
 func (o *observer) settledLocked(id string) bool {
 	_, charged := o.charged[id]
 	return charged || o.declined[id] || o.dead[id] != ""

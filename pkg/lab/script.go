@@ -103,11 +103,7 @@ func (e *experiment) recordScript(ctx context.Context) (Script, error) {
 		}
 		return nil
 	}
-	settled := func(id string) bool {
-		e.obs.mu.Lock()
-		defer e.obs.mu.Unlock()
-		return e.obs.settledLocked(id) && e.invoking.Load() == 0
-	}
+	settled := func(id string) bool { return e.obs.settled(id) && e.invoking.Load() == 0 }
 	return RecordScript(ctx, e.sys.AWS, send, settled)
 }
 
