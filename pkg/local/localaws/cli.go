@@ -61,6 +61,7 @@ func (d *dynamoFront) cli(op string, body []byte) (int, []byte) {
 			delete(m.ttl, in.TableName)
 			m.mu.Unlock()
 			d.forgetTable(in.TableName)
+			d.dropTable(in.TableName)
 		}
 		return status, out
 	case "DescribeTable":

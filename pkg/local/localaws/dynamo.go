@@ -46,6 +46,8 @@ type dynamoFront struct {
 	locks [lockStripes]sync.RWMutex
 
 	meta tableMeta // what minidyn does not keep (cli.go)
+
+	spill spill // items moved out of minidyn (spill.go)
 }
 
 // lockStripes is the number of item locks. Two items share a lock only by
@@ -55,8 +57,10 @@ const lockStripes = 1024
 
 const targetPrefix = "DynamoDB_20120810."
 
-func newDynamoFront() *dynamoFront {
-	d := &dynamoFront{infos: map[string]*tableInfo{}}
+// newDynamoFront returns an empty DynamoDB that keeps hotItems items in
+// minidyn (0: DefaultHotItems; < 0: all of them).
+func newDynamoFront(hotItems int) *dynamoFront {
+	d := &dynamoFront{infos: map[string]*tableInfo{}, spill: newSpill(hotItems)}
 	for s := range d.engines {
 		d.engines[s] = newEngine()
 	}
@@ -84,6 +88,10 @@ func (d *dynamoFront) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 func (d *dynamoFront) serve(op string, body []byte) (int, []byte) {
+	switch op {
+	case "TransactWriteItems", "PutItem", "UpdateItem", "DeleteItem", "BatchWriteItem":
+		defer d.trim()
+	}
 	switch op {
 	case "TransactWriteItems":
 		return d.transactWrite(body)
@@ -257,7 +265,14 @@ func itemOp[In, Out any](d *dynamoFront, body []byte, exclusive bool, target fun
 	phys := physical(logical, shard)
 	*table = aws.String(phys)
 	defer d.lock([]itemID{id}, exclusive)()
+	ref := itemRef{id, shard, key}
+	if err := d.warm(ref); err != nil {
+		return apiError(http.StatusInternalServerError, "InternalServerError", err.Error())
+	}
 	out, err := run(d.client(shard), context.Background(), in)
+	if exclusive {
+		d.touch(ref)
+	}
 	if err != nil {
 		status, b := wireError(err)
 		return status, renameResponse(b, phys, logical)
@@ -283,6 +298,11 @@ func (d *dynamoFront) putItem(body []byte) (int, []byte) {
 	allOld := in.ReturnValues == ddbtypes.ReturnValueAllOld
 	in.ReturnValues = ""
 	defer d.lock([]itemID{id}, true)()
+	ref := itemRef{id, shard, key}
+	if err := d.warm(ref); err != nil {
+		return apiError(http.StatusInternalServerError, "InternalServerError", err.Error())
+	}
+	defer d.touch(ref)
 	var old item
 	if allOld {
 		if old, err = d.engines[shard].get(phys, key); err != nil {

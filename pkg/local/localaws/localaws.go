@@ -34,7 +34,12 @@ type Options struct {
 	// model real DynamoDB and SQS round trips. Zero reads
 	// HOOKLINE_LOCAL_AWS_LATENCY (a Go duration, e.g. "5ms").
 	Latency time.Duration
-	Logger  *slog.Logger
+	// HotItems is how many items the embedded DynamoDB keeps in its
+	// engine before it moves the least recently written out to compact
+	// storage, from which their next use brings them back (0:
+	// DefaultHotItems; negative: it keeps every item in its engine).
+	HotItems int
+	Logger   *slog.Logger
 }
 
 // Env is a running local AWS with every template resource created.
@@ -94,7 +99,7 @@ func Start(ctx context.Context, opts Options) (_ *Env, err error) {
 func (e *Env) startEmulators(ctx context.Context, opts Options) error {
 	e.DynamoEndpoint = externalEndpoint("AWS_ENDPOINT_URL_DYNAMODB")
 	if e.DynamoEndpoint == "" {
-		url, h, closeFn, err := startDynamo(opts.DynamoDBPort, opts.Latency)
+		url, h, closeFn, err := startDynamo(opts.DynamoDBPort, opts.Latency, opts.HotItems)
 		if err != nil {
 			return err
 		}
@@ -139,12 +144,12 @@ func External() bool {
 
 // startDynamo serves the embedded DynamoDB on a loopback port and returns
 // its URL and its handler, which the harness's own client calls in-process.
-func startDynamo(port int, latency time.Duration) (string, http.Handler, func() error, error) {
+func startDynamo(port int, latency time.Duration, hotItems int) (string, http.Handler, func() error, error) {
 	ln, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", port))
 	if err != nil {
 		return "", nil, nil, fmt.Errorf("localaws: dynamodb listen: %w", err)
 	}
-	h := withLatency(newDynamoFront(), latency)
+	h := withLatency(newDynamoFront(hotItems), latency)
 	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
 	go srv.Serve(ln)
 	closeFn := func() error {

@@ -226,6 +226,9 @@ func (d *dynamoFront) scanShards(table string, body []byte, countOnly bool) (int
 	if err := json.Unmarshal(body, &in); err != nil {
 		return apiError(http.StatusBadRequest, "SerializationException", err.Error())
 	}
+	if err := d.pin(table); err != nil {
+		return apiError(http.StatusInternalServerError, "InternalServerError", err.Error())
+	}
 	st := scanState{}
 	if in.ExclusiveStartKey != nil && !decodeCursor(in.ExclusiveStartKey, &st) {
 		return apiError(http.StatusBadRequest, "ValidationException", "The provided starting key is invalid")
@@ -300,6 +303,9 @@ func (d *dynamoFront) query(body []byte) (int, []byte) {
 	ti, err := d.info(in.TableName)
 	if err != nil {
 		return apiError(http.StatusBadRequest, "ResourceNotFoundException", "Requested resource not found")
+	}
+	if err := d.pin(in.TableName); err != nil {
+		return apiError(http.StatusInternalServerError, "InternalServerError", err.Error())
 	}
 	if in.IndexName == "" {
 		var pkValue json.RawMessage
@@ -478,6 +484,7 @@ func (d *dynamoFront) batchWrite(body []byte) (int, []byte) {
 	var req [tableShards]map[string][]server.WriteRequest
 	logical := map[string]string{}
 	var ids []itemID
+	var refs []itemRef
 	for table, writes := range in.RequestItems {
 		for _, w := range writes {
 			var attrs item
@@ -489,7 +496,7 @@ func (d *dynamoFront) batchWrite(body []byte) (int, []byte) {
 			default:
 				return apiError(http.StatusBadRequest, "ValidationException", "A write request needs a PutRequest or a DeleteRequest")
 			}
-			id, shard, _, err := d.locate(table, attrs)
+			id, shard, key, err := d.locate(table, attrs)
 			if err != nil {
 				return locateError(err)
 			}
@@ -500,9 +507,14 @@ func (d *dynamoFront) batchWrite(body []byte) (int, []byte) {
 			}
 			req[shard][phys] = append(req[shard][phys], w)
 			ids = append(ids, id)
+			refs = append(refs, itemRef{id, shard, key})
 		}
 	}
 	defer d.lock(ids, true)()
+	if err := d.warmAll(refs); err != nil {
+		return apiError(http.StatusInternalServerError, "InternalServerError", err.Error())
+	}
+	defer d.touch(refs...)
 	unprocessed := map[string][]server.WriteRequest{}
 	for shard, items := range req {
 		if items == nil {
@@ -538,12 +550,15 @@ func (d *dynamoFront) batchGet(body []byte) (int, []byte) {
 	}
 	var req [tableShards]map[string]server.KeysAndAttributes
 	logical := map[string]string{}
+	var ids []itemID
+	var refs []itemRef
 	for table, spec := range in.RequestItems {
 		for _, k := range spec.Keys {
-			_, shard, _, err := d.locate(table, k)
+			id, shard, key, err := d.locate(table, k)
 			if err != nil {
 				return locateError(err)
 			}
+			ids, refs = append(ids, id), append(refs, itemRef{id, shard, key})
 			phys := physical(table, shard)
 			logical[phys] = table
 			if req[shard] == nil {
@@ -557,6 +572,10 @@ func (d *dynamoFront) batchGet(body []byte) (int, []byte) {
 			ka.Keys = append(ka.Keys, k)
 			req[shard][phys] = ka
 		}
+	}
+	defer d.lock(ids, false)()
+	if err := d.warmAll(refs); err != nil {
+		return apiError(http.StatusInternalServerError, "InternalServerError", err.Error())
 	}
 	merged := map[string][]item{}
 	for table := range in.RequestItems {

@@ -120,6 +120,14 @@ func (d *dynamoFront) transactWrite(body []byte) (int, []byte) {
 	}
 
 	defer d.lock(ids, true)()
+	refs := make([]itemRef, len(items))
+	for i, it := range items {
+		refs[i] = itemRef{it.id, it.shard, it.key}
+	}
+	if err := d.warmAll(refs); err != nil {
+		return apiError(http.StatusInternalServerError, "InternalServerError", err.Error())
+	}
+	defer d.touch(refs...)
 	for _, it := range items {
 		old, err := d.engines[it.shard].get(it.phys, it.key)
 		if err != nil {
@@ -263,16 +271,18 @@ func (d *dynamoFront) transactGet(body []byte) (int, []byte) {
 	ids := make([]itemID, len(in.TransactItems))
 	phys := make([]string, len(in.TransactItems))
 	shards := make([]int, len(in.TransactItems))
+	refs := make([]itemRef, len(in.TransactItems))
 	seen := map[itemID]bool{}
 	for i, ti := range in.TransactItems {
 		if ti.Get == nil {
 			return apiError(http.StatusBadRequest, "ValidationException", "TransactGetItems can only contain Get")
 		}
-		id, shard, _, err := d.locate(ti.Get.TableName, ti.Get.Key)
+		id, shard, key, err := d.locate(ti.Get.TableName, ti.Get.Key)
 		if err != nil {
 			return locateError(err)
 		}
 		phys[i], shards[i] = physical(ti.Get.TableName, shard), shard
+		refs[i] = itemRef{id, shard, key}
 		if seen[id] {
 			return apiError(http.StatusBadRequest, "ValidationException",
 				"Transaction request cannot include multiple operations on one item")
@@ -280,6 +290,9 @@ func (d *dynamoFront) transactGet(body []byte) (int, []byte) {
 		seen[id], ids[i] = true, id
 	}
 	defer d.lock(ids, false)()
+	if err := d.warmAll(refs); err != nil {
+		return apiError(http.StatusInternalServerError, "InternalServerError", err.Error())
+	}
 	responses := make([]server.ItemResponse, len(in.TransactItems))
 	for i, ti := range in.TransactItems {
 		get := &server.GetItemInput{TableName: aws.String(phys[i]), Key: ti.Get.Key, ConsistentRead: aws.Bool(true)}
