@@ -86,8 +86,12 @@ func randomItemOp(rng *rand.Rand, table, part string) (string, testOp) {
 			"sk": &ddbtypes.AttributeValueMemberS{Value: []string{"A", "B"}[rng.IntN(2)]},
 		}
 	}
-	n := func() ddbtypes.AttributeValue { return &ddbtypes.AttributeValueMemberN{Value: fmt.Sprint(rng.IntN(20))} }
-	s := func() ddbtypes.AttributeValue { return &ddbtypes.AttributeValueMemberS{Value: fmt.Sprintf("v%d", rng.IntN(1000))} }
+	n := func() ddbtypes.AttributeValue {
+		return &ddbtypes.AttributeValueMemberN{Value: fmt.Sprint(rng.IntN(20))}
+	}
+	s := func() ddbtypes.AttributeValue {
+		return &ddbtypes.AttributeValueMemberS{Value: fmt.Sprintf("v%d", rng.IntN(1000))}
+	}
 	full := func() map[string]ddbtypes.AttributeValue {
 		it := key()
 		it["n"], it["tag"], it["gsi1pk"], it["gsi1sk"] = n(), s(), &ddbtypes.AttributeValueMemberS{Value: part + "G"}, s()
@@ -108,7 +112,7 @@ func randomItemOp(rng *rand.Rand, table, part string) (string, testOp) {
 	case 2, 3:
 		in := &dynamodb.UpdateItemInput{TableName: t, Key: key(), UpdateExpression: aws.String("ADD n :one SET tag = :t"),
 			ExpressionAttributeValues: map[string]ddbtypes.AttributeValue{":one": &ddbtypes.AttributeValueMemberN{Value: "1"}, ":t": s()},
-			ReturnValues: ddbtypes.ReturnValueAllNew}
+			ReturnValues:              ddbtypes.ReturnValueAllNew}
 		if rng.IntN(2) == 0 {
 			in.ConditionExpression = aws.String("attribute_exists(pk) AND n < :lim")
 			in.ExpressionAttributeValues[":lim"] = n()
