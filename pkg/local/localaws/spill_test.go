@@ -7,6 +7,7 @@ import (
 	"flag"
 	"fmt"
 	"math/rand/v2"
+	"runtime"
 	"sort"
 	"sync"
 	"sync/atomic"
@@ -297,5 +298,41 @@ func TestRacesOnSpilledItemsStayAtomic(t *testing.T) {
 	}
 	if total != racers*keys*adds {
 		t.Fatalf("counters add up to %d, want %d", total, racers*keys*adds)
+	}
+}
+
+// TestStoredItemsCostTheHeapLittle writes items of fifteen attributes past
+// the hot set and measures what each one adds to the live heap. Kept in
+// minidyn, an item of that size takes about 4 KB of pointers for the
+// garbage collector to mark in every cycle.
+func TestStoredItemsCostTheHeapLittle(t *testing.T) {
+	const hot, more = 2000, 10000
+	env, _ := startEmbedded(t, Options{HotItems: hot})
+	table := aws.String(env.TableName("IntakeTable"))
+	ctx := context.Background()
+	write := func(from, to int) {
+		for i := from; i < to; i++ {
+			it := map[string]ddbtypes.AttributeValue{"pk": &ddbtypes.AttributeValueMemberS{Value: fmt.Sprintf("evt_%08d", i)}}
+			for a := range 14 {
+				it[fmt.Sprintf("attr%02d", a)] = &ddbtypes.AttributeValueMemberS{Value: fmt.Sprintf("value %d of item %d", a, i)}
+			}
+			if _, err := env.DynamoDB.PutItem(ctx, &dynamodb.PutItemInput{TableName: table, Item: it}); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	live := func() uint64 {
+		var m runtime.MemStats
+		runtime.GC()
+		runtime.ReadMemStats(&m)
+		return m.HeapAlloc
+	}
+	write(0, 2*hot)
+	before := live()
+	write(2*hot, 2*hot+more)
+	per := (float64(live()) - float64(before)) / more
+	t.Logf("each item beyond the %d kept in the engine adds %.0f bytes to the live heap", hot, per)
+	if per > 1500 {
+		t.Fatalf("each stored item adds %.0f bytes to the live heap, want at most 1,500", per)
 	}
 }
