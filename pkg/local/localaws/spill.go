@@ -7,6 +7,7 @@ import (
 	"sync"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	ddbtypes "github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/truora/minidyn/server"
 )
 
@@ -181,24 +182,16 @@ func (d *dynamoFront) trim() {
 	}
 }
 
-// takeOut reads an item from minidyn and deletes it there, and returns
-// its JSON; nil when it is absent. The caller holds the item's lock
-// exclusively and the spill's lock.
+// takeOut deletes an item from minidyn and returns its JSON; nil when it
+// is absent. The caller holds the item's lock exclusively and the spill's
+// lock.
 func (d *dynamoFront) takeOut(r itemRef) ([]byte, error) {
-	phys := physical(tableOf(r.id), r.shard)
-	it, err := d.engines[r.shard].get(phys, r.key)
-	if err != nil || it == nil {
+	out, err := d.client(r.shard).DeleteItem(context.Background(), &server.DeleteItemInput{
+		TableName: aws.String(physical(tableOf(r.id), r.shard)), Key: r.key, ReturnValues: ddbtypes.ReturnValueAllOld})
+	if err != nil || len(out.Attributes) == 0 {
 		return nil, err
 	}
-	data, err := json.Marshal(it)
-	if err != nil {
-		return nil, err
-	}
-	_, err = d.client(r.shard).DeleteItem(context.Background(), &server.DeleteItemInput{TableName: aws.String(phys), Key: r.key})
-	if err != nil {
-		return nil, err
-	}
-	return data, nil
+	return json.Marshal(out.Attributes)
 }
 
 // pin warms every spilled item of a table and keeps its items in minidyn
