@@ -33,7 +33,7 @@ import (
 
 // DefaultHotItems is how many items the embedded DynamoDB keeps in its
 // engine, across all tables, before it spills the least recently written.
-const DefaultHotItems = 8192
+const DefaultHotItems = 1024
 
 // spillBatch is the most items spilled for each item written.
 const spillBatch = 4
