@@ -19,6 +19,7 @@ import (
 type labFlags struct {
 	rate        float64
 	duration    time.Duration
+	warmup      time.Duration
 	lostAcks    float64
 	idempotency string
 	spike       string
@@ -55,6 +56,7 @@ and SVG plots there.`,
 	fl := cmd.Flags()
 	fl.Float64Var(&f.rate, "rate", 500, "offered webhooks/s, open loop")
 	fl.DurationVar(&f.duration, "duration", time.Minute, "how long load is offered")
+	fl.DurationVar(&f.warmup, "warmup", 5*time.Second, "load offered at --rate before the run, without lost acknowledgements or faults, and not counted (0: none, measure from a cold start)")
 	fl.Float64Var(&f.lostAcks, "lost-acks", 0.002, "share of SQS acknowledgements lost")
 	fl.StringVar(&f.idempotency, "idempotency", "on", "the worker's idempotency registry: on or off")
 	fl.StringVar(&f.spike, "spike", "", "multiply the rate for a while, e.g. 3x@20s+10s")
@@ -125,7 +127,7 @@ func runLabSuite(ctx context.Context, out io.Writer, base lab.Config, f labFlags
 
 // config turns the flags into an experiment, refusing ambiguous values.
 func (f labFlags) config(progress io.Writer) (lab.Config, error) {
-	cfg := lab.Config{Rate: f.rate, Duration: f.duration, LostAcks: f.lostAcks, FaultRate: f.faults, Seed: f.seed,
+	cfg := lab.Config{Rate: f.rate, Duration: f.duration, Warmup: f.warmup, LostAcks: f.lostAcks, FaultRate: f.faults, Seed: f.seed,
 		Burst: f.burst, AWSLatency: f.awsLatency, Progress: progress}
 	if verbose {
 		// The functions' own logs; without -v the progress lines are the

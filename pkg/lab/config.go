@@ -24,6 +24,10 @@ type Config struct {
 	Rate float64
 	// Duration is how long load is offered. Default 60s.
 	Duration time.Duration
+	// Warmup is how long load is offered at Rate before the run, without
+	// lost acknowledgements or provider faults, and then forgotten (0:
+	// none; the command line's default is 5s).
+	Warmup time.Duration
 	// LostAcks is the share of SQS acknowledgements lost. Default 0.002.
 	LostAcks float64
 	// Idempotency turns the worker's registry (and its lookups) on.
@@ -135,8 +139,8 @@ func (c Config) withDefaults() Config {
 // Validate reports every problem at once.
 func (c Config) Validate() error {
 	var errs []error
-	if c.Rate < 0 || c.Duration < 0 || c.Burst < 0 || c.Drain < 0 || c.Concurrency < 0 || c.AWSLatency < 0 {
-		errs = append(errs, errors.New("rate, duration, burst, drain, concurrency and AWS latency must not be negative"))
+	if c.Rate < 0 || c.Duration < 0 || c.Warmup < 0 || c.Burst < 0 || c.Drain < 0 || c.Concurrency < 0 || c.AWSLatency < 0 {
+		errs = append(errs, errors.New("rate, duration, warm-up, burst, drain, concurrency and AWS latency must not be negative"))
 	}
 	if c.LostAcks < 0 || c.LostAcks > 1 || c.FaultRate < 0 || c.FaultRate > 1 {
 		errs = append(errs, errors.New("lost acks and fault rate must lie in [0, 1]"))

@@ -46,9 +46,22 @@ type observer struct {
 }
 
 func newObserver(start time.Time) *observer {
-	return &observer{start: start, offered: map[string]time.Time{}, accepted: map[string]bool{}, refused: map[string]int{},
-		charged: map[string]time.Time{}, declined: map[string]bool{}, dead: map[string]string{},
-		unsettled: map[string]time.Time{}, stamps: map[string]*stamps{}}
+	o := &observer{}
+	o.resetLocked(start)
+	return o
+}
+
+// reset forgets everything seen so far and starts the series at start.
+func (o *observer) reset(start time.Time) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.resetLocked(start)
+}
+
+func (o *observer) resetLocked(start time.Time) {
+	o.start, o.offered, o.accepted, o.refused = start, map[string]time.Time{}, map[string]bool{}, map[string]int{}
+	o.charged, o.declined, o.dead = map[string]time.Time{}, map[string]bool{}, map[string]string{}
+	o.unsettled, o.stamps, o.secs, o.lat = map[string]time.Time{}, map[string]*stamps{}, nil, nil
 }
 
 // at returns the second that t falls in, growing the series.
@@ -91,6 +104,9 @@ func (o *observer) settle(id string, res provider.Result) {
 	now := time.Now()
 	o.mu.Lock()
 	defer o.mu.Unlock()
+	if _, ok := o.offered[id]; !ok {
+		return // offered before a reset (the warm-up)
+	}
 	switch res.Outcome {
 	case provider.Declined:
 		o.declined[id] = true
@@ -113,6 +129,9 @@ func (o *observer) settle(id string, res provider.Result) {
 func (o *observer) deadLetter(id, reason string) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
+	if _, ok := o.offered[id]; !ok {
+		return // offered before a reset (the warm-up)
+	}
 	o.dead[id] = reason
 	delete(o.unsettled, id)
 }

@@ -14,8 +14,10 @@ type Report struct {
 	Name string  `json:"name"`
 	Rate float64 `json:"rate"`
 	// PeakRate is the offered rate at its highest: Rate, or the spike's.
-	PeakRate    float64 `json:"peak_rate"`
-	Duration    string  `json:"duration"`
+	PeakRate float64 `json:"peak_rate"`
+	Duration string  `json:"duration"`
+	// Warmup is the load offered before the run and not counted.
+	Warmup      string  `json:"warmup"`
 	LostAcks    float64 `json:"lost_acks"`
 	Idempotency bool    `json:"idempotency"`
 	Spike       string  `json:"spike"`
@@ -73,7 +75,7 @@ type Report struct {
 // report assembles the totals of the paced run.
 func (e *experiment) report(ids []string, drained time.Duration, before, after map[string]int64) *Report {
 	c := e.cfg
-	r := &Report{Name: c.Name, Rate: c.Rate, PeakRate: c.Rate * max(c.Spike.Factor, 1), Duration: c.Duration.String(), LostAcks: c.LostAcks, Idempotency: c.Idempotency,
+	r := &Report{Name: c.Name, Rate: c.Rate, PeakRate: c.Rate * max(c.Spike.Factor, 1), Duration: c.Duration.String(), Warmup: c.Warmup.String(), LostAcks: c.LostAcks, Idempotency: c.Idempotency,
 		Spike: c.Spike.String(), Profile: c.Profile.String(), FaultRate: c.FaultRate, AWSLatency: c.AWSLatency.String(), Seed: c.Seed,
 		Offered: len(ids), Duplicates: e.sys.Sim.Charges.DuplicateCharges(), DrainedIn: drained.Round(100 * time.Millisecond).String()}
 	o := e.obs

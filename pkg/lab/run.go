@@ -40,7 +40,8 @@ type experiment struct {
 	bursts  atomic.Int64 // full-path bursts sent
 	// invoking counts the worker's invocations running now.
 	invoking atomic.Int64
-	acks     sync.Map // message ID -> *atomic.Int64, deletes asked for it
+	warming  atomic.Bool // the warm-up is running: no faults, no lost acknowledgements
+	acks     sync.Map    // message ID -> *atomic.Int64, deletes asked for it
 }
 
 // maxInFlight bounds the webhooks in flight at once, as a provider's
@@ -158,6 +159,9 @@ func (e *experiment) roll(parts ...string) float64 {
 // redeliveries, so each delete of one message is a draw of its own: a lost
 // acknowledgement is not lost again on every redelivery.
 func (e *experiment) dropAck(messageID string) bool {
+	if e.warming.Load() {
+		return false
+	}
 	n, _ := e.acks.LoadOrStore(messageID, new(atomic.Int64))
 	k := n.(*atomic.Int64).Add(1)
 	return e.roll("ack", messageID, strconv.FormatInt(k, 10)) < e.cfg.LostAcks
@@ -165,7 +169,7 @@ func (e *experiment) dropAck(messageID string) bool {
 
 // providerFault draws the hostile faults of the provider contract.
 func (e *experiment) providerFault(key string, n int) providersim.Fault {
-	if e.roll("fault", key, strconv.Itoa(n)) >= e.cfg.FaultRate {
+	if e.warming.Load() || e.roll("fault", key, strconv.Itoa(n)) >= e.cfg.FaultRate {
 		return providersim.Fault{}
 	}
 	kinds := []providersim.Fault{
@@ -177,6 +181,7 @@ func (e *experiment) providerFault(key string, n int) providersim.Fault {
 
 // run offers the load, drains, measures the ceilings and reports.
 func (e *experiment) run(ctx context.Context) (*Report, error) {
+	e.warmUp(ctx)
 	runtime.GC() // start the runtime's figures from now, not the last collection
 	before, rtBefore := e.sys.AWS.Calls.Snapshot(), readRuntime()
 	sampling, stopSampling := context.WithCancel(ctx)
@@ -232,9 +237,15 @@ func (e *experiment) ceilings(ctx context.Context, rep *Report) error {
 	return nil
 }
 
-// offer sends webhooks open loop: each is due at its own time, whatever
-// happened to the ones before. It returns the IDs offered.
+// offer sends the run's webhooks open loop: each is due at its own time,
+// whatever happened to the ones before. It returns the IDs offered.
 func (e *experiment) offer(ctx context.Context) []string {
+	return e.offerFor(ctx, e.cfg.Duration, e.cfg.rateAt, "evt_lab_", true)
+}
+
+// offerFor offers webhooks at rate(t) for d, with IDs that start with
+// prefix, and prints a line a second when progress is set.
+func (e *experiment) offerFor(ctx context.Context, d time.Duration, rate func(time.Duration) float64, prefix string, progress bool) []string {
 	var ids []string
 	start := time.Now()
 	e.obs.mu.Lock()
@@ -247,13 +258,13 @@ func (e *experiment) offer(ctx context.Context) []string {
 	due, last, printed := 0.0, start, 0
 	for now := range tick.C {
 		t := now.Sub(start)
-		if t >= e.cfg.Duration || ctx.Err() != nil {
+		if t >= d || ctx.Err() != nil {
 			break
 		}
-		due += e.cfg.rateAt(t) * now.Sub(last).Seconds()
+		due += rate(t) * now.Sub(last).Seconds()
 		last = now
 		for float64(len(ids)) < due {
-			id := fmt.Sprintf("evt_lab_%07d", len(ids))
+			id := fmt.Sprintf("%s%07d", prefix, len(ids))
 			ids = append(ids, id)
 			e.obs.offer(id, now)
 			select {
@@ -267,13 +278,36 @@ func (e *experiment) offer(ctx context.Context) []string {
 				e.obs.accept(id, RefusedUnsent)
 			}
 		}
-		if sec := int(t / time.Second); sec > printed {
+		if sec := int(t / time.Second); progress && sec > printed {
 			printed = sec
 			e.progress(sec - 1)
 		}
 	}
 	wg.Wait()
 	return ids
+}
+
+// warmUp offers load at the run's base rate for cfg.Warmup, with no
+// acknowledgement lost and no provider fault, waits until it settled and
+// forgets it: the run then measures a system already under load, whose
+// SQS emulator has compiled its hot code, whose sender holds open
+// connections and whose Lambda environments are running, as at any
+// moment of a production day but its first.
+func (e *experiment) warmUp(ctx context.Context) {
+	if e.cfg.Warmup <= 0 {
+		return
+	}
+	e.warming.Store(true)
+	defer e.warming.Store(false)
+	ids := e.offerFor(ctx, e.cfg.Warmup, func(time.Duration) float64 { return e.cfg.Rate }, "evt_warm_", false)
+	deadline := time.Now().Add(30 * time.Second)
+	for e.obs.openOf(ids) > 0 && time.Now().Before(deadline) && ctx.Err() == nil {
+		time.Sleep(20 * time.Millisecond)
+	}
+	for e.invoking.Load() > 0 && time.Now().Before(deadline) && ctx.Err() == nil {
+		time.Sleep(5 * time.Millisecond)
+	}
+	e.obs.reset(time.Now())
 }
 
 // Why a webhook was not accepted, besides "status N" for an answer other

@@ -30,6 +30,11 @@
 //     shard in its own minidyn engine, because minidyn re-sorts a table's
 //     keys on every insert and runs every operation of an engine behind one
 //     lock;
+//   - keeps only the most recently written items (1,024, [Options.HotItems])
+//     in minidyn, whose items are maps of pointers that the garbage
+//     collector marks in every cycle, and the rest as JSON, which it does
+//     not scan; an item goes back into minidyn before any operation on it,
+//     and a table's items all do at its first Query or Scan (spill.go);
 //   - answers what the AWS CLI asks when an operator inspects the tables:
 //     ListTables, DescribeTable's TableStatus, Describe/UpdateTimeToLive,
 //     DescribeContinuousBackups and Scan Select=COUNT.
