@@ -121,12 +121,14 @@ func TestUsageCrossingTheCapPausesPagesAndDeniesAdmission(t *testing.T) {
 	if err := sys.StartWorkers(); err != nil {
 		t.Fatal(err)
 	}
-	// then nothing is lost: the total is exactly the three records,
-	testkit.Eventually(t, 30*time.Second, "attributed", func() bool {
+	// then nothing is lost: the total is exactly the three records, and
+	// the workload is paused (the cap is checked, and the workload paused,
+	// in a write after the one that adds the record to the total),
+	testkit.Eventually(t, 30*time.Second, "attributed and paused", func() bool {
 		w, err := ledger.Spend.Workloads.Get(ctx, "workload-7")
-		return err == nil && w.Total == 1200
+		return err == nil && w.Total == 1200 && w.Status == spend.StatusPaused
 	})
-	// the workload is paused and producers are refused,
+	// so producers are refused,
 	code, got := admission(t, sys, "workload-7")
 	if code != http.StatusLocked || got["allowed"] != false || got["reason"] != "spend_cap" || got["cap"] != float64(1000) {
 		t.Fatalf("admission after: %d %v", code, got)
