@@ -143,6 +143,23 @@ func (s *spill) touchLocked(r itemRef) {
 	s.hot[r.id] = s.seq
 	s.order = append(s.order, hotRef{r, s.seq})
 	s.owed += spillBatch
+	if len(s.order) > 2*len(s.hot)+s.limit {
+		s.compact()
+	}
+}
+
+// compact drops the writes that a later write of the same item stands
+// for, so that the record of writes stays proportional to the items kept,
+// however often the same few items are written.
+func (s *spill) compact() {
+	kept := s.order[:0]
+	for _, r := range s.order {
+		if s.hot[r.id] == r.seq {
+			kept = append(kept, r)
+		}
+	}
+	clear(s.order[len(kept):])
+	s.order = kept
 }
 
 // trim spills the least recently written items while minidyn holds more

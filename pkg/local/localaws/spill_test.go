@@ -336,3 +336,27 @@ func TestStoredItemsCostTheHeapLittle(t *testing.T) {
 		t.Fatalf("each stored item adds %.0f bytes to the live heap, want at most 1,500", per)
 	}
 }
+
+// TestRewritingFewItemsKeepsTheRecordSmall writes the same few items many
+// times: the record of writes must not grow with the number of writes.
+func TestRewritingFewItemsKeepsTheRecordSmall(t *testing.T) {
+	env, front := startEmbedded(t, Options{HotItems: 16})
+	table := aws.String(env.TableName("LedgerTable"))
+	ctx := context.Background()
+	for i := range 3000 {
+		_, err := env.DynamoDB.UpdateItem(ctx, &dynamodb.UpdateItemInput{TableName: table,
+			Key: map[string]ddbtypes.AttributeValue{"pk": &ddbtypes.AttributeValueMemberS{Value: fmt.Sprintf("total-%d", i%4)},
+				"sk": &ddbtypes.AttributeValueMemberS{Value: "T"}},
+			UpdateExpression:          aws.String("ADD n :one"),
+			ExpressionAttributeValues: map[string]ddbtypes.AttributeValue{":one": &ddbtypes.AttributeValueMemberN{Value: "1"}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	front.spill.mu.Lock()
+	n := len(front.spill.order)
+	front.spill.mu.Unlock()
+	if n > 100 {
+		t.Fatalf("3,000 writes of 4 items left %d entries in the record of writes", n)
+	}
+}
