@@ -221,3 +221,22 @@ func TestCeilingsAreThroughputNotRecovery(t *testing.T) {
 		}
 	})
 }
+
+// TestWarmupIsNotBilled runs the same short experiment from a cold start
+// and after a warm-up twice as long as the run: the warm-up's Lambda
+// invocations and run time must not be priced into the run's events.
+func TestWarmupIsNotBilled(t *testing.T) {
+	var lambda [2]float64
+	for i, warmup := range []time.Duration{0, 4 * time.Second} {
+		rep, err := lab.Run(context.Background(), lab.Config{Rate: 60, Duration: 2 * time.Second, Warmup: warmup,
+			Idempotency: true, Seed: 1, Burst: 100, Drain: 20 * time.Second})
+		if err != nil {
+			t.Fatal(err)
+		}
+		lambda[i] = rep.CostPerMillion.Lambda
+	}
+	t.Logf("Lambda per million events: %.3f from a cold start, %.3f after a warm-up", lambda[0], lambda[1])
+	if lambda[1] > 1.5*lambda[0] {
+		t.Fatalf("Lambda per million events: %.3f after a warm-up against %.3f from a cold start: the warm-up was billed", lambda[1], lambda[0])
+	}
+}

@@ -137,7 +137,7 @@ func spikeDrain(sp Spike, secs []Second) string {
 func (e *experiment) costs(before, after map[string]int64, events float64) (map[string]float64, Cost) {
 	calls := map[string]int64{}
 	perEvent := map[string]float64{}
-	batches := float64(e.mapping.Stats().Invocations.Load()) / events
+	batches := float64(e.mapping.Stats().Invocations.Load()-e.batchesBefore) / events
 	sqsCalls := batches
 	for k, v := range after {
 		if d := v - before[k]; d > 0 {

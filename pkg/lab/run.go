@@ -41,7 +41,10 @@ type experiment struct {
 	// invoking counts the worker's invocations running now.
 	invoking atomic.Int64
 	warming  atomic.Bool // the warm-up is running: no faults, no lost acknowledgements
-	acks     sync.Map    // message ID -> *atomic.Int64, deletes asked for it
+	// batchesBefore is how many batches the worker was invoked with
+	// before the run (in the warm-up).
+	batchesBefore int64
+	acks          sync.Map // message ID -> *atomic.Int64, deletes asked for it
 }
 
 // maxInFlight bounds the webhooks in flight at once, as a provider's
@@ -308,6 +311,8 @@ func (e *experiment) warmUp(ctx context.Context) {
 		time.Sleep(5 * time.Millisecond)
 	}
 	e.obs.reset(time.Now())
+	e.busy.Store(0)
+	e.batchesBefore = e.mapping.Stats().Invocations.Load()
 }
 
 // Why a webhook was not accepted, besides "status N" for an answer other
