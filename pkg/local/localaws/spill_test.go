@@ -185,9 +185,6 @@ func canonical(v any) string {
 		attributevalue.UnmarshalMap(v, &m)
 		v2, _ := json.Marshal(m)
 		return string(v2)
-	case []string:
-		b, _ := json.Marshal(v)
-		return string(b)
 	}
 	b, _ := json.Marshal(v)
 	return string(b)
