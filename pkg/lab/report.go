@@ -65,6 +65,9 @@ type Report struct {
 	FullCeiling float64 `json:"full_ceiling"`
 	BareCeiling float64 `json:"bare_ceiling"`
 	Ratio       float64 `json:"full_over_bare"`
+	// FullCeilings and BareCeilings are the bursts the means are of.
+	FullCeilings []float64 `json:"full_ceilings"`
+	BareCeilings []float64 `json:"bare_ceilings"`
 	// BareReplays names the calls the bare pipeline replays per event.
 	BareReplays string `json:"bare_replays"`
 

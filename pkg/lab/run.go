@@ -207,37 +207,50 @@ func (e *experiment) run(ctx context.Context) (*Report, error) {
 	return rep, nil
 }
 
-// ceilings measures the full path and the bare pipeline twice each, in the
-// order full, bare, bare, full, and reports the means. Each burst leaves
-// its items in the tables, and the process gets slower as they grow; the
-// mirrored order gives both the same share of that drift.
+// ceilingRounds is how many times the ceilings are measured in the order
+// full, bare, bare, full. One burst's rate moves by a tenth or more from
+// the next's on these machines; the means of four halve that noise.
+const ceilingRounds = 2
+
+// ceilings measures the full path and the bare pipeline ceilingRounds
+// times each way, in the order full, bare, bare, full, and reports the
+// means and every burst. Each burst leaves its items in the tables, and
+// the process gets slower as they grow; the mirrored order gives both the
+// same share of that drift.
 func (e *experiment) ceilings(ctx context.Context, rep *Report) error {
 	// The ceilings are throughput of the path as written: the bare
 	// pipeline has no provider to fail, so neither has the full path here.
 	e.sys.Sim.Faults.SetFaultFunc(nil)
-	var full, bare [2]float64
 	sc, err := e.recordScript(ctx)
 	if err != nil {
 		return err
 	}
-	steps := []struct {
-		into *float64
-		run  func() (float64, error)
-	}{
-		{&full[0], func() (float64, error) { return e.fullCeiling(ctx) }},
-		{&bare[0], func() (float64, error) { return BareCeiling(ctx, e.sys.AWS, sc, e.cfg.Burst, e.cfg.Concurrency) }},
-		{&bare[1], func() (float64, error) { return BareCeiling(ctx, e.sys.AWS, sc, e.cfg.Burst, e.cfg.Concurrency) }},
-		{&full[1], func() (float64, error) { return e.fullCeiling(ctx) }},
-	}
-	for _, s := range steps {
-		if *s.into, err = s.run(); err != nil {
-			return err
+	full := func() (float64, error) { return e.fullCeiling(ctx) }
+	bare := func() (float64, error) { return BareCeiling(ctx, e.sys.AWS, sc, e.cfg.Burst, e.cfg.Concurrency) }
+	for range ceilingRounds {
+		for _, step := range []struct {
+			into *[]float64
+			run  func() (float64, error)
+		}{{&rep.FullCeilings, full}, {&rep.BareCeilings, bare}, {&rep.BareCeilings, bare}, {&rep.FullCeilings, full}} {
+			rate, err := step.run()
+			if err != nil {
+				return err
+			}
+			*step.into = append(*step.into, rate)
 		}
 	}
-	rep.FullCeiling, rep.BareCeiling = (full[0]+full[1])/2, (bare[0]+bare[1])/2
+	rep.FullCeiling, rep.BareCeiling = mean(rep.FullCeilings), mean(rep.BareCeilings)
 	rep.BareReplays = sc.String()
 	rep.Ratio = rep.FullCeiling / rep.BareCeiling
 	return nil
+}
+
+func mean(xs []float64) float64 {
+	sum := 0.0
+	for _, x := range xs {
+		sum += x
+	}
+	return sum / float64(len(xs))
 }
 
 // offer sends the run's webhooks open loop: each is due at its own time,

@@ -16,6 +16,15 @@ import (
 	"gonum.org/v1/plot/vg"
 )
 
+// rates lists burst rates ("712, 698, 731, 705").
+func rates(xs []float64) string {
+	parts := make([]string, len(xs))
+	for i, x := range xs {
+		parts[i] = fmt.Sprintf("%.0f", x)
+	}
+	return strings.Join(parts, ", ")
+}
+
 // warmupText says how the run started.
 func warmupText(warmup string) string {
 	if warmup == "" || warmup == "0s" {
@@ -48,8 +57,8 @@ func Summary(w io.Writer, r *Report) {
 	fmt.Fprintf(w, "AWS calls per event: %s\n", calls(r.CallsPerEvent))
 	fmt.Fprintf(w, "cost per million events: $%.2f (API Gateway %.2f, Lambda %.2f, SQS %.2f, DynamoDB %.2f; %s)\n",
 		r.CostPerMillion.Total, r.CostPerMillion.APIGateway, r.CostPerMillion.Lambda, r.CostPerMillion.SQS, r.CostPerMillion.DynamoDB, r.CostPerMillion.Prices)
-	fmt.Fprintf(w, "ceilings, same run: full path %.0f events/s, bare pipeline %.0f events/s: full ÷ bare = %.2f×\n",
-		r.FullCeiling, r.BareCeiling, r.Ratio)
+	fmt.Fprintf(w, "ceilings, same run: full path %.0f events/s, bare pipeline %.0f events/s: full ÷ bare = %.2f× (means of %d bursts each: full %s; bare %s)\n",
+		r.FullCeiling, r.BareCeiling, r.Ratio, len(r.FullCeilings), rates(r.FullCeilings), rates(r.BareCeilings))
 	if r.BareReplays != "" {
 		fmt.Fprintf(w, "the bare pipeline replays the AWS calls of one probe event: %s\n", r.BareReplays)
 	}
