@@ -21,8 +21,10 @@
 // full path saturated (a burst from 32 connections) and a bare pipeline
 // that replays the AWS calls the functions made for one probe webhook
 // ([RecordScript], [BareCeiling]): the same requests with no HTTP,
-// adapters, provider or function code. Full ÷ bare is the headline ratio;
-// no figure is divided by a constant.
+// adapters, provider or function code. Each is measured four times, in
+// two mirrored rounds (full, bare, bare, full), and the report gives the
+// means and every burst. Full ÷ bare is the headline ratio; no figure is
+// divided by a constant.
 //
 // [Findings] names each goal a run missed, with the figure, why it broke
 // and the fix; [WriteReport] writes report.md, report.json and SVG plots.
