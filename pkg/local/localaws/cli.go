@@ -170,7 +170,7 @@ func activeStatus(out []byte, field string) []byte {
 func jsonOK(v any) (int, []byte) {
 	b, err := json.Marshal(v)
 	if err != nil {
-		return apiError(http.StatusInternalServerError, "InternalServerError", err.Error())
+		return internalError(err)
 	}
 	return http.StatusOK, b
 }

@@ -154,6 +154,11 @@ func apiError(status int, typ, msg string) (int, []byte) {
 	return status, b
 }
 
+// internalError answers a failure of the emulator itself.
+func internalError(err error) (int, []byte) {
+	return apiError(http.StatusInternalServerError, "InternalServerError", err.Error())
+}
+
 func writeAPIError(w http.ResponseWriter, status int, typ, msg string) {
 	status, b := apiError(status, typ, msg)
 	w.Header().Set("Content-Type", "application/x-amz-json-1.0")
@@ -267,7 +272,7 @@ func itemOp[In, Out any](d *dynamoFront, body []byte, exclusive bool, target fun
 	defer d.lock([]itemID{id}, exclusive)()
 	ref := itemRef{id, shard, key}
 	if err := d.warm(ref); err != nil {
-		return apiError(http.StatusInternalServerError, "InternalServerError", err.Error())
+		return internalError(err)
 	}
 	out, err := run(d.client(shard), context.Background(), in)
 	if exclusive {
@@ -300,13 +305,13 @@ func (d *dynamoFront) putItem(body []byte) (int, []byte) {
 	defer d.lock([]itemID{id}, true)()
 	ref := itemRef{id, shard, key}
 	if err := d.warm(ref); err != nil {
-		return apiError(http.StatusInternalServerError, "InternalServerError", err.Error())
+		return internalError(err)
 	}
 	defer d.touch(ref)
 	var old item
 	if allOld {
 		if old, err = d.engines[shard].get(phys, key); err != nil {
-			return apiError(http.StatusInternalServerError, "InternalServerError", err.Error())
+			return internalError(err)
 		}
 	}
 	if _, err := d.client(shard).PutItem(context.Background(), &in); err != nil {

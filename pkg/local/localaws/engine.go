@@ -82,7 +82,7 @@ func encodeOK(v any) (int, []byte) {
 	enc := json.NewEncoder(&b)
 	enc.SetEscapeHTML(false)
 	if err := enc.Encode(v); err != nil {
-		return apiError(http.StatusInternalServerError, "InternalServerError", err.Error())
+		return internalError(err)
 	}
 	return http.StatusOK, b.Bytes()
 }

@@ -227,7 +227,7 @@ func (d *dynamoFront) scanShards(table string, body []byte, countOnly bool) (int
 		return apiError(http.StatusBadRequest, "SerializationException", err.Error())
 	}
 	if err := d.pin(table); err != nil {
-		return apiError(http.StatusInternalServerError, "InternalServerError", err.Error())
+		return internalError(err)
 	}
 	st := scanState{}
 	if in.ExclusiveStartKey != nil && !decodeCursor(in.ExclusiveStartKey, &st) {
@@ -252,7 +252,7 @@ func (d *dynamoFront) scanShards(table string, body []byte, countOnly bool) (int
 		}
 		var p pageResult
 		if err := json.Unmarshal(out, &p); err != nil {
-			return apiError(http.StatusInternalServerError, "InternalServerError", err.Error())
+			return internalError(err)
 		}
 		res.Items = append(res.Items, p.Items...)
 		res.ScannedCount += max(p.ScannedCount, len(p.Items))
@@ -305,7 +305,7 @@ func (d *dynamoFront) query(body []byte) (int, []byte) {
 		return apiError(http.StatusBadRequest, "ResourceNotFoundException", "Requested resource not found")
 	}
 	if err := d.pin(in.TableName); err != nil {
-		return apiError(http.StatusInternalServerError, "InternalServerError", err.Error())
+		return internalError(err)
 	}
 	if in.IndexName == "" {
 		var pkValue json.RawMessage
@@ -378,7 +378,7 @@ func (d *dynamoFront) queryIndex(table string, ti *tableInfo, idx []string, body
 			return status, renameResponse(out, physical(table, s), table)
 		}
 		if err := json.Unmarshal(out, &pages[s]); err != nil {
-			return apiError(http.StatusInternalServerError, "InternalServerError", err.Error())
+			return internalError(err)
 		}
 		scanned += max(pages[s].ScannedCount, len(pages[s].Items))
 		for _, it := range pages[s].Items {
@@ -512,7 +512,7 @@ func (d *dynamoFront) batchWrite(body []byte) (int, []byte) {
 	}
 	defer d.lock(ids, true)()
 	if err := d.warmAll(refs); err != nil {
-		return apiError(http.StatusInternalServerError, "InternalServerError", err.Error())
+		return internalError(err)
 	}
 	defer d.touch(refs...)
 	unprocessed := map[string][]server.WriteRequest{}
@@ -575,7 +575,7 @@ func (d *dynamoFront) batchGet(body []byte) (int, []byte) {
 	}
 	defer d.lock(ids, false)()
 	if err := d.warmAll(refs); err != nil {
-		return apiError(http.StatusInternalServerError, "InternalServerError", err.Error())
+		return internalError(err)
 	}
 	merged := map[string][]item{}
 	for table := range in.RequestItems {

@@ -125,13 +125,13 @@ func (d *dynamoFront) transactWrite(body []byte) (int, []byte) {
 		refs[i] = itemRef{it.id, it.shard, it.key}
 	}
 	if err := d.warmAll(refs); err != nil {
-		return apiError(http.StatusInternalServerError, "InternalServerError", err.Error())
+		return internalError(err)
 	}
 	defer d.touch(refs...)
 	for _, it := range items {
 		old, err := d.engines[it.shard].get(it.phys, it.key)
 		if err != nil {
-			return apiError(http.StatusInternalServerError, "InternalServerError", err.Error())
+			return internalError(err)
 		}
 		it.old = old
 	}
@@ -291,7 +291,7 @@ func (d *dynamoFront) transactGet(body []byte) (int, []byte) {
 	}
 	defer d.lock(ids, false)()
 	if err := d.warmAll(refs); err != nil {
-		return apiError(http.StatusInternalServerError, "InternalServerError", err.Error())
+		return internalError(err)
 	}
 	responses := make([]server.ItemResponse, len(in.TransactItems))
 	for i, ti := range in.TransactItems {
