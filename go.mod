@@ -10,6 +10,7 @@ require (
 	github.com/aws/aws-sdk-go-v2/service/dynamodb v1.74.0
 	github.com/aws/aws-sdk-go-v2/service/sqs v1.53.0
 	github.com/awslabs/goformation/v7 v7.14.9
+	github.com/google/pprof v0.0.0-20261105003125-4bf881d7fb0b
 	github.com/standard-webhooks/standard-webhooks/libraries v0.0.1
 	github.com/stripe/stripe-go/v84 v84.4.1
 	github.com/truora/minidyn v0.8.2

@@ -15,6 +15,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
 
+	"github.com/hookline/hookline/pkg/local/lambdalocal"
 	"github.com/hookline/hookline/pkg/local/localaws"
 )
 
@@ -156,7 +157,7 @@ func (b *bare) produce(ctx context.Context, n int) {
 // wait the full path never has.
 func (b *bare) consume(ctx context.Context, n int) {
 	for int(b.done.Load()) < n && ctx.Err() == nil && b.failure() == nil {
-		out, err := b.env.SQS.ReceiveMessage(ctx, &sqs.ReceiveMessageInput{QueueUrl: aws.String(b.url), MaxNumberOfMessages: 10})
+		out, err := b.env.SQS.ReceiveMessage(ctx, lambdalocal.ReceiveInput(b.url, 10))
 		if err != nil || len(out.Messages) == 0 {
 			time.Sleep(5 * time.Millisecond)
 			continue

@@ -65,7 +65,7 @@ func Findings(r *Report) []Finding {
 	}
 	if r.Ratio > 0 && r.Ratio < GoalRatio {
 		add(Finding{Goal: "full path ≥ 0.8× the bare pipeline", Measured: fmt.Sprintf("%.2f× (%.0f against %.0f events/s, same run)", r.Ratio, r.FullCeiling, r.BareCeiling),
-			Why: fmt.Sprintf("per event the full path takes %.2f× the bare pipeline's time: what it does besides the AWS calls (HTTP in and out, verification, the event-source adapter, the provider call, and the goroutines and garbage they make) costs that much beyond the calls themselves", 1/r.Ratio), Fix: "profile the full path (hookline lab --cpuprofile FILE, then go tool pprof) and remove what is not AWS"})
+			Why: whyRatio(r), Fix: "profile the full path (hookline lab --cpuprofile FILE, then go tool pprof) and remove what is not AWS"})
 	}
 	if measured, missed := spikeDrainMissed(r); missed {
 		add(Finding{Goal: "the backlog drains within 30 s of a spike", Measured: measured,
@@ -74,6 +74,17 @@ func Findings(r *Report) []Finding {
 			Fix: "more capacity than the offered rate: more cores, or fewer AWS calls per event"})
 	}
 	return out
+}
+
+// whyRatio says what the full path does beyond the AWS calls and, when
+// it was measured, where its bursts' CPU went.
+func whyRatio(r *Report) string {
+	why := fmt.Sprintf("per event the full path takes %.2f× the bare pipeline's time: what it does besides the AWS calls (HTTP in and out, verification, the event-source adapter, the provider call, and the goroutines and garbage they make) costs that much beyond the calls themselves", 1/r.Ratio)
+	if c := r.FullCPU; c != nil {
+		why += fmt.Sprintf("; its bursts' CPU went to %s. Of that, the sender and the provider simulator (%.0f%%) are the provider's side, which the bare pipeline does not run and which on AWS is not on the functions' CPU: without them it is %.2f×",
+			c, 100*c.Harness(), r.RatioWithoutHarness)
+	}
+	return why
 }
 
 // nearCeiling is the share of the full path's ceiling above which a paced

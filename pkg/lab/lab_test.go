@@ -39,6 +39,11 @@ func TestShortRunsAddUp(t *testing.T) {
 		if rep.Lost != 0 || rep.Redeliveries == 0 || len(rep.Seconds) < 3 || rep.BareCeiling <= 0 || rep.FullCeiling <= 0 {
 			t.Fatalf("%s: lost %d, redeliveries %d, %d seconds, ceilings %.0f/%.0f", rep.Name, rep.Lost, rep.Redeliveries, len(rep.Seconds), rep.FullCeiling, rep.BareCeiling)
 		}
+		// The full path's bursts say where the CPU went, each part apart.
+		if c := rep.FullCPU; c == nil || c.Functions <= 0 || c.HTTPAPI <= 0 || c.Sender <= 0 || c.Simulator <= 0 ||
+			c.Functions+c.HTTPAPI+c.Harness()+c.OtherGo > 1.01 || rep.RatioWithoutHarness <= rep.Ratio {
+			t.Fatalf("%s: full path's CPU %+v; without the harness %.2f×, with it %.2f×", rep.Name, rep.FullCPU, rep.RatioWithoutHarness, rep.Ratio)
+		}
 		// Each charged event's time is split into its legs.
 		if len(rep.Stages) != 4 || rep.Stages[1].P50 <= 0 || rep.Stages[3].P50 <= 0 || rep.Runtime.GCCycles < 0 {
 			t.Fatalf("%s: stages %+v, runtime %+v", rep.Name, rep.Stages, rep.Runtime)

@@ -2,6 +2,7 @@ package lab
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"maps"
 	"strings"
@@ -70,6 +71,15 @@ type Report struct {
 	BareCeilings []float64 `json:"bare_ceilings"`
 	// BareReplays names the calls the bare pipeline replays per event.
 	BareReplays string `json:"bare_replays"`
+	// FullCPU is how the machine's CPU went in the full path's bursts
+	// (nil when it was not measured: under hookline lab --cpuprofile, or
+	// off Linux). FullWithoutHarness is the full path's ceiling with the
+	// harness's share of that CPU (the sender's and the provider
+	// simulator's) given back, and RatioWithoutHarness that over the bare
+	// pipeline's: the bare pipeline has neither.
+	FullCPU             *CPUShare `json:"full_path_cpu,omitempty"`
+	FullWithoutHarness  float64   `json:"full_ceiling_without_harness,omitempty"`
+	RatioWithoutHarness float64   `json:"full_without_harness_over_bare,omitempty"`
 
 	Seconds  []Second  `json:"seconds"`
 	Findings []Finding `json:"findings"`
@@ -167,10 +177,20 @@ func (e *experiment) costs(before, after map[string]int64, events float64) (map[
 func (e *experiment) fullCeiling(ctx context.Context) (float64, error) {
 	n := e.cfg.Burst
 	round := e.bursts.Add(1)
+	// The webhooks are made and signed before the clock starts, as the
+	// bare pipeline makes its inputs: signing is the provider's work.
 	burst := make([]string, n)
+	hooks := make([]signed, n)
 	for i := range burst {
 		burst[i] = fmt.Sprintf("evt_burst%d_%07d", round, i)
+		w, ok := e.sign(burst[i], i)
+		if !ok {
+			return 0, errors.New("lab: could not sign the burst's webhooks")
+		}
+		hooks[i] = w
 	}
+	e.cpuStart()
+	defer e.cpuStop()
 	start := time.Now()
 	ids := make(chan int)
 	done := make(chan struct{})
@@ -180,9 +200,8 @@ func (e *experiment) fullCeiling(ctx context.Context) (float64, error) {
 		for range 32 {
 			wg.Go(func() {
 				for i := range ids {
-					id := burst[i]
-					e.obs.offer(id, time.Now())
-					e.obs.accept(id, e.post(ctx, id, i))
+					e.obs.offer(burst[i], time.Now())
+					e.obs.accept(burst[i], e.deliver(ctx, hooks[i]))
 				}
 			})
 		}

@@ -45,6 +45,7 @@ type experiment struct {
 	// before the run (in the warm-up).
 	batchesBefore int64
 	acks          sync.Map // message ID -> *atomic.Int64, deletes asked for it
+	cpu           cpuMeter // where the CPU went in the full path's bursts
 }
 
 // maxInFlight bounds the webhooks in flight at once, as a provider's
@@ -242,6 +243,11 @@ func (e *experiment) ceilings(ctx context.Context, rep *Report) error {
 	rep.FullCeiling, rep.BareCeiling = mean(rep.FullCeilings), mean(rep.BareCeilings)
 	rep.BareReplays = sc.String()
 	rep.Ratio = rep.FullCeiling / rep.BareCeiling
+	if c, ok := e.cpu.share(); ok && c.Harness() < 1 {
+		rep.FullCPU = &c
+		rep.FullWithoutHarness = rep.FullCeiling / (1 - c.Harness())
+		rep.RatioWithoutHarness = rep.FullWithoutHarness / rep.BareCeiling
+	}
 	return nil
 }
 
@@ -338,22 +344,51 @@ const (
 	RefusedError = "no answer"
 )
 
-// post sends one signed webhook and returns why it was not accepted, ""
-// when it was.
-func (e *experiment) post(ctx context.Context, id string, i int) string {
+// signed is one signed webhook, ready to send.
+type signed struct {
+	id     string
+	body   []byte
+	header http.Header
+}
+
+// sign makes the webhook of event id, the i-th of its run, as the
+// provider would sign it; ok is false when it could not be signed.
+func (e *experiment) sign(id string, i int) (signed, bool) {
 	body := []byte(fmt.Sprintf(`{"id":%q,"type":"payment.requested","data":{"customer":"cus_%s","amount":%d,"currency":"usd"}}`,
 		id, id, 1000+(i%50)*10))
 	h, err := webhook.SignHeaders(webhook.SchemeStandard, []string{e.secret}, id, time.Now(), body)
 	if err != nil {
+		return signed{}, false
+	}
+	h.Set("Content-Type", "application/json")
+	return signed{id: id, body: body, header: h}, true
+}
+
+// post signs and sends one webhook and returns why it was not accepted,
+// "" when it was.
+func (e *experiment) post(ctx context.Context, id string, i int) string {
+	w, ok := e.sign(id, i)
+	if !ok {
 		return "not signed"
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, e.sys.URL+"/webhooks/payments", bytes.NewReader(body))
+	return e.deliver(ctx, w)
+}
+
+// deliver sends a signed webhook and returns why it was not accepted, ""
+// when it was.
+func (e *experiment) deliver(ctx context.Context, w signed) (why string) {
+	asSender(ctx, func(ctx context.Context) { why = e.roundTrip(ctx, w) })
+	return why
+}
+
+// roundTrip is deliver's request and answer.
+func (e *experiment) roundTrip(ctx context.Context, w signed) string {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, e.sys.URL+"/webhooks/payments", bytes.NewReader(w.body))
 	if err != nil {
 		return RefusedError
 	}
-	req.Header = h
-	req.Header.Set("Content-Type", "application/json")
-	e.obs.sent(id, time.Now())
+	req.Header = w.header
+	e.obs.sent(w.id, time.Now())
 	resp, err := e.http.Do(req)
 	if err != nil {
 		return RefusedError

@@ -59,6 +59,11 @@ func Summary(w io.Writer, r *Report) {
 		r.CostPerMillion.Total, r.CostPerMillion.APIGateway, r.CostPerMillion.Lambda, r.CostPerMillion.SQS, r.CostPerMillion.DynamoDB, r.CostPerMillion.Prices)
 	fmt.Fprintf(w, "ceilings, same run: full path %.0f events/s, bare pipeline %.0f events/s: full ÷ bare = %.2f× (means of %d bursts each: full %s; bare %s)\n",
 		r.FullCeiling, r.BareCeiling, r.Ratio, len(r.FullCeilings), rates(r.FullCeilings), rates(r.BareCeilings))
+	if c := r.FullCPU; c != nil {
+		fmt.Fprintf(w, "the full path's CPU in its bursts: %s\n", c)
+		fmt.Fprintf(w, "without the harness's %.0f%% (the sender and the provider simulator, the provider's side, which the bare pipeline does not run) the full path would reach %.0f events/s: %.2f× the bare pipeline\n",
+			100*c.Harness(), r.FullWithoutHarness, r.RatioWithoutHarness)
+	}
 	if r.BareReplays != "" {
 		fmt.Fprintf(w, "the bare pipeline replays the AWS calls of one probe event: %s\n", r.BareReplays)
 	}

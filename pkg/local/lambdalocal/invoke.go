@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"runtime/pprof"
 	"sync/atomic"
 	"time"
 
@@ -27,15 +28,21 @@ func NewRequestID() string {
 
 // InvokeContext returns a context like the one Lambda hands a handler: it
 // carries a request ID and function ARN (lambdacontext) and a deadline of
-// timeout from now.
+// timeout from now. It also carries the profiler label
+// [FunctionLabel]=function, which the invocation's goroutine wears while
+// it runs, so that a CPU profile tells each function's time apart.
 func InvokeContext(parent context.Context, function string, timeout time.Duration) (context.Context, context.CancelFunc) {
 	lc := &lambdacontext.LambdaContext{
 		AwsRequestID:       NewRequestID(),
 		InvokedFunctionArn: "arn:aws:lambda:us-east-1:" + LocalAccountID + ":function:" + function,
 	}
-	ctx := lambdacontext.NewContext(parent, lc)
+	ctx := lambdacontext.NewContext(pprof.WithLabels(parent, pprof.Labels(FunctionLabel, function)), lc)
 	return context.WithTimeout(ctx, timeout)
 }
+
+// FunctionLabel is the profiler label (runtime/pprof) that names the
+// function an invocation's goroutine runs.
+const FunctionLabel = "function"
 
 // runWithDeadline runs fn and reports whether it finished before ctx's
 // deadline. Like Lambda, an overrun is a failure whatever fn returns later.
@@ -43,6 +50,9 @@ func runWithDeadline(ctx context.Context, fn func()) bool {
 	done := make(chan struct{})
 	environments.run(func() {
 		defer close(done)
+		// The goroutine is reused, and may have been started by another
+		// function's caller: it wears this invocation's labels alone.
+		pprof.SetGoroutineLabels(ctx)
 		fn()
 	})
 	select {

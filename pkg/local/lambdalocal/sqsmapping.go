@@ -143,18 +143,25 @@ func (a *batchAsk) got(asked, n int) {
 	}
 }
 
-// pollOnce receives one batch and invokes the handler with it. It reports
-// whether there was anything to receive.
-func (m *SQSMapping) pollOnce(ctx context.Context, ask *batchAsk) bool {
-	asked := ask.next()
-	out, err := m.cfg.SQS.ReceiveMessage(ctx, &sqs.ReceiveMessageInput{
-		QueueUrl:            aws.String(m.cfg.QueueURL),
-		MaxNumberOfMessages: int32(asked),
+// ReceiveInput is the receive an event source's poller makes: up to n
+// messages of queueURL, with every system and message attribute, which
+// Lambda puts in the records it hands the function.
+func ReceiveInput(queueURL string, n int) *sqs.ReceiveMessageInput {
+	return &sqs.ReceiveMessageInput{
+		QueueUrl:            aws.String(queueURL),
+		MaxNumberOfMessages: int32(n),
 		//lint:ignore SA1019 local-aws-sqs ignores MessageSystemAttributeNames; AWS accepts both.
 		AttributeNames:              []sqstypes.QueueAttributeName{sqstypes.QueueAttributeNameAll},
 		MessageSystemAttributeNames: []sqstypes.MessageSystemAttributeName{sqstypes.MessageSystemAttributeNameAll},
 		MessageAttributeNames:       []string{"All"},
-	})
+	}
+}
+
+// pollOnce receives one batch and invokes the handler with it. It reports
+// whether there was anything to receive.
+func (m *SQSMapping) pollOnce(ctx context.Context, ask *batchAsk) bool {
+	asked := ask.next()
+	out, err := m.cfg.SQS.ReceiveMessage(ctx, ReceiveInput(m.cfg.QueueURL, asked))
 	if err != nil {
 		if ctx.Err() == nil {
 			m.cfg.Logger.WarnContext(ctx, "sqs receive failed", "queue", m.cfg.QueueURL, "err", err)

@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"runtime/pprof"
 	"sync"
 	"time"
 
@@ -57,6 +58,14 @@ type Config struct {
 	// walk-throughs); 0 keeps the template's.
 	ScheduleEvery time.Duration
 }
+
+// PartLabel is the profiler label (runtime/pprof) that the local system's
+// own servers wear: PartHTTPAPI on the HTTP API's goroutines and
+// providersim.PartSimulator on the provider simulator's.
+const PartLabel = providersim.PartLabel
+
+// PartHTTPAPI is the [PartLabel] of the local HTTP API's goroutines.
+const PartHTTPAPI = "http-api"
 
 // System is a running local system.
 type System struct {
@@ -150,9 +159,14 @@ func (s *System) serveAPI(ctx context.Context) error {
 	s.URL = "http://" + ln.Addr().String()
 	s.api = &http.Server{Handler: lambdalocal.NewHTTPAPI(lambdalocal.HTTPAPIConfig{Routes: routes, Logger: s.cfg.Logger}), ReadHeaderTimeout: 10 * time.Second}
 	s.wg.Go(func() {
-		if err := s.api.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
-			s.cfg.Logger.Error("http api stopped", "err", err)
-		}
+		// Its connections' goroutines inherit the label, so that a CPU
+		// profile tells the local API Gateway's HTTP apart from the
+		// functions it invokes (which wear lambdalocal.FunctionLabel).
+		pprof.Do(ctx, pprof.Labels(PartLabel, PartHTTPAPI), func(context.Context) {
+			if err := s.api.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+				s.cfg.Logger.Error("http api stopped", "err", err)
+			}
+		})
 	})
 	return nil
 }

@@ -9,6 +9,7 @@ import (
 	"math/rand/v2"
 	"net"
 	"net/http"
+	"runtime/pprof"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -193,6 +194,18 @@ func (s *core) Handler() http.Handler {
 	return mux
 }
 
+// PartLabel and PartSimulator are the profiler label (runtime/pprof) that
+// the simulator's server goroutines wear, so that a CPU profile tells the
+// provider's side apart from its callers'.
+const PartLabel, PartSimulator = "part", "provider-simulator"
+
+// serve serves ln on srv, its goroutines labelled as the simulator's.
+func serve(srv *http.Server, ln net.Listener) error {
+	var err error
+	pprof.Do(context.Background(), pprof.Labels(PartLabel, PartSimulator), func(context.Context) { err = srv.Serve(ln) })
+	return err
+}
+
 // Start serves on a free port of 127.0.0.1 in the background. Stop it with
 // [Sim.Close].
 func (s *core) Start() error {
@@ -205,7 +218,7 @@ func (s *core) Start() error {
 		ln.Close()
 		return err
 	}
-	go func() { _ = srv.Serve(ln) }()
+	go serve(srv, ln)
 	return nil
 }
 
@@ -222,7 +235,7 @@ func (s *core) ListenAndServe(ctx context.Context, addr string) error {
 		return err
 	}
 	errc := make(chan error, 1)
-	go func() { errc <- srv.Serve(ln) }()
+	go func() { errc <- serve(srv, ln) }()
 	select {
 	case err := <-errc:
 		return fmt.Errorf("providersim: serve: %w", err)

@@ -1,0 +1,206 @@
+package lab
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"runtime/pprof"
+	"strconv"
+	"strings"
+
+	"github.com/google/pprof/profile"
+
+	"github.com/hookline/hookline/pkg/local/lambdalocal"
+	"github.com/hookline/hookline/pkg/local/localrun"
+	"github.com/hookline/hookline/pkg/local/providersim"
+)
+
+// partSender is the profiler label of the lab's sender goroutines (under
+// localrun.PartLabel): the provider's side of the webhooks.
+const partSender = "sender"
+
+// asSender runs f on the current goroutine labelled as the sender's, so
+// that it and the connections it opens count as the sender's CPU.
+func asSender(ctx context.Context, f func(context.Context)) {
+	pprof.Do(ctx, pprof.Labels(localrun.PartLabel, partSender), f)
+}
+
+// CPUShare is how the machine's busy CPU went while the full path's
+// bursts ran, from a CPU profile of each burst (by the goroutines' profiler
+// labels) and the kernel's count of the machine's busy time. Each share
+// is a fraction of the machine's busy CPU.
+type CPUShare struct {
+	// Functions is the receiver's and the worker's invocations: their
+	// code, their AWS SDK calls and the in-process DynamoDB they reach.
+	Functions float64 `json:"functions"`
+	// HTTPAPI is the local API Gateway's HTTP server and event mapping.
+	HTTPAPI float64 `json:"http_api"`
+	// Sender and Simulator are the provider's side: the lab's sender and
+	// the provider simulator's server. On AWS neither runs on the
+	// functions' CPU; here they share the cores with everything else.
+	Sender    float64 `json:"sender"`
+	Simulator float64 `json:"provider_simulator"`
+	// OtherGo is the rest of the Go process: the event source's pollers,
+	// the collector's own workers and the scheduler.
+	OtherGo float64 `json:"other_go"`
+	// Outside is the CPU of everything but the Go process: mostly the
+	// SQS emulator.
+	Outside float64 `json:"outside_go"`
+	// Busy is the machine's busy time as a fraction of all its cores'.
+	Busy float64 `json:"machine_busy"`
+}
+
+// Harness is the provider's side: the sender's and the simulator's share.
+func (c CPUShare) Harness() float64 { return c.Sender + c.Simulator }
+
+func (c CPUShare) String() string {
+	return fmt.Sprintf("functions %.0f%%, local HTTP API %.0f%%, sender %.0f%%, provider simulator %.0f%%, rest of the Go process %.0f%% (event source, collector, scheduler), outside it %.0f%% (the SQS emulator); the machine was %.0f%% busy",
+		100*c.Functions, 100*c.HTTPAPI, 100*c.Sender, 100*c.Simulator, 100*c.OtherGo, 100*c.Outside, 100*c.Busy)
+}
+
+// cpuStart begins measuring where the CPU goes, unless a measurement
+// failed before (a CPU profile of the whole run is being taken).
+func (e *experiment) cpuStart() {
+	if e.cpu.failed == nil {
+		e.cpu.failed = e.cpu.start()
+	}
+}
+
+// cpuStop ends what cpuStart began.
+func (e *experiment) cpuStop() {
+	if e.cpu.failed == nil {
+		e.cpu.failed = e.cpu.stop()
+	}
+}
+
+// cpuMeter sums, over the stretches it measures, the CPU seconds of each
+// part of the Go process and the machine's busy and total CPU seconds.
+type cpuMeter struct {
+	parts       map[string]float64
+	busy, total float64
+	buf         bytes.Buffer
+	before      machineCPU
+	failed      error
+}
+
+// start begins a stretch. It fails when a CPU profile is running already
+// (hookline lab --cpuprofile) or the kernel's counts cannot be read.
+func (m *cpuMeter) start() error {
+	before, err := readMachineCPU()
+	if err != nil {
+		return err
+	}
+	m.buf.Reset()
+	if err := pprof.StartCPUProfile(&m.buf); err != nil {
+		return err
+	}
+	m.before = before
+	return nil
+}
+
+// stop ends the stretch that start began and adds it up.
+func (m *cpuMeter) stop() error {
+	pprof.StopCPUProfile()
+	after, err := readMachineCPU()
+	if err != nil {
+		return err
+	}
+	p, err := profile.Parse(&m.buf)
+	if err != nil {
+		return fmt.Errorf("lab: cpu profile: %w", err)
+	}
+	parts, err := cpuByPart(p)
+	if err != nil {
+		return err
+	}
+	if m.parts == nil {
+		m.parts = map[string]float64{}
+	}
+	for k, v := range parts {
+		m.parts[k] += v
+	}
+	m.busy += after.busy - m.before.busy
+	m.total += after.total - m.before.total
+	return nil
+}
+
+// share is what the stretches measured, or false when none was.
+func (m *cpuMeter) share() (CPUShare, bool) {
+	if m.failed != nil || m.busy <= 0 || m.total <= 0 {
+		return CPUShare{}, false
+	}
+	goCPU := 0.0
+	for _, v := range m.parts {
+		goCPU += v
+	}
+	f := func(part string) float64 { return m.parts[part] / m.busy }
+	return CPUShare{
+		Functions: f(lambdalocal.FunctionLabel), HTTPAPI: f(localrun.PartHTTPAPI),
+		Sender: f(partSender), Simulator: f(providersim.PartSimulator), OtherGo: f(""),
+		Outside: max(0, 1-goCPU/m.busy), Busy: m.busy / m.total,
+	}, true
+}
+
+// cpuByPart sums a CPU profile's samples in seconds by the part of the
+// system their goroutine was labelled with: a function's invocation
+// (lambdalocal.FunctionLabel), the local HTTP API, the sender, the
+// provider simulator, or "" for the rest.
+func cpuByPart(p *profile.Profile) (map[string]float64, error) {
+	idx := -1
+	for i, st := range p.SampleType {
+		if st.Type == "cpu" && st.Unit == "nanoseconds" {
+			idx = i
+		}
+	}
+	if idx < 0 {
+		return nil, fmt.Errorf("lab: cpu profile has no cpu nanoseconds")
+	}
+	out := map[string]float64{}
+	for _, s := range p.Sample {
+		out[partOf(s.Label)] += float64(s.Value[idx]) / 1e9
+	}
+	return out, nil
+}
+
+func partOf(labels map[string][]string) string {
+	if len(labels[lambdalocal.FunctionLabel]) > 0 {
+		return lambdalocal.FunctionLabel
+	}
+	for _, v := range labels[localrun.PartLabel] {
+		switch v {
+		case localrun.PartHTTPAPI, partSender, providersim.PartSimulator:
+			return v
+		}
+	}
+	return ""
+}
+
+// machineCPU is the kernel's count of the machine's CPU seconds since it
+// started: busy, and in all (busy, idle and waiting for I/O).
+type machineCPU struct{ busy, total float64 }
+
+// readMachineCPU reads the first line of /proc/stat (Linux): user, nice,
+// system, idle, iowait, irq, softirq and steal, in clock ticks of 1/100 s.
+func readMachineCPU() (machineCPU, error) {
+	data, err := os.ReadFile("/proc/stat")
+	if err != nil {
+		return machineCPU{}, fmt.Errorf("lab: machine cpu: %w", err)
+	}
+	line, _, _ := strings.Cut(string(data), "\n")
+	fields := strings.Fields(line)
+	if len(fields) < 9 || fields[0] != "cpu" {
+		return machineCPU{}, fmt.Errorf("lab: machine cpu: unexpected /proc/stat line %.60q", line)
+	}
+	var t [8]float64
+	for i := range t {
+		n, err := strconv.ParseUint(fields[i+1], 10, 64)
+		if err != nil {
+			return machineCPU{}, fmt.Errorf("lab: machine cpu: %w", err)
+		}
+		t[i] = float64(n) / 100
+	}
+	idle := t[3] + t[4]
+	busy := t[0] + t[1] + t[2] + t[5] + t[6] + t[7]
+	return machineCPU{busy: busy, total: busy + idle}, nil
+}

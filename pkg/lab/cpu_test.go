@@ -1,0 +1,61 @@
+package lab
+
+import (
+	"context"
+	"crypto/sha256"
+	"runtime/pprof"
+	"testing"
+
+	"github.com/hookline/hookline/pkg/local/lambdalocal"
+)
+
+// spin burns CPU: n rounds of hashing.
+func spin(n int) {
+	b := make([]byte, 4096)
+	for range n {
+		s := sha256.Sum256(b)
+		b[0] = s[0]
+	}
+}
+
+func TestCPUMeterSplitsTheProcessByLabel(t *testing.T) {
+	// Given one goroutine that works three times as long as the sender
+	// as it works as a function, and as long again with no label
+	var m cpuMeter
+	if err := m.start(); err != nil {
+		t.Skip("cpu profiling unavailable:", err)
+	}
+	const unit = 100000
+	asSender(context.Background(), func(context.Context) { spin(3 * unit) })
+	pprof.Do(context.Background(), pprof.Labels(lambdalocal.FunctionLabel, "ReceiverFunction"), func(context.Context) { spin(unit) })
+	spin(unit)
+	if err := m.stop(); err != nil {
+		t.Fatal(err)
+	}
+	// Then its profile puts the time where each label says
+	sender, fn, rest := m.parts[partSender], m.parts[lambdalocal.FunctionLabel], m.parts[""]
+	t.Logf("sender %.2fs, function %.2fs, unlabelled %.2fs, machine busy %.2fs of %.2fs", sender, fn, rest, m.busy, m.total)
+	if fn < 0.1 || sender/fn < 2.2 || sender/fn > 4 || rest/fn < 0.6 || rest/fn > 1.7 {
+		t.Fatalf("sender %.2fs, function %.2fs, unlabelled %.2fs: want about 3:1:1", sender, fn, rest)
+	}
+	c, ok := m.share()
+	if !ok || c.Busy <= 0 || c.Busy > 1 || c.Sender+c.Functions+c.OtherGo+c.Outside < 0.99 || c.Harness() != c.Sender {
+		t.Fatalf("shares %+v (ok %v)", c, ok)
+	}
+}
+
+func TestCPUMeterStandsAsideForAProfileOfTheRun(t *testing.T) {
+	// Given a CPU profile of the whole run being taken (--cpuprofile)
+	var whole cpuMeter
+	if err := whole.start(); err != nil {
+		t.Skip("cpu profiling unavailable:", err)
+	}
+	defer whole.stop()
+	// Then the ceilings' meter does not start, and reports nothing
+	e := &experiment{}
+	e.cpuStart()
+	e.cpuStop()
+	if _, ok := e.cpu.share(); ok || e.cpu.failed == nil {
+		t.Fatalf("measured %+v under another profile", e.cpu)
+	}
+}
