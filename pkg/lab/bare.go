@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime/pprof"
 	"strconv"
 	"strings"
 	"sync"
@@ -11,12 +12,14 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
 
 	"github.com/hookline/hookline/pkg/local/lambdalocal"
 	"github.com/hookline/hookline/pkg/local/localaws"
+	"github.com/hookline/hookline/pkg/local/localrun"
 )
 
 // BareCeiling is the bare pipeline's saturated rate on env: the AWS calls
@@ -31,32 +34,49 @@ import (
 // batch's records, and delete in batches. It is timed from the first
 // intake to the last delete; each event's inputs are made before.
 func BareCeiling(ctx context.Context, env *localaws.Env, sc Script, n, pollers int) (float64, error) {
+	return bareCeiling(ctx, env, sc, n, pollers, nil)
+}
+
+// bareCeiling is BareCeiling, with m (if not nil) measuring where the CPU
+// goes while the clock runs.
+func bareCeiling(ctx context.Context, env *localaws.Env, sc Script, n, pollers int, m *cpuMeter) (float64, error) {
 	q, err := env.SQS.CreateQueue(ctx, &sqs.CreateQueueInput{QueueName: aws.String("lab-bare-" + newRun())})
 	if err != nil {
 		return 0, fmt.Errorf("lab: bare queue: %w", err)
 	}
-	b := &bare{env: env, sc: sc, url: aws.ToString(q.QueueUrl), run: newRun()}
+	// The bare pipeline's SQS calls go through connections of its own, so
+	// that a CPU profile does not count them as the functions' (each
+	// connection's goroutines wear the labels of the call that opened it).
+	opts := env.SQS.Options()
+	opts.HTTPClient = awshttp.NewBuildableClient()
+	b := &bare{env: env, sqs: sqs.New(opts), sc: sc, url: aws.ToString(q.QueueUrl), run: newRun()}
 	b.prepare(n)
+	m.begin()
 	start := time.Now()
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Minute)
 	defer cancel()
 	var wg sync.WaitGroup
-	for range max(pollers, 1) {
-		wg.Go(func() { b.consume(ctx, n) })
-	}
-	b.produce(ctx, n)
-	wg.Wait()
+	pprof.Do(ctx, pprof.Labels(localrun.PartLabel, partBare), func(ctx context.Context) {
+		for range max(pollers, 1) {
+			wg.Go(func() { b.consume(ctx, n) })
+		}
+		b.produce(ctx, n)
+		wg.Wait()
+	})
+	elapsed := time.Since(start)
+	m.end(n)
 	if err := b.failure(); err != nil {
 		return 0, err
 	}
 	if int(b.done.Load()) < n {
 		return 0, errors.New("lab: the bare pipeline did not finish within 5 minutes")
 	}
-	return float64(n) / time.Since(start).Seconds(), nil
+	return float64(n) / elapsed.Seconds(), nil
 }
 
 type bare struct {
 	env            *localaws.Env
+	sqs            *sqs.Client
 	sc             Script
 	url            string
 	run            string
@@ -109,7 +129,7 @@ func (b *bare) call(ctx context.Context, in any) error {
 		_, err = b.env.DynamoDB.TransactWriteItems(ctx, in)
 	case *sqs.SendMessageInput:
 		in.QueueUrl = aws.String(b.url)
-		_, err = b.env.SQS.SendMessage(ctx, in)
+		_, err = b.sqs.SendMessage(ctx, in)
 	default:
 		return fmt.Errorf("lab: the bare pipeline cannot replay a %T", in)
 	}
@@ -157,7 +177,7 @@ func (b *bare) produce(ctx context.Context, n int) {
 // wait the full path never has.
 func (b *bare) consume(ctx context.Context, n int) {
 	for int(b.done.Load()) < n && ctx.Err() == nil && b.failure() == nil {
-		out, err := b.env.SQS.ReceiveMessage(ctx, lambdalocal.ReceiveInput(b.url, 10))
+		out, err := b.sqs.ReceiveMessage(ctx, lambdalocal.ReceiveInput(b.url, 10))
 		if err != nil || len(out.Messages) == 0 {
 			time.Sleep(5 * time.Millisecond)
 			continue
@@ -174,7 +194,7 @@ func (b *bare) consume(ctx context.Context, n int) {
 			del = append(del, sqstypes.DeleteMessageBatchRequestEntry{Id: aws.String(strconv.Itoa(j)), ReceiptHandle: m.ReceiptHandle})
 		}
 		batch.Wait()
-		if _, err := b.env.SQS.DeleteMessageBatch(ctx, &sqs.DeleteMessageBatchInput{QueueUrl: aws.String(b.url), Entries: del}); err == nil {
+		if _, err := b.sqs.DeleteMessageBatch(ctx, &sqs.DeleteMessageBatchInput{QueueUrl: aws.String(b.url), Entries: del}); err == nil {
 			b.done.Add(int64(len(del)))
 		}
 	}

@@ -20,72 +20,93 @@ import (
 // localrun.PartLabel): the provider's side of the webhooks.
 const partSender = "sender"
 
+// partBare is the profiler label of the bare pipeline's goroutines.
+const partBare = "bare"
+
 // asSender runs f on the current goroutine labelled as the sender's, so
 // that it and the connections it opens count as the sender's CPU.
 func asSender(ctx context.Context, f func(context.Context)) {
 	pprof.Do(ctx, pprof.Labels(localrun.PartLabel, partSender), f)
 }
 
-// CPUShare is how the machine's busy CPU went while the full path's
-// bursts ran, from a CPU profile of each burst (by the goroutines' profiler
-// labels) and the kernel's count of the machine's busy time. Each share
-// is a fraction of the machine's busy CPU.
+// CPUShare is how the machine's busy CPU went while a path's bursts ran,
+// from a CPU profile of each burst (by the goroutines' profiler labels)
+// and the kernel's count of the machine's busy time. Each share is a
+// fraction of the machine's busy CPU.
 type CPUShare struct {
 	// Functions is the receiver's and the worker's invocations: their
 	// code, their AWS SDK calls and the in-process DynamoDB they reach.
-	Functions float64 `json:"functions"`
+	Functions float64 `json:"functions,omitempty"`
+	// Bare is the bare pipeline's replays of the same AWS calls.
+	Bare float64 `json:"bare,omitempty"`
 	// HTTPAPI is the local API Gateway's HTTP server and event mapping.
-	HTTPAPI float64 `json:"http_api"`
+	HTTPAPI float64 `json:"http_api,omitempty"`
 	// Sender and Simulator are the provider's side: the lab's sender and
 	// the provider simulator's server. On AWS neither runs on the
 	// functions' CPU; here they share the cores with everything else.
-	Sender    float64 `json:"sender"`
-	Simulator float64 `json:"provider_simulator"`
-	// OtherGo is the rest of the Go process: the event source's pollers,
-	// the collector's own workers and the scheduler.
+	Sender    float64 `json:"sender,omitempty"`
+	Simulator float64 `json:"provider_simulator,omitempty"`
+	// EventSource is the local event source's pollers: the worker's SQS
+	// receives and deletes, which Lambda makes for it.
+	EventSource float64 `json:"event_source,omitempty"`
+	// OtherGo is the rest of the Go process: the collector's own workers,
+	// the scheduler and the lab's observer.
 	OtherGo float64 `json:"other_go"`
 	// Outside is the CPU of everything but the Go process: mostly the
 	// SQS emulator.
 	Outside float64 `json:"outside_go"`
 	// Busy is the machine's busy time as a fraction of all its cores'.
 	Busy float64 `json:"machine_busy"`
+	// PerEventMS is the machine's busy CPU per event, in milliseconds.
+	PerEventMS float64 `json:"per_event_ms"`
 }
 
 // Harness is the provider's side: the sender's and the simulator's share.
 func (c CPUShare) Harness() float64 { return c.Sender + c.Simulator }
 
 func (c CPUShare) String() string {
-	return fmt.Sprintf("functions %.0f%%, local HTTP API %.0f%%, sender %.0f%%, provider simulator %.0f%%, rest of the Go process %.0f%% (event source, collector, scheduler), outside it %.0f%% (the SQS emulator); the machine was %.0f%% busy",
-		100*c.Functions, 100*c.HTTPAPI, 100*c.Sender, 100*c.Simulator, 100*c.OtherGo, 100*c.Outside, 100*c.Busy)
-}
-
-// cpuStart begins measuring where the CPU goes, unless a measurement
-// failed before (a CPU profile of the whole run is being taken).
-func (e *experiment) cpuStart() {
-	if e.cpu.failed == nil {
-		e.cpu.failed = e.cpu.start()
+	var parts []string
+	for _, p := range []struct {
+		name  string
+		share float64
+	}{{"functions", c.Functions}, {"bare replays", c.Bare}, {"local HTTP API", c.HTTPAPI}, {"sender", c.Sender}, {"provider simulator", c.Simulator},
+		{"event source", c.EventSource}, {"rest of the Go process (collector, scheduler)", c.OtherGo}, {"outside it (the SQS emulator)", c.Outside}} {
+		if p.share > 0 {
+			parts = append(parts, fmt.Sprintf("%s %.2f ms (%.0f%%)", p.name, p.share*c.PerEventMS, 100*p.share))
+		}
 	}
-}
-
-// cpuStop ends what cpuStart began.
-func (e *experiment) cpuStop() {
-	if e.cpu.failed == nil {
-		e.cpu.failed = e.cpu.stop()
-	}
+	return fmt.Sprintf("%.2f ms of CPU per event: %s; the machine was %.0f%% busy", c.PerEventMS, strings.Join(parts, ", "), 100*c.Busy)
 }
 
 // cpuMeter sums, over the stretches it measures, the CPU seconds of each
-// part of the Go process and the machine's busy and total CPU seconds.
+// part of the Go process, the machine's busy and total CPU seconds and
+// the events the stretches carried. Its first failure (a CPU profile of
+// the whole run is being taken, or the kernel's counts cannot be read)
+// stops it for good.
 type cpuMeter struct {
 	parts       map[string]float64
 	busy, total float64
+	events      int
 	buf         bytes.Buffer
 	before      machineCPU
 	failed      error
 }
 
-// start begins a stretch. It fails when a CPU profile is running already
-// (hookline lab --cpuprofile) or the kernel's counts cannot be read.
+// begin starts a stretch; end(n) ends it, n events later. Both do nothing
+// on a nil or failed meter.
+func (m *cpuMeter) begin() {
+	if m != nil && m.failed == nil {
+		m.failed = m.start()
+	}
+}
+
+func (m *cpuMeter) end(n int) {
+	if m != nil && m.failed == nil {
+		m.failed = m.stop()
+		m.events += n
+	}
+}
+
 func (m *cpuMeter) start() error {
 	before, err := readMachineCPU()
 	if err != nil {
@@ -99,7 +120,6 @@ func (m *cpuMeter) start() error {
 	return nil
 }
 
-// stop ends the stretch that start began and adds it up.
 func (m *cpuMeter) stop() error {
 	pprof.StopCPUProfile()
 	after, err := readMachineCPU()
@@ -135,11 +155,15 @@ func (m *cpuMeter) share() (CPUShare, bool) {
 		goCPU += v
 	}
 	f := func(part string) float64 { return m.parts[part] / m.busy }
-	return CPUShare{
-		Functions: f(lambdalocal.FunctionLabel), HTTPAPI: f(localrun.PartHTTPAPI),
-		Sender: f(partSender), Simulator: f(providersim.PartSimulator), OtherGo: f(""),
+	c := CPUShare{
+		Functions: f(lambdalocal.FunctionLabel), Bare: f(partBare), HTTPAPI: f(localrun.PartHTTPAPI),
+		Sender: f(partSender), Simulator: f(providersim.PartSimulator), EventSource: f(lambdalocal.PartEventSource), OtherGo: f(""),
 		Outside: max(0, 1-goCPU/m.busy), Busy: m.busy / m.total,
-	}, true
+	}
+	if m.events > 0 {
+		c.PerEventMS = 1000 * m.busy / float64(m.events)
+	}
+	return c, true
 }
 
 // cpuByPart sums a CPU profile's samples in seconds by the part of the
@@ -169,7 +193,7 @@ func partOf(labels map[string][]string) string {
 	}
 	for _, v := range labels[localrun.PartLabel] {
 		switch v {
-		case localrun.PartHTTPAPI, partSender, providersim.PartSimulator:
+		case localrun.PartHTTPAPI, lambdalocal.PartEventSource, partSender, partBare, providersim.PartSimulator:
 			return v
 		}
 	}

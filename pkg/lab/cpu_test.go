@@ -3,6 +3,7 @@ package lab
 import (
 	"context"
 	"crypto/sha256"
+	"math"
 	"runtime/pprof"
 	"testing"
 
@@ -22,15 +23,15 @@ func TestCPUMeterSplitsTheProcessByLabel(t *testing.T) {
 	// Given one goroutine that works three times as long as the sender
 	// as it works as a function, and as long again with no label
 	var m cpuMeter
-	if err := m.start(); err != nil {
-		t.Skip("cpu profiling unavailable:", err)
+	if m.begin(); m.failed != nil {
+		t.Skip("cpu profiling unavailable:", m.failed)
 	}
 	const unit = 100000
 	asSender(context.Background(), func(context.Context) { spin(3 * unit) })
 	pprof.Do(context.Background(), pprof.Labels(lambdalocal.FunctionLabel, "ReceiverFunction"), func(context.Context) { spin(unit) })
 	spin(unit)
-	if err := m.stop(); err != nil {
-		t.Fatal(err)
+	if m.end(10); m.failed != nil {
+		t.Fatal(m.failed)
 	}
 	// Then its profile puts the time where each label says
 	sender, fn, rest := m.parts[partSender], m.parts[lambdalocal.FunctionLabel], m.parts[""]
@@ -39,7 +40,8 @@ func TestCPUMeterSplitsTheProcessByLabel(t *testing.T) {
 		t.Fatalf("sender %.2fs, function %.2fs, unlabelled %.2fs: want about 3:1:1", sender, fn, rest)
 	}
 	c, ok := m.share()
-	if !ok || c.Busy <= 0 || c.Busy > 1 || c.Sender+c.Functions+c.OtherGo+c.Outside < 0.99 || c.Harness() != c.Sender {
+	if !ok || c.Busy <= 0 || c.Busy > 1 || c.Sender+c.Functions+c.OtherGo+c.Outside < 0.99 || c.Harness() != c.Sender ||
+		math.Abs(c.PerEventMS-100*m.busy) > 1e-6 {
 		t.Fatalf("shares %+v (ok %v)", c, ok)
 	}
 }
@@ -52,10 +54,10 @@ func TestCPUMeterStandsAsideForAProfileOfTheRun(t *testing.T) {
 	}
 	defer whole.stop()
 	// Then the ceilings' meter does not start, and reports nothing
-	e := &experiment{}
-	e.cpuStart()
-	e.cpuStop()
-	if _, ok := e.cpu.share(); ok || e.cpu.failed == nil {
-		t.Fatalf("measured %+v under another profile", e.cpu)
+	var m cpuMeter
+	m.begin()
+	m.end(100)
+	if _, ok := m.share(); ok || m.failed == nil {
+		t.Fatalf("measured %+v under another profile", m)
 	}
 }

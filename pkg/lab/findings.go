@@ -63,8 +63,12 @@ func Findings(r *Report) []Finding {
 		add(Finding{Goal: "p99 webhook → charge ≤ 250 ms", Measured: fmt.Sprintf("p99 %.0f ms (p50 %.0f ms); queue depth reached %d, the oldest unsettled event %.1f s", r.P99, r.P50, r.MaxQueueDepth, r.MaxOldestAge),
 			Why: whyLatency(r), Fix: fixLatency(r)})
 	}
-	if r.Ratio > 0 && r.Ratio < GoalRatio {
-		add(Finding{Goal: "full path ≥ 0.8× the bare pipeline", Measured: fmt.Sprintf("%.2f× (%.0f against %.0f events/s, same run)", r.Ratio, r.FullCeiling, r.BareCeiling),
+	if ratio := r.JudgedRatio(); ratio > 0 && ratio < GoalRatio {
+		measured := fmt.Sprintf("%.2f× (%.0f against %.0f events/s, same run)", r.Ratio, r.FullCeiling, r.BareCeiling)
+		if r.RatioWithoutHarness > 0 {
+			measured = fmt.Sprintf("%.2f× without the provider's side (%.2f× with it: %.0f against %.0f events/s, same run)", ratio, r.Ratio, r.FullCeiling, r.BareCeiling)
+		}
+		add(Finding{Goal: "full path ≥ 0.8× the bare pipeline", Measured: measured,
 			Why: whyRatio(r), Fix: "profile the full path (hookline lab --cpuprofile FILE, then go tool pprof) and remove what is not AWS"})
 	}
 	if measured, missed := spikeDrainMissed(r); missed {
@@ -76,13 +80,27 @@ func Findings(r *Report) []Finding {
 	return out
 }
 
+// JudgedRatio is the full ÷ bare ratio the goal is judged on: like with
+// like. The bare pipeline has no provider, so when the full path's bursts
+// were profiled the CPU of the provider's side (the sender and the
+// provider simulator, which share the cores here and not on AWS) is given
+// back to it first; otherwise it is the plain ratio.
+func (r *Report) JudgedRatio() float64 {
+	if r.RatioWithoutHarness > 0 {
+		return r.RatioWithoutHarness
+	}
+	return r.Ratio
+}
+
 // whyRatio says what the full path does beyond the AWS calls and, when
 // it was measured, where its bursts' CPU went.
 func whyRatio(r *Report) string {
 	why := fmt.Sprintf("per event the full path takes %.2f× the bare pipeline's time: what it does besides the AWS calls (HTTP in and out, verification, the event-source adapter, the provider call, and the goroutines and garbage they make) costs that much beyond the calls themselves", 1/r.Ratio)
 	if c := r.FullCPU; c != nil {
-		why += fmt.Sprintf("; its bursts' CPU went to %s. Of that, the sender and the provider simulator (%.0f%%) are the provider's side, which the bare pipeline does not run and which on AWS is not on the functions' CPU: without them it is %.2f×",
-			c, 100*c.Harness(), r.RatioWithoutHarness)
+		why += fmt.Sprintf("; its bursts took %s", c)
+		if b := r.BareCPU; b != nil {
+			why += fmt.Sprintf(", against the bare pipeline's %s", b)
+		}
 	}
 	return why
 }

@@ -245,3 +245,29 @@ func TestWarmupIsNotBilled(t *testing.T) {
 		t.Fatalf("Lambda per million events: %.3f after a warm-up against %.3f from a cold start: the warm-up was billed", lambda[1], lambda[0])
 	}
 }
+
+// TestRatioIsJudgedLikeWithLike: the bare pipeline has no provider, so
+// the full path's ratio is judged with the provider's side's CPU given
+// back, when its bursts were profiled, and plainly when they were not.
+func TestRatioIsJudgedLikeWithLike(t *testing.T) {
+	const goal = "full path ≥ 0.8× the bare pipeline"
+	cpu := &lab.CPUShare{Functions: 0.55, HTTPAPI: 0.04, Sender: 0.04, Simulator: 0.04, OtherGo: 0.12, Outside: 0.21, Busy: 0.98, PerEventMS: 2.6}
+	for _, tt := range []struct {
+		name    string
+		r       *lab.Report
+		finding bool
+		says    string
+	}{
+		{"profiled, like with like above the goal", &lab.Report{Success: 1, FullCeiling: 750, BareCeiling: 1000, Ratio: 0.75, FullCPU: cpu, RatioWithoutHarness: 0.815}, false, ""},
+		{"profiled, like with like below the goal", &lab.Report{Success: 1, FullCeiling: 700, BareCeiling: 1000, Ratio: 0.70, FullCPU: cpu, RatioWithoutHarness: 0.76}, true, "0.76× without the provider's side (0.70× with it"},
+		{"not profiled", &lab.Report{Success: 1, FullCeiling: 750, BareCeiling: 1000, Ratio: 0.75}, true, "0.75× (750 against 1000 events/s"},
+	} {
+		f, ok := finding(tt.r, goal)
+		if ok != tt.finding || !strings.Contains(f.Measured, tt.says) {
+			t.Errorf("%s: finding %v (%q), want %v saying %q", tt.name, ok, f.Measured, tt.finding, tt.says)
+		}
+		if ok && tt.r.FullCPU != nil && !strings.Contains(f.Why, "sender 0.10 ms (4%)") {
+			t.Errorf("%s: why %q does not say where the CPU went", tt.name, f.Why)
+		}
+	}
+}

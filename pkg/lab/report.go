@@ -71,13 +71,14 @@ type Report struct {
 	BareCeilings []float64 `json:"bare_ceilings"`
 	// BareReplays names the calls the bare pipeline replays per event.
 	BareReplays string `json:"bare_replays"`
-	// FullCPU is how the machine's CPU went in the full path's bursts
-	// (nil when it was not measured: under hookline lab --cpuprofile, or
+	// FullCPU and BareCPU are how the machine's CPU went in each path's
+	// bursts (nil when it was not measured: under hookline lab --cpuprofile, or
 	// off Linux). FullWithoutHarness is the full path's ceiling with the
 	// harness's share of that CPU (the sender's and the provider
 	// simulator's) given back, and RatioWithoutHarness that over the bare
 	// pipeline's: the bare pipeline has neither.
 	FullCPU             *CPUShare `json:"full_path_cpu,omitempty"`
+	BareCPU             *CPUShare `json:"bare_pipeline_cpu,omitempty"`
 	FullWithoutHarness  float64   `json:"full_ceiling_without_harness,omitempty"`
 	RatioWithoutHarness float64   `json:"full_without_harness_over_bare,omitempty"`
 
@@ -189,8 +190,8 @@ func (e *experiment) fullCeiling(ctx context.Context) (float64, error) {
 		}
 		hooks[i] = w
 	}
-	e.cpuStart()
-	defer e.cpuStop()
+	e.cpuFull.begin()
+	defer e.cpuFull.end(n)
 	start := time.Now()
 	ids := make(chan int)
 	done := make(chan struct{})

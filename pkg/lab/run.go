@@ -45,7 +45,9 @@ type experiment struct {
 	// before the run (in the warm-up).
 	batchesBefore int64
 	acks          sync.Map // message ID -> *atomic.Int64, deletes asked for it
-	cpu           cpuMeter // where the CPU went in the full path's bursts
+	// cpuFull and cpuBare measure where the CPU went in each path's
+	// bursts.
+	cpuFull, cpuBare cpuMeter
 }
 
 // maxInFlight bounds the webhooks in flight at once, as a provider's
@@ -227,7 +229,9 @@ func (e *experiment) ceilings(ctx context.Context, rep *Report) error {
 		return err
 	}
 	full := func() (float64, error) { return e.fullCeiling(ctx) }
-	bare := func() (float64, error) { return BareCeiling(ctx, e.sys.AWS, sc, e.cfg.Burst, e.cfg.Concurrency) }
+	bare := func() (float64, error) {
+		return bareCeiling(ctx, e.sys.AWS, sc, e.cfg.Burst, e.cfg.Concurrency, &e.cpuBare)
+	}
 	for range ceilingRounds {
 		for _, step := range []struct {
 			into *[]float64
@@ -243,10 +247,13 @@ func (e *experiment) ceilings(ctx context.Context, rep *Report) error {
 	rep.FullCeiling, rep.BareCeiling = mean(rep.FullCeilings), mean(rep.BareCeilings)
 	rep.BareReplays = sc.String()
 	rep.Ratio = rep.FullCeiling / rep.BareCeiling
-	if c, ok := e.cpu.share(); ok && c.Harness() < 1 {
+	if c, ok := e.cpuFull.share(); ok && c.Harness() < 1 {
 		rep.FullCPU = &c
 		rep.FullWithoutHarness = rep.FullCeiling / (1 - c.Harness())
 		rep.RatioWithoutHarness = rep.FullWithoutHarness / rep.BareCeiling
+	}
+	if c, ok := e.cpuBare.share(); ok {
+		rep.BareCPU = &c
 	}
 	return nil
 }

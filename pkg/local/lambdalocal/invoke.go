@@ -44,6 +44,11 @@ func InvokeContext(parent context.Context, function string, timeout time.Duratio
 // function an invocation's goroutine runs.
 const FunctionLabel = "function"
 
+// PartLabel is the profiler label of goroutines that work for the local
+// AWS services rather than for a function: PartEventSource on an SQS
+// event source's pollers.
+const PartLabel, PartEventSource = "part", "event-source"
+
 // runWithDeadline runs fn and reports whether it finished before ctx's
 // deadline. Like Lambda, an overrun is a failure whatever fn returns later.
 func runWithDeadline(ctx context.Context, fn func()) bool {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"runtime/pprof"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -103,9 +104,13 @@ func (m *SQSMapping) Stats() *SQSStats { return &m.stats }
 // once. So each poller asks for about as many messages as its last receive
 // found (see [batchAsk]) rather than always BatchSize.
 func (m *SQSMapping) Run(ctx context.Context) {
+	// The pollers wear the event source's profiler label; ctx does not
+	// carry it, so the invocations it reaches wear their function's alone.
+	labels := pprof.WithLabels(context.Background(), pprof.Labels(PartLabel, PartEventSource))
 	var wg sync.WaitGroup
 	for range m.cfg.Concurrency {
 		wg.Go(func() {
+			pprof.SetGoroutineLabels(labels)
 			pause := time.Duration(0)
 			ask := batchAsk{max: m.cfg.BatchSize}
 			for ctx.Err() == nil {

@@ -60,9 +60,10 @@ type Config struct {
 }
 
 // PartLabel is the profiler label (runtime/pprof) that the local system's
-// own servers wear: PartHTTPAPI on the HTTP API's goroutines and
+// own goroutines wear: PartHTTPAPI on the HTTP API's,
+// lambdalocal.PartEventSource on the event sources' pollers and
 // providersim.PartSimulator on the provider simulator's.
-const PartLabel = providersim.PartLabel
+const PartLabel = lambdalocal.PartLabel
 
 // PartHTTPAPI is the [PartLabel] of the local HTTP API's goroutines.
 const PartHTTPAPI = "http-api"
