@@ -57,6 +57,11 @@ type Config struct {
 	// Concurrency is the number of pollers of the payments queue (the
 	// event source's concurrency). Default 8.
 	Concurrency int
+	// GCPercent is the collector's GOGC for the run, restored after it
+	// (0: leave the process's own setting). The process holds all of
+	// local AWS, the functions and the load; a run reports the setting
+	// it had.
+	GCPercent int
 	// Prices prices the measured calls. Default [DefaultPrices].
 	Prices *Prices
 	// Progress receives one line a second while the load runs.
@@ -139,8 +144,8 @@ func (c Config) withDefaults() Config {
 // Validate reports every problem at once.
 func (c Config) Validate() error {
 	var errs []error
-	if c.Rate < 0 || c.Duration < 0 || c.Warmup < 0 || c.Burst < 0 || c.Drain < 0 || c.Concurrency < 0 || c.AWSLatency < 0 {
-		errs = append(errs, errors.New("rate, duration, warm-up, burst, drain, concurrency and AWS latency must not be negative"))
+	if c.Rate < 0 || c.Duration < 0 || c.Warmup < 0 || c.Burst < 0 || c.Drain < 0 || c.Concurrency < 0 || c.AWSLatency < 0 || c.GCPercent < 0 {
+		errs = append(errs, errors.New("rate, duration, warm-up, burst, drain, concurrency, AWS latency and GC percent must not be negative"))
 	}
 	if c.LostAcks < 0 || c.LostAcks > 1 || c.FaultRate < 0 || c.FaultRate > 1 {
 		errs = append(errs, errors.New("lost acks and fault rate must lie in [0, 1]"))

@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"strings"
 	"testing"
 	"time"
@@ -15,14 +16,20 @@ import (
 // idempotency off and then on, and checks that its accounting adds up.
 func TestShortRunsAddUp(t *testing.T) {
 	var runs []*lab.Report
+	own := debug.SetGCPercent(-1)
+	debug.SetGCPercent(own)
 	for _, on := range []bool{false, true} {
 		rep, err := lab.Run(context.Background(), lab.Config{
 			Name: map[bool]string{false: "off", true: "on"}[on], Rate: 60, Duration: 3 * time.Second,
 			LostAcks: 0.05, Idempotency: on, Seed: 1, Burst: 200, Drain: 20 * time.Second,
-			Warmup: map[bool]time.Duration{true: time.Second}[on], // the warm-up is forgotten
+			Warmup:    map[bool]time.Duration{true: time.Second}[on], // the warm-up is forgotten
+			GCPercent: map[bool]int{true: 150}[on],                   // set for the run, then restored
 		})
 		if err != nil {
 			t.Fatal(err)
+		}
+		if after := debug.SetGCPercent(own); rep.GCPercent != map[bool]int{false: own, true: 150}[on] || after != own {
+			t.Fatalf("%s: the run's GOGC %d, the process's %d before it and %d after it", rep.Name, rep.GCPercent, own, after)
 		}
 		lab.Summary(os.Stdout, rep)
 		// Then every offered webhook is accounted for once: accepted, or

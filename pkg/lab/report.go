@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"runtime/debug"
 	"strings"
 	"sync"
 	"time"
@@ -25,7 +26,9 @@ type Report struct {
 	Profile     string  `json:"profile"`
 	FaultRate   float64 `json:"fault_rate"`
 	AWSLatency  string  `json:"aws_latency"`
-	Seed        uint64  `json:"seed"`
+	// GCPercent is the collector's GOGC during the run (-1: off).
+	GCPercent int    `json:"gogc"`
+	Seed      uint64 `json:"seed"`
 
 	Offered  int `json:"offered"`
 	Accepted int `json:"accepted"`
@@ -86,12 +89,20 @@ type Report struct {
 	Findings []Finding `json:"findings"`
 }
 
+// currentGCPercent reads the collector's GOGC.
+func currentGCPercent() int {
+	p := debug.SetGCPercent(-1)
+	debug.SetGCPercent(p)
+	return p
+}
+
 // report assembles the totals of the paced run.
 func (e *experiment) report(ids []string, drained time.Duration, before, after map[string]int64) *Report {
 	c := e.cfg
 	r := &Report{Name: c.Name, Rate: c.Rate, PeakRate: c.Rate * max(c.Spike.Factor, 1), Duration: c.Duration.String(), Warmup: c.Warmup.String(), LostAcks: c.LostAcks, Idempotency: c.Idempotency,
 		Spike: c.Spike.String(), Profile: c.Profile.String(), FaultRate: c.FaultRate, AWSLatency: c.AWSLatency.String(), Seed: c.Seed,
-		Offered: len(ids), Duplicates: e.sys.Sim.Charges.DuplicateCharges(), DrainedIn: drained.Round(100 * time.Millisecond).String()}
+		GCPercent: currentGCPercent(),
+		Offered:   len(ids), Duplicates: e.sys.Sim.Charges.DuplicateCharges(), DrainedIn: drained.Round(100 * time.Millisecond).String()}
 	o := e.obs
 	o.mu.Lock()
 	r.Accepted = len(o.accepted)

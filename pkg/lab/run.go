@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 	"runtime"
+	"runtime/debug"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -62,6 +63,9 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		return nil, err
 	}
 	cfg = cfg.withDefaults()
+	if cfg.GCPercent > 0 {
+		defer debug.SetGCPercent(debug.SetGCPercent(cfg.GCPercent))
+	}
 	sys, err := localrun.Start(ctx, localrun.Config{
 		Addr: "127.0.0.1:0", NoWorkers: true, Logger: cfg.Logger, AWSLatency: cfg.AWSLatency,
 		Sim: providersim.Config{Profile: cfg.Profile, Seed: cfg.Seed},

@@ -35,8 +35,8 @@ func warmupText(warmup string) string {
 
 // Summary writes a run's totals and findings as text.
 func Summary(w io.Writer, r *Report) {
-	fmt.Fprintf(w, "== %s: %g webhooks/s for %s (%s), %.1f%% acks lost, idempotency %v, spike %s, provider %s, AWS latency %s\n",
-		r.Name, r.Rate, r.Duration, warmupText(r.Warmup), 100*r.LostAcks, onOff(r.Idempotency), r.Spike, r.Profile, r.AWSLatency)
+	fmt.Fprintf(w, "== %s: %g webhooks/s for %s (%s), %.1f%% acks lost, idempotency %v, spike %s, provider %s, AWS latency %s, GOGC %d\n",
+		r.Name, r.Rate, r.Duration, warmupText(r.Warmup), 100*r.LostAcks, onOff(r.Idempotency), r.Spike, r.Profile, r.AWSLatency, r.GCPercent)
 	fmt.Fprintf(w, "offered %d, accepted %d, charged %d, declined %d, dead-lettered %d, lost %d; success %.2f%%\n",
 		r.Offered, r.Accepted, r.Charged, r.Declined, r.DeadLettered, r.Lost, 100*r.Success)
 	if r.Offered > r.Accepted {
