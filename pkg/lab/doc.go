@@ -26,6 +26,14 @@
 // means and every burst. Full ÷ bare is the headline ratio; no figure is
 // divided by a constant.
 //
+// Each burst is CPU-profiled on its own, and the samples are split by the
+// goroutines' profiler labels ([CPUShare]): the functions (or the bare
+// replays), the local HTTP API, the event source, the sender and the
+// provider simulator, the rest of the process, and the machine's busy time
+// outside it. The sender and the simulator are the provider's side, which
+// the bare pipeline does not have, so the 0.8× goal is judged with their
+// share given back ([Report.JudgedRatio]).
+//
 // [Findings] names each goal a run missed, with the figure, why it broke
 // and the fix; [WriteReport] writes report.md, report.json and SVG plots.
 package lab

@@ -9,6 +9,11 @@
 // deadline overrun; every invocation carries a Lambda deadline and request
 // ID through [lambdacontext].
 //
+// Every invocation's goroutine wears the profiler label [FunctionLabel]
+// with its function's logical ID, and an event source's pollers wear
+// [PartLabel]=[PartEventSource], so that a CPU profile of the one local
+// process tells each function's time apart from the rest.
+//
 // An [HTTPAPI] is an http.Handler: serve it on a local port, or call it
 // directly. See the package example and that of [NewHTTPAPI].
 package lambdalocal
