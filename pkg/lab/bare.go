@@ -44,12 +44,7 @@ func bareCeiling(ctx context.Context, env *localaws.Env, sc Script, n, pollers i
 	if err != nil {
 		return 0, fmt.Errorf("lab: bare queue: %w", err)
 	}
-	// The bare pipeline's SQS calls go through connections of its own, so
-	// that a CPU profile does not count them as the functions' (each
-	// connection's goroutines wear the labels of the call that opened it).
-	opts := env.SQS.Options()
-	opts.HTTPClient = awshttp.NewBuildableClient()
-	b := &bare{env: env, sqs: sqs.New(opts), sc: sc, url: aws.ToString(q.QueueUrl), run: newRun()}
+	b := &bare{env: env, sqs: ownConnections(env.SQS), sc: sc, url: aws.ToString(q.QueueUrl), run: newRun()}
 	b.prepare(n)
 	m.begin()
 	start := time.Now()
@@ -72,6 +67,18 @@ func bareCeiling(ctx context.Context, env *localaws.Env, sc Script, n, pollers i
 		return 0, errors.New("lab: the bare pipeline did not finish within 5 minutes")
 	}
 	return float64(n) / elapsed.Seconds(), nil
+}
+
+// ownConnections is c with the same settings and a connection pool of its
+// own, so that a CPU profile does not count the bare pipeline's SQS calls
+// as the functions' (a connection's goroutines wear the labels of the call
+// that opened it).
+func ownConnections(c *sqs.Client) *sqs.Client {
+	opts := c.Options()
+	if bc, ok := opts.HTTPClient.(*awshttp.BuildableClient); ok {
+		opts.HTTPClient = bc.WithTransportOptions() // a clone of its transport
+	}
+	return sqs.New(opts)
 }
 
 type bare struct {

@@ -4,8 +4,12 @@ import (
 	"context"
 	"crypto/sha256"
 	"math"
+	"net/http"
 	"runtime/pprof"
 	"testing"
+
+	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
 	"github.com/hookline/hookline/pkg/local/lambdalocal"
 )
@@ -59,5 +63,20 @@ func TestCPUMeterStandsAsideForAProfileOfTheRun(t *testing.T) {
 	m.end(100)
 	if _, ok := m.share(); ok || m.failed == nil {
 		t.Fatalf("measured %+v under another profile", m)
+	}
+}
+
+func TestBareConnectionsKeepTheClientsSettings(t *testing.T) {
+	// Given the local SQS client, whose transport keeps 128 idle
+	// connections a host (the SDK's default keeps 10)
+	base := sqs.New(sqs.Options{Region: "us-east-1", HTTPClient: awshttp.NewBuildableClient().WithTransportOptions(func(tr *http.Transport) {
+		tr.MaxIdleConnsPerHost = 128
+	})})
+	// Then the bare pipeline's client has connections of its own with the
+	// same settings: fewer idle connections would make it reconnect, and
+	// slow it where the functions' client does not
+	own, ok := ownConnections(base).Options().HTTPClient.(*awshttp.BuildableClient)
+	if !ok || own == base.Options().HTTPClient || own.GetTransport().MaxIdleConnsPerHost != 128 {
+		t.Fatalf("bare client %T %p (base %p), idle connections a host %d", own, own, base.Options().HTTPClient, own.GetTransport().MaxIdleConnsPerHost)
 	}
 }

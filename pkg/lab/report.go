@@ -100,9 +100,8 @@ func currentGCPercent() int {
 func (e *experiment) report(ids []string, drained time.Duration, before, after map[string]int64) *Report {
 	c := e.cfg
 	r := &Report{Name: c.Name, Rate: c.Rate, PeakRate: c.Rate * max(c.Spike.Factor, 1), Duration: c.Duration.String(), Warmup: c.Warmup.String(), LostAcks: c.LostAcks, Idempotency: c.Idempotency,
-		Spike: c.Spike.String(), Profile: c.Profile.String(), FaultRate: c.FaultRate, AWSLatency: c.AWSLatency.String(), Seed: c.Seed,
-		GCPercent: currentGCPercent(),
-		Offered:   len(ids), Duplicates: e.sys.Sim.Charges.DuplicateCharges(), DrainedIn: drained.Round(100 * time.Millisecond).String()}
+		Spike: c.Spike.String(), Profile: c.Profile.String(), FaultRate: c.FaultRate, AWSLatency: c.AWSLatency.String(), Seed: c.Seed, GCPercent: currentGCPercent(),
+		Offered: len(ids), Duplicates: e.sys.Sim.Charges.DuplicateCharges(), DrainedIn: drained.Round(100 * time.Millisecond).String()}
 	o := e.obs
 	o.mu.Lock()
 	r.Accepted = len(o.accepted)
