@@ -71,7 +71,7 @@ func (c CPUShare) String() string {
 		share float64
 	}{{"functions", c.Functions}, {"bare replays", c.Bare}, {"local HTTP API", c.HTTPAPI}, {"sender", c.Sender}, {"provider simulator", c.Simulator},
 		{"event source", c.EventSource}, {"rest of the Go process (collector, scheduler)", c.OtherGo}, {"outside it (the SQS emulator)", c.Outside}} {
-		if p.share > 0 {
+		if p.share*c.PerEventMS >= 0.005 || (c.PerEventMS == 0 && p.share > 0) { // what prints as 0.00 ms is noise
 			parts = append(parts, fmt.Sprintf("%s %.2f ms (%.0f%%)", p.name, p.share*c.PerEventMS, 100*p.share))
 		}
 	}
