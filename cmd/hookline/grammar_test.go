@@ -175,6 +175,8 @@ func TestGrammarRefusesAmbiguousInput(t *testing.T) {
 		{name: "no-wait without native", args: []string{"dlq", "redrive", "payments-dlq", "--no-wait"}},
 		{name: "unknown subcommand", args: []string{"dlq", "purge"}},
 		{name: "unknown command", args: []string{"send-webhook"}},
+		{name: "lab with a negative GOGC", args: []string{"lab", "--gogc=-1"}},
+		{name: "lab with a negative warm-up", args: []string{"lab", "--warmup=-1s"}},
 		{name: "drop and alter", args: []string{"dev", "send-usage", "--workload", "w", "--units", "1", "--drop-webhook", "--webhook-units", "2"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
