@@ -20,8 +20,12 @@ deps: $(NODE_MODULES) ## Install what the build and tests need (Go modules and t
 	$(GO) mod download
 
 .PHONY: run
+# run builds the CLI and execs it rather than `go run`: go run exits 1 when
+# Ctrl-C interrupts it, whatever its program returns, and make would then
+# report an error for a clean stop.
 run: deps ## Run the whole system locally on embedded AWS (Ctrl-C stops it).
-	$(GO) run ./cmd/hookline run
+	$(GO) build -o bin/hookline ./cmd/hookline
+	exec ./bin/hookline run
 
 .PHONY: test
 test: deps ## Run every test against the embedded local AWS (or AWS_ENDPOINT_URL).

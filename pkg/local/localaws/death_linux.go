@@ -6,7 +6,9 @@ import (
 )
 
 // setDeathSignal asks the kernel to kill the child when the parent dies,
-// even by SIGKILL.
+// even by SIGKILL, and puts the child in a process group of its own, so
+// that a terminal's Ctrl-C (SIGINT to the foreground group) reaches only
+// the parent, which stops the pollers before it stops the child.
 func setDeathSignal(cmd *exec.Cmd) {
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL, Setpgid: true}
 }
