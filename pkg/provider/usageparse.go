@@ -197,8 +197,11 @@ func units(f map[string]value, path string) (int64, error) {
 	if !integerLiteral(v.text) {
 		return 0, &FieldError{Field: field, Reason: fmt.Sprintf("want an integer literal (no fraction or exponent), got %s", bounded(v.text))}
 	}
-	if v.text[0] == '-' || v.text == "0" {
-		return 0, &FieldError{Field: field, Reason: "must be at least 1"}
+	switch {
+	case v.text[0] == '-':
+		return 0, &FieldError{Field: field, Reason: "must be at least 1, got a negative number"}
+	case v.text == "0":
+		return 0, &FieldError{Field: field, Reason: "must be at least 1, got 0"}
 	}
 	n, err := strconv.ParseInt(v.text, 10, 64)
 	if err != nil || n > MaxUsageUnits {

@@ -46,7 +46,7 @@ func (u Usage) validate() error {
 		errs = append(errs, errors.New("RecordID and WorkloadRef are required"))
 	}
 	if u.Units < 1 {
-		errs = append(errs, fmt.Errorf("spend: Units %d must be at least 1", u.Units))
+		errs = append(errs, fmt.Errorf("spend: Units %d must be at least 1 (negative and zero units are refused)", u.Units))
 	}
 	if u.Units > MaxUnits {
 		errs = append(errs, fmt.Errorf("spend: Units %d exceed the maximum 2^53", u.Units))
