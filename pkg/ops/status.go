@@ -2,7 +2,6 @@ package ops
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
@@ -112,8 +111,11 @@ type LedgerChecker struct {
 
 // Check implements [Checker].
 func (c LedgerChecker) Check(ctx context.Context, m Message) Status {
-	var ev provider.UsageEvent
-	if err := json.Unmarshal([]byte(m.body), &ev); err != nil || ev.Data.RecordID == "" {
+	ev, err := provider.ParseUsageEvent([]byte(m.body), usageRef(m))
+	if fe, ok := provider.AsFieldError(err); ok {
+		return Status{State: StateUnknown, Error: "malformed usage message: " + fe.Field + ": " + fe.Reason}
+	}
+	if err != nil {
 		return Status{State: StateUnknown, Error: "malformed usage message"}
 	}
 	st := Status{Key: ev.Data.RecordID}
@@ -129,6 +131,18 @@ func (c LedgerChecker) Check(ctx context.Context, m Message) Status {
 		st.State = StateDiffers
 	}
 	return st
+}
+
+// usageRef is the time a usage message's time rules are read against:
+// its intake time, else when it was first sent to the queue.
+func usageRef(m Message) time.Time {
+	if t, err := time.Parse("2006-01-02T15:04:05.000Z07:00", m.Attribute("received_at")); err == nil {
+		return t
+	}
+	if !m.SentAt.IsZero() {
+		return m.SentAt
+	}
+	return time.Now()
 }
 
 // check runs the checker of queue on m.
