@@ -148,3 +148,69 @@ func TestCheckExportRecordAppliesTheTimeRulesAgainstPublication(t *testing.T) {
 		})
 	}
 }
+
+func TestParseUsageEventRefusesOtherShapes(t *testing.T) {
+	deep := strings.Repeat("[", 70) + strings.Repeat("]", 70)
+	tests := []struct {
+		name, body, field, reason string
+	}{
+		{"syntax error", `{"id":`, "", "invalid JSON"},
+		{"nested too deep", usageBody(goodData + `,"units":5,"extra":` + deep), "", "deeper"},
+		{"duplicate inside an array", usageBody(goodData + `,"units":5,"extra":[{"a":1},{"b":1,"b":2}]`), "data.extra[1].b", "given twice"},
+		{"duplicate in a nested array", usageBody(goodData + `,"units":5,"extra":[[{"a":1,"a":2}]]`), "data.extra[0][0].a", "given twice"},
+		{"record id too long", usageBody(`"record_id":"` + strings.Repeat("r", 256) + `","workload_ref":"w1","units":5,"occurred_at":"2026-12-01T11:59:00Z"`), "data.record_id", "longer"},
+		{"record id with a space", usageBody(`"record_id":"ur 1","workload_ref":"w1","units":5,"occurred_at":"2026-12-01T11:59:00Z"`), "data.record_id", "printable"},
+		{"units true", usageBody(goodData + `,"units":true`), "data.units", "a boolean"},
+		{"units huge literal", usageBody(goodData + `,"units":1.` + strings.Repeat("5", 40)), "data.units", "..."},
+		{"units minus alone", usageBody(goodData + `,"units":-0`), "data.units", "negative"},
+		{"occurred a number", usageBody(`"record_id":"ur_1","workload_ref":"w1","units":5,"occurred_at":1700000000`), "data.occurred_at", "a number"},
+		{"created not a time", `{"id":"evt_1","type":"usage.recorded","created":"soon","data":{` + goodData + `,"units":5}}`, "created", "RFC 3339"},
+		{"published not a time", usageBody(goodData + `,"units":5,"published_at":"later"`), "data.published_at", "RFC 3339"},
+		{"id missing", `{"type":"usage.recorded","data":{` + goodData + `,"units":5}}`, "id", "required"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := provider.ParseUsageEvent([]byte(tt.body), parseNow)
+			fe, ok := provider.AsFieldError(err)
+			if !ok || fe.Field != tt.field || !strings.Contains(fe.Reason, tt.reason) {
+				t.Fatalf("err = %v, want field %q and a reason with %q", err, tt.field, tt.reason)
+			}
+			if !strings.Contains(fe.Error(), "provider: invalid usage") {
+				t.Fatalf("Error() = %q", fe.Error())
+			}
+		})
+	}
+}
+
+func TestDecodeUsagePageRefusesPagesOfAnotherShape(t *testing.T) {
+	for _, body := range []string{
+		`[]`, `{"records":`, `{"records":{}}`, `{"records":[],"next_page_token":7}`, `{"Records":[]}`,
+	} {
+		// Given a page body that is not a page, when it is decoded, then
+		// it is a bad response
+		if _, err := provider.DecodeUsagePage([]byte(body)); !errors.Is(err, provider.ErrBadResponse) {
+			t.Fatalf("%s: err = %v, want ErrBadResponse", body, err)
+		}
+	}
+	// And a record that is not an object is marked, under a stable ID
+	pg, err := provider.DecodeUsagePage([]byte(`{"records":[7,[{"a":1}]],"next_page_token":null}`))
+	if err != nil || len(pg.Records) != 2 || pg.Records[0].Invalid == nil || pg.Records[0].RecordID == pg.Records[1].RecordID {
+		t.Fatalf("page = %+v, %v", pg, err)
+	}
+	// And an empty page is a last page
+	if pg, err := provider.DecodeUsagePage([]byte(`{"records":null}`)); err != nil || len(pg.Records) != 0 || pg.NextPageToken != "" {
+		t.Fatalf("page = %+v, %v", pg, err)
+	}
+}
+
+func TestCheckExportRecordWithoutPublicationReadsTheClock(t *testing.T) {
+	// Given a record with no published_at, the run's clock is ref
+	rec := provider.UsageRecord{OccurredAt: parseNow.Add(-provider.MaxUsageAge - time.Minute)}
+	if err := provider.CheckExportRecord(rec, parseNow); err == nil {
+		t.Fatal("a record older than the reach was let through")
+	}
+	rec.OccurredAt = parseNow.Add(-time.Minute)
+	if err := provider.CheckExportRecord(rec, parseNow); err != nil {
+		t.Fatal(err)
+	}
+}
