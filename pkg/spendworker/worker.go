@@ -228,16 +228,13 @@ const (
 // logs it. The door refuses such bodies already; this is the second line,
 // for messages queued before it or sent around it.
 func (w *Worker) malformed(ctx context.Context, m events.SQSMessage, err error) bool {
-	code, detail := ReasonMalformed, ReasonMalformed
+	code, detail, field, why := ReasonMalformed, ReasonMalformed, "", ""
 	if fe, ok := provider.AsFieldError(err); ok {
-		code = ReasonInvalidUsage
+		code, field, why = ReasonInvalidUsage, fe.Field, fe.Reason
 		detail = code + ": " + strings.TrimPrefix(fe.Error(), "provider: invalid usage: ")
-		w.cfg.Logger.WarnContext(ctx, "usage message refused", "message_id", m.MessageId,
-			"event_id", attr(m, "event_id"), "field", fe.Field, "reason", fe.Reason)
-	} else {
-		w.cfg.Logger.WarnContext(ctx, "usage message refused", "message_id", m.MessageId,
-			"event_id", attr(m, "event_id"), "err", err)
 	}
+	w.cfg.Logger.WarnContext(ctx, "usage message refused", "message_id", m.MessageId,
+		"event_id", attr(m, "event_id"), "reason", code, "field", field, "why", why)
 	return w.deadLetter(ctx, m, code, detail)
 }
 
