@@ -111,7 +111,7 @@ type LedgerChecker struct {
 
 // Check implements [Checker].
 func (c LedgerChecker) Check(ctx context.Context, m Message) Status {
-	ev, err := provider.ParseUsageEvent([]byte(m.body), usageRef(m))
+	ev, err := provider.DecodeUsageEvent([]byte(m.body))
 	if fe, ok := provider.AsFieldError(err); ok {
 		return Status{State: StateUnknown, Error: "malformed usage message: " + fe.Field + ": " + fe.Reason}
 	}
@@ -131,18 +131,6 @@ func (c LedgerChecker) Check(ctx context.Context, m Message) Status {
 		st.State = StateDiffers
 	}
 	return st
-}
-
-// usageRef is the time a usage message's time rules are read against:
-// its intake time, else when it was first sent to the queue.
-func usageRef(m Message) time.Time {
-	if t, err := time.Parse("2006-01-02T15:04:05.000Z07:00", m.Attribute("received_at")); err == nil {
-		return t
-	}
-	if !m.SentAt.IsZero() {
-		return m.SentAt
-	}
-	return time.Now()
 }
 
 // check runs the checker of queue on m.

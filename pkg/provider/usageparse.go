@@ -58,11 +58,26 @@ func AsFieldError(err error) (*FieldError, bool) {
 	return fe, ok
 }
 
-// ParseUsageEvent reads a usage webhook body strictly: exact member names,
-// no member given twice, type [UsageEventType], and data holding a record
-// that passes [CheckUsageRecord] against ref (when the usage reached us).
-// Every refusal is a [*FieldError].
+// ParseUsageEvent reads a usage webhook body with [DecodeUsageEvent] and
+// applies the time rules ([CheckUsageTime]) to data.occurred_at against
+// ref, when the usage reached us. Every refusal is a [*FieldError].
 func ParseUsageEvent(body []byte, ref time.Time) (UsageEvent, error) {
+	ev, err := DecodeUsageEvent(body)
+	if err != nil {
+		return UsageEvent{}, err
+	}
+	if err := CheckUsageTime(ev.Data.OccurredAt, ref, "data.occurred_at"); err != nil {
+		return UsageEvent{}, err
+	}
+	return ev, nil
+}
+
+// DecodeUsageEvent reads a usage webhook body strictly, without the time
+// rules: exact member names, no member given twice, type
+// [UsageEventType], and data holding a record with record_id,
+// workload_ref, units from 1 to [MaxUsageUnits] and occurred_at. Every
+// refusal is a [*FieldError].
+func DecodeUsageEvent(body []byte) (UsageEvent, error) {
 	v, err := decodeStrict(body)
 	if err != nil {
 		return UsageEvent{}, asField("", err)
@@ -96,9 +111,6 @@ func ParseUsageEvent(body []byte, ref time.Time) (UsageEvent, error) {
 		return UsageEvent{}, &FieldError{Field: "data", Reason: "want an object holding the usage record"}
 	}
 	if ev.Data, err = usageRecord(data, "data"); err != nil {
-		return UsageEvent{}, err
-	}
-	if err := CheckUsageTime(ev.Data.OccurredAt, ref, "data.occurred_at"); err != nil {
 		return UsageEvent{}, err
 	}
 	return ev, nil
