@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
+	"strings"
 
 	"github.com/aws/aws-lambda-go/events"
 
@@ -49,11 +50,11 @@ func answerFor(err error) answer {
 		return answer{status: http.StatusServiceUnavailable, code: "unavailable", retryAfter: "5"}
 	}
 	if fe, ok := provider.AsFieldError(err); ok {
-		return answer{status: http.StatusBadRequest, code: "invalid_usage", field: fe.Field, reason: fe.Reason}
+		return answer{status: http.StatusBadRequest, code: "invalid_usage", field: clip(fe.Field), reason: clip(fe.Reason)}
 	}
 	var we *webhook.FieldError
 	if errors.As(err, &we) {
-		return answer{status: http.StatusBadRequest, code: webhook.Reason(err), field: we.Field, reason: we.Reason}
+		return answer{status: http.StatusBadRequest, code: webhook.Reason(err), field: clip(we.Field), reason: clip(we.Reason)}
 	}
 	switch webhook.KindOf(err) {
 	case webhook.KindUnauthenticated:
@@ -64,6 +65,18 @@ func answerFor(err error) answer {
 		return answer{status: http.StatusRequestEntityTooLarge, code: "body_too_large"}
 	}
 	return answer{status: http.StatusInternalServerError, code: "internal"}
+}
+
+// maxDetail bounds the field and reason an answer echoes: a field path
+// is built from the caller's member names, which may be long.
+const maxDetail = 128
+
+// clip returns at most maxDetail bytes of s, cut on a rune boundary.
+func clip(s string) string {
+	if len(s) <= maxDetail {
+		return s
+	}
+	return strings.ToValidUTF8(s[:maxDetail], "") + "..."
 }
 
 // reject answers an error, logs its reason (never a secret or payload) and

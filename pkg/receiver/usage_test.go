@@ -136,3 +136,21 @@ func TestEnvelopeMembersAreReadByExactName(t *testing.T) {
 		t.Fatalf("%d messages enqueued, want 0", n)
 	}
 }
+
+func TestARefusedFieldIsEchoedBounded(t *testing.T) {
+	// Given a usage body whose nested member, under a long name, is
+	// given twice
+	f := newUsageFixture(t)
+	now := time.Now().UTC()
+	long := strings.Repeat("n", 300)
+	body := usageEvent("evt_long", "usage.recorded", `"record_id":"ur_l","workload_ref":"w1","units":5,"occurred_at":"`+
+		now.Add(-time.Minute).Format(time.RFC3339)+`","extra":{"`+long+`":1,"`+long+`":2}`)
+	// When it is sent
+	resp := f.handle(t, signedTo(t, "usage", "msg_long", body, now))
+	// Then the 400 names the field, cut to a bounded length
+	var got struct{ Error, Field, Reason string }
+	if err := json.Unmarshal([]byte(resp.Body), &got); err != nil || resp.StatusCode != 400 ||
+		!strings.HasPrefix(got.Field, "data.extra.nnn") || len(got.Field) > 131 || got.Reason != "member given twice" {
+		t.Fatalf("%d %s, want 400 with a bounded field", resp.StatusCode, resp.Body)
+	}
+}
