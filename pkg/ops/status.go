@@ -2,7 +2,6 @@ package ops
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
@@ -112,8 +111,11 @@ type LedgerChecker struct {
 
 // Check implements [Checker].
 func (c LedgerChecker) Check(ctx context.Context, m Message) Status {
-	var ev provider.UsageEvent
-	if err := json.Unmarshal([]byte(m.body), &ev); err != nil || ev.Data.RecordID == "" {
+	ev, err := provider.DecodeUsageEvent([]byte(m.body))
+	if fe, ok := provider.AsFieldError(err); ok {
+		return Status{State: StateUnknown, Error: "malformed usage message: " + fe.Field + ": " + fe.Reason}
+	}
+	if err != nil {
 		return Status{State: StateUnknown, Error: "malformed usage message"}
 	}
 	st := Status{Key: ev.Data.RecordID}

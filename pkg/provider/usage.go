@@ -2,7 +2,6 @@ package provider
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -22,6 +21,10 @@ type UsageRecord struct {
 	// PublishedAt is when the record became visible in the export. The
 	// export filters and orders on it.
 	PublishedAt time.Time `json:"published_at"`
+	// Invalid is set, by [DecodeUsagePage], on a record that cannot become
+	// a ledger record: it names the field and why. The reconciler
+	// quarantines such a record and never counts it.
+	Invalid *FieldError `json:"-"`
 }
 
 // UsagePage is the body of GET /v1/usage.
@@ -43,6 +46,15 @@ type UsageEvent struct {
 // UsageEventType is the Type of a [UsageEvent].
 const UsageEventType = "usage.recorded"
 
+// MaxUsagePages bounds the pages of one listing, so that an export whose
+// tokens never end cannot hold a run forever.
+const MaxUsagePages = 10000
+
+// ErrPageLoop means the export's page tokens repeat (A, B, A) or run past
+// [MaxUsagePages]: the listing would never end. It comes wrapped in an
+// [*ExportError].
+var ErrPageLoop = errors.New("provider: usage export page tokens loop")
+
 // ListUsage reads every usage record published in [since, until) and hands
 // the records to fn one page at a time, in (published_at, record_id) order.
 // Each page is retried on 5xx, 429 and network failures with the client's
@@ -57,6 +69,7 @@ func (c *Client) ListUsage(ctx context.Context, since, until time.Time, fn func(
 			since.Format(time.RFC3339), until.Format(time.RFC3339))
 	}
 	token := ""
+	seen := map[string]bool{}
 	for page := 1; ; page++ {
 		pg, err := c.usagePage(ctx, page, since, until, token)
 		if err != nil {
@@ -70,12 +83,26 @@ func (c *Client) ListUsage(ctx context.Context, since, until time.Time, fn func(
 		if pg.NextPageToken == "" {
 			return nil
 		}
-		if pg.NextPageToken == token {
-			return &ExportError{Page: page, StatusCode: http.StatusOK, Attempts: 1,
-				Err: fmt.Errorf("%w: page token did not advance", ErrBadResponse)}
+		if err := nextToken(seen, pg.NextPageToken, page); err != nil {
+			return err
 		}
 		token = pg.NextPageToken
 	}
+}
+
+// nextToken records the token that leads past page and refuses one the
+// listing has already followed, or a page past [MaxUsagePages].
+func nextToken(seen map[string]bool, token string, page int) error {
+	switch {
+	case seen[token]:
+		return &ExportError{Page: page, StatusCode: http.StatusOK, Attempts: 1,
+			Err: fmt.Errorf("%w: %w: page token of page %d seen before", ErrBadResponse, ErrPageLoop, page)}
+	case page >= MaxUsagePages:
+		return &ExportError{Page: page, StatusCode: http.StatusOK, Attempts: 1,
+			Err: fmt.Errorf("%w: %w: more than %d pages", ErrBadResponse, ErrPageLoop, MaxUsagePages)}
+	}
+	seen[token] = true
+	return nil
 }
 
 // usagePage reads one page, retrying transient failures.
@@ -98,10 +125,9 @@ func (c *Client) usagePage(ctx context.Context, page int, since, until time.Time
 		case err != nil:
 			err = fmt.Errorf("%w: %w", ErrRetriable, err)
 		case resp.status == http.StatusOK:
-			var pg UsagePage
-			if derr := json.Unmarshal(resp.body, &pg); derr != nil {
-				return UsagePage{}, &ExportError{Page: page, StatusCode: resp.status, Attempts: attempt,
-					Err: fmt.Errorf("%w: %w", ErrBadResponse, derr)}
+			pg, derr := DecodeUsagePage(resp.body)
+			if derr != nil {
+				return UsagePage{}, &ExportError{Page: page, StatusCode: resp.status, Attempts: attempt, Err: derr}
 			}
 			return pg, nil
 		case retryableRead(resp.status):

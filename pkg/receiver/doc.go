@@ -9,7 +9,8 @@
 // 200 (409 for a reused event ID with another payload, 503 with
 // Retry-After when DynamoDB or SQS fails, so the provider retries and
 // nothing is lost). Response bodies are small JSON: {"status":"accepted"},
-// {"status":"duplicate"} or {"error":"<code>"}; no internals leak.
+// {"status":"duplicate"} or {"error":"<code>"} (with "field" and "reason"
+// when a member of the caller's body was refused); no internals leak.
 //
 // Every outcome is counted as an EMF metric, and the latency from the
 // provider's event time to durable intake is recorded.

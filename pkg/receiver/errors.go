@@ -3,13 +3,16 @@ package receiver
 import (
 	"cmp"
 	"context"
+	"encoding/json"
 	"errors"
 	"net/http"
+	"strings"
 
 	"github.com/aws/aws-lambda-go/events"
 
 	"github.com/hookline/hookline/pkg/emf"
 	"github.com/hookline/hookline/pkg/intake"
+	"github.com/hookline/hookline/pkg/provider"
 	"github.com/hookline/hookline/pkg/webhook"
 )
 
@@ -26,6 +29,9 @@ type answer struct {
 	status     int
 	code       string
 	retryAfter string
+	// field and reason say which member of a verified body was refused and
+	// why; they name the caller's own data, never ours.
+	field, reason string
 }
 
 // answerFor maps every error to its status code and public code, in one
@@ -33,25 +39,44 @@ type answer struct {
 func answerFor(err error) answer {
 	switch {
 	case errors.Is(err, errUnknownSource):
-		return answer{http.StatusNotFound, "unknown_source", ""}
+		return answer{status: http.StatusNotFound, code: "unknown_source"}
 	case errors.Is(err, errMethod):
-		return answer{http.StatusMethodNotAllowed, "method_not_allowed", ""}
+		return answer{status: http.StatusMethodNotAllowed, code: "method_not_allowed"}
 	case errors.Is(err, intake.ErrConflict):
-		return answer{http.StatusConflict, "event_id_conflict", ""}
+		return answer{status: http.StatusConflict, code: "event_id_conflict"}
 	case errors.Is(err, intake.ErrBusy):
-		return answer{http.StatusServiceUnavailable, "in_progress", "1"}
+		return answer{status: http.StatusServiceUnavailable, code: "in_progress", retryAfter: "1"}
 	case errors.Is(err, intake.ErrUnavailable), errors.Is(err, errUnavailable):
-		return answer{http.StatusServiceUnavailable, "unavailable", "5"}
+		return answer{status: http.StatusServiceUnavailable, code: "unavailable", retryAfter: "5"}
+	}
+	if fe, ok := provider.AsFieldError(err); ok {
+		return answer{status: http.StatusBadRequest, code: "invalid_usage", field: clip(fe.Field), reason: clip(fe.Reason)}
+	}
+	var we *webhook.FieldError
+	if errors.As(err, &we) {
+		return answer{status: http.StatusBadRequest, code: webhook.Reason(err), field: clip(we.Field), reason: clip(we.Reason)}
 	}
 	switch webhook.KindOf(err) {
 	case webhook.KindUnauthenticated:
-		return answer{http.StatusUnauthorized, webhook.Reason(err), ""}
+		return answer{status: http.StatusUnauthorized, code: webhook.Reason(err)}
 	case webhook.KindInvalid:
-		return answer{http.StatusBadRequest, webhook.Reason(err), ""}
+		return answer{status: http.StatusBadRequest, code: webhook.Reason(err)}
 	case webhook.KindTooLarge:
-		return answer{http.StatusRequestEntityTooLarge, "body_too_large", ""}
+		return answer{status: http.StatusRequestEntityTooLarge, code: "body_too_large"}
 	}
-	return answer{http.StatusInternalServerError, "internal", ""}
+	return answer{status: http.StatusInternalServerError, code: "internal"}
+}
+
+// maxDetail bounds the field and reason an answer echoes: a field path
+// is built from the caller's member names, which may be long.
+const maxDetail = 128
+
+// clip returns at most maxDetail bytes of s, cut on a rune boundary.
+func clip(s string) string {
+	if len(s) <= maxDetail {
+		return s
+	}
+	return strings.ToValidUTF8(s[:maxDetail], "") + "..."
 }
 
 // reject answers an error, logs its reason (never a secret or payload) and
@@ -67,6 +92,9 @@ func (h *Handler) reject(ctx context.Context, source string, err error) events.A
 	}
 	h.metrics.Count(metric, 1, emf.Dims{"Source": cmp.Or(source, UnknownSource), "Reason": a.code})
 	attrs := []any{"source", source, "status", a.status, "reason", a.code, "request_id", lambdaRequestID(ctx)}
+	if a.field != "" || a.reason != "" {
+		attrs = append(attrs, "field", a.field, "why", a.reason)
+	}
 	if a.status >= 500 {
 		h.log.ErrorContext(ctx, "webhook "+level, append(attrs, "err", err)...)
 	} else {
@@ -79,7 +107,24 @@ func (h *Handler) reject(ctx context.Context, source string, err error) events.A
 	if a.status == http.StatusMethodNotAllowed {
 		headers = map[string]string{"Allow": http.MethodPost}
 	}
-	return jsonResponse(a.status, `{"error":"`+a.code+`"}`, headers)
+	return jsonResponse(a.status, a.body(), headers)
+}
+
+// body is the JSON body of an answer: the code, and the field and reason
+// when a member of the body was refused.
+func (a answer) body() string {
+	if a.field == "" && a.reason == "" {
+		return `{"error":"` + a.code + `"}`
+	}
+	b, err := json.Marshal(struct {
+		Error  string `json:"error"`
+		Field  string `json:"field"`
+		Reason string `json:"reason"`
+	}{a.code, a.field, a.reason})
+	if err != nil {
+		return `{"error":"` + a.code + `"}`
+	}
+	return string(b)
 }
 
 func jsonResponse(status int, body string, headers map[string]string) events.APIGatewayV2HTTPResponse {

@@ -16,6 +16,7 @@ import (
 
 	"github.com/hookline/hookline/pkg/emf"
 	"github.com/hookline/hookline/pkg/intake"
+	"github.com/hookline/hookline/pkg/provider"
 	"github.com/hookline/hookline/pkg/secrets"
 	"github.com/hookline/hookline/pkg/webhook"
 )
@@ -132,6 +133,9 @@ func (h *Handler) Handle(ctx context.Context, req events.APIGatewayV2HTTPRequest
 	if err != nil {
 		return h.reject(ctx, name, err), nil
 	}
+	if err := h.checkSchema(src, body); err != nil {
+		return h.reject(ctx, name, err), nil
+	}
 	return h.accept(ctx, src, verified, body, req.RequestContext.RequestID), nil
 }
 
@@ -192,6 +196,24 @@ func rawBody(req events.APIGatewayV2HTTPRequest, limit int64) ([]byte, error) {
 		return nil, webhook.ErrBodyTooLarge
 	}
 	return b, nil
+}
+
+// UsageQueue is the queue the spend worker reads. A source that feeds it
+// sends usage webhooks, and every body it sends must pass the usage schema
+// ([provider.ParseUsageEvent]) before it is accepted: the worker can only
+// count what that schema reads.
+const UsageQueue = "usage"
+
+// checkSchema refuses a verified body that its source's consumer cannot
+// use: for the usage source, a body that cannot become a ledger record.
+func (h *Handler) checkSchema(src source, body []byte) error {
+	if src.spec.Queue != UsageQueue {
+		return nil
+	}
+	if _, err := provider.ParseUsageEvent(body, h.now()); err != nil {
+		return fmt.Errorf("receiver: usage body: %w", err)
+	}
+	return nil
 }
 
 func (h *Handler) accept(ctx context.Context, src source, v webhook.Verified, body []byte, requestID string) events.APIGatewayV2HTTPResponse {

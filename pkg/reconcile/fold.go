@@ -154,6 +154,9 @@ func (l *lanes) wait() error {
 func (f *fold) one(ctx context.Context, rec provider.UsageRecord, id string) error {
 	u := spend.Usage{RecordID: rec.RecordID, WorkloadRef: rec.WorkloadRef, Units: rec.Units,
 		OccurredAt: rec.OccurredAt, ObservedAt: f.now, Path: spend.PathPoll}
+	if err := schemaProblem(rec, f.now); err != nil {
+		return f.quarantine(ctx, u, err)
+	}
 	res, err := f.r.cfg.Ledger.ApplyResolved(ctx, u, id)
 	if spend.IsRefused(err) {
 		return f.quarantine(ctx, u, err)
@@ -199,6 +202,18 @@ func (f *fold) one(ctx context.Context, rec provider.UsageRecord, id string) err
 		}
 	})
 	return nil
+}
+
+// schemaProblem applies the door's usage schema and time rules to an
+// export record: a record the receiver would refuse (Invalid, from the
+// export's strict decoding) or whose time lies outside [provider.MaxUsageAge]
+// and [provider.MaxUsageSkew] of its publication is quarantined with the
+// field named, never counted.
+func schemaProblem(rec provider.UsageRecord, now time.Time) error {
+	if rec.Invalid != nil {
+		return rec.Invalid
+	}
+	return provider.CheckExportRecord(rec, now)
 }
 
 func (f *fold) count(workloadID string, fn func(*Counts)) {

@@ -35,13 +35,18 @@ type Usage struct {
 	EventID string
 }
 
+// validate is the ledger's own check of a record, whichever path read it.
+// Units must be at least 1: a zero-unit record attributes nothing and
+// would use up its record ID, so it is refused (quarantined) like a
+// negative one; the receiver and the export decoding refuse it first
+// (provider.ParseUsageEvent).
 func (u Usage) validate() error {
 	var errs []error
 	if u.RecordID == "" || u.WorkloadRef == "" {
 		errs = append(errs, errors.New("RecordID and WorkloadRef are required"))
 	}
-	if u.Units < 0 {
-		errs = append(errs, errors.New("Units must not be negative"))
+	if u.Units < 1 {
+		errs = append(errs, fmt.Errorf("spend: Units %d must be at least 1 (negative and zero units are refused)", u.Units))
 	}
 	if u.Units > MaxUnits {
 		errs = append(errs, fmt.Errorf("spend: Units %d exceed the maximum 2^53", u.Units))

@@ -8,7 +8,9 @@
 // workload, recorded with a deadline, reason and owner by the ledger), or
 // disagreement (paged by the ledger). Rejected events never reach this
 // queue; the receiver counts them. Infrastructure failures fail the record
-// back to the queue; a malformed message is dead-lettered with its reason.
+// back to the queue. Messages are read with the receiver's strict usage
+// schema ([provider.ParseUsageEvent]); one it refuses is dead-lettered
+// with a reason naming the field ("invalid_usage: data.units: ...").
 // After a batch, pages the ledger enqueued are flushed from the outbox
 // (best effort: the outbox keeps them until they are sent).
 //

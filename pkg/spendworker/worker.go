@@ -2,10 +2,10 @@ package spendworker
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
+	"strings"
 	"sync"
 	"time"
 
@@ -165,7 +165,7 @@ func (w *Worker) flush(ctx context.Context, keys []string) {
 func (w *Worker) process(ctx context.Context, m events.SQSMessage, keys *pageKeys) bool {
 	u, receivedAt, err := parse(m, w.cfg.Now())
 	if err != nil {
-		return w.deadLetter(ctx, m, "malformed_message")
+		return w.malformed(ctx, m, err)
 	}
 	res, err := w.cfg.Ledger.Apply(ctx, u)
 	if spend.IsRefused(err) {
@@ -203,7 +203,7 @@ func (w *Worker) observe(u spend.Usage, receivedAt time.Time, res spend.Result) 
 func (w *Worker) refused(ctx context.Context, m events.SQSMessage, u spend.Usage, cause error, keys *pageKeys) bool {
 	q, ok := w.cfg.Ledger.(Quarantiner)
 	if !ok {
-		return w.deadLetter(ctx, m, "invalid_usage")
+		return w.deadLetter(ctx, m, "invalid_usage", "invalid_usage")
 	}
 	rec, _, err := q.Quarantine(ctx, u, cause.Error())
 	if err != nil {
@@ -216,30 +216,59 @@ func (w *Worker) refused(ctx context.Context, m events.SQSMessage, u spend.Usage
 	return true
 }
 
-func (w *Worker) deadLetter(ctx context.Context, m events.SQSMessage, reason string) bool {
-	if err := w.cfg.Queue.DeadLetter(ctx, m, reason); err != nil {
+// Reasons a usage message is dead-lettered for, as the Reason dimension
+// of [MetricUsageDeadLettered].
+const (
+	ReasonMalformed    = "malformed_message" // not a usage event at all
+	ReasonInvalidUsage = "invalid_usage"     // a usage event the ledger cannot count
+)
+
+// malformed dead-letters a message the usage schema refuses, with a
+// reason that names the field ("invalid_usage: data.units: ..."), and
+// logs it. The door refuses such bodies already; this is the second line,
+// for messages queued before it or sent around it.
+func (w *Worker) malformed(ctx context.Context, m events.SQSMessage, err error) bool {
+	code, detail, field, why := ReasonMalformed, ReasonMalformed, "", ""
+	if fe, ok := provider.AsFieldError(err); ok {
+		code, field, why = ReasonInvalidUsage, fe.Field, fe.Reason
+		detail = code + ": " + strings.TrimPrefix(fe.Error(), "provider: invalid usage: ")
+	}
+	w.cfg.Logger.WarnContext(ctx, "usage message refused", "message_id", m.MessageId,
+		"event_id", attr(m, "event_id"), "reason", code, "field", field, "why", why)
+	return w.deadLetter(ctx, m, code, detail)
+}
+
+// deadLetter moves m to the DLQ with detail as its failure_reason, and
+// counts it under code.
+func (w *Worker) deadLetter(ctx context.Context, m events.SQSMessage, code, detail string) bool {
+	if err := w.cfg.Queue.DeadLetter(ctx, m, detail); err != nil {
 		w.cfg.Logger.ErrorContext(ctx, "dead-letter failed", "message_id", m.MessageId, "err", err)
 		return false
 	}
-	w.cfg.Metrics.Count(MetricUsageDeadLettered, 1, emf.Dims{"Reason": reason})
+	w.cfg.Metrics.Count(MetricUsageDeadLettered, 1, emf.Dims{"Reason": code})
 	return true
 }
 
-// parse reads a usage webhook from an SQS record.
+// parse reads a usage webhook from an SQS record with the same strict
+// schema as the receiver ([provider.ParseUsageEvent]): exact member names,
+// no member twice, positive integer units. Its time rules are applied
+// against the intake time (received_at), so that a redrive days later
+// reads the record as the door did; without one, against now.
 func parse(m events.SQSMessage, now time.Time) (spend.Usage, time.Time, error) {
-	var ev provider.UsageEvent
-	if err := json.Unmarshal([]byte(m.Body), &ev); err != nil {
-		return spend.Usage{}, time.Time{}, fmt.Errorf("%w: body is not a usage event", ErrMalformed)
+	received, _ := time.Parse("2006-01-02T15:04:05.000Z07:00", attr(m, "received_at"))
+	ref := received
+	if ref.IsZero() {
+		ref = now
+	}
+	ev, err := provider.ParseUsageEvent([]byte(m.Body), ref)
+	if err != nil {
+		return spend.Usage{}, time.Time{}, fmt.Errorf("%w: %w", ErrMalformed, err)
 	}
 	d := ev.Data
-	if d.RecordID == "" || d.WorkloadRef == "" || d.Units < 0 {
-		return spend.Usage{}, time.Time{}, fmt.Errorf("%w: record_id, workload_ref and non-negative units are required", ErrMalformed)
-	}
 	eventID := attr(m, "event_id")
 	if eventID == "" {
 		eventID = ev.ID
 	}
-	received, _ := time.Parse("2006-01-02T15:04:05.000Z07:00", attr(m, "received_at"))
 	u := spend.Usage{RecordID: d.RecordID, WorkloadRef: d.WorkloadRef, Units: d.Units, OccurredAt: d.OccurredAt,
 		ObservedAt: now, Path: "webhook", EventID: eventID}
 	return u, received, nil

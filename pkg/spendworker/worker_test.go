@@ -78,8 +78,8 @@ func TestIntakeStates(t *testing.T) {
 		{"accepted", usageMessage("evt_1", "ur_1", "wl-1", 100), 100, ""},
 		{"duplicate is accepted and counted once", usageMessage("evt_1", "ur_1", "wl-1", 100), 100, ""},
 		{"unknown workload is deferred, attributed to nobody", usageMessage("evt_2", "ur_2", "nobody", 50), 100, ""},
-		{"malformed message is dead-lettered with its reason", message("evt_3", `{"id":"evt_3","data":{"units":"many"}}`), 100, "malformed_message"},
-		{"a record the ledger refuses is quarantined, not retried", usageMessage("evt_4", "ur_4", "wl-1", spend.MaxUnits+1), 100, ""},
+		{"malformed message is dead-lettered with its reason", message("evt_3", `{"id":"evt_3","data":{"units":"many"}}`), 100, "invalid_usage: type: required"},
+		{"a record the ledger refuses is quarantined, not retried", usageMessage("evt_4", "ur_4", "wl-1", spend.MaxUnits), 100, ""},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

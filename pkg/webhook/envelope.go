@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 	"unsafe"
 )
 
@@ -35,9 +37,12 @@ func ParseEnvelope(body []byte) (Envelope, error) {
 	return parseEnvelope(body, true)
 }
 
-// envelopeMembers are the top-level members an envelope reads, matched
-// without regard to case as encoding/json matches struct fields, so that a
-// worker decoding the same body with encoding/json reads the same values.
+// envelopeMembers are the top-level members an envelope reads. They are
+// matched by exact name, as RFC 8259 and JSON pointers read them, so that
+// a worker's /id reads the same value as the scanner; a member spelled
+// like one of them in another case (or with a letter that case folding
+// turns into one, such as U+017F) is refused, because encoding/json would
+// read it as the member.
 var envelopeMembers = [...]string{"id", "type", "created", "timestamp", "created_at", "data"}
 
 const (
@@ -50,9 +55,9 @@ const (
 )
 
 // parseEnvelope validates body as one JSON object and reads its envelope
-// members in a single pass, without decoding anything else: a member that
-// appears twice (in any case) is refused rather than resolved, since
-// parsers disagree on which one wins.
+// members in a single pass, without decoding anything else. A top-level
+// member that appears twice is refused rather than resolved, since parsers
+// disagree on which one wins.
 func parseEnvelope(body []byte, needID bool) (Envelope, error) {
 	s := scanner{b: body}
 	s.skipSpace()
@@ -60,7 +65,8 @@ func parseEnvelope(body []byte, needID bool) (Envelope, error) {
 		return Envelope{}, fmt.Errorf("want a JSON object: %w", ErrMalformedBody)
 	}
 	var raw [len(envelopeMembers)][]byte
-	repeated := -1
+	var names memberNames
+	var refused *FieldError
 	err := s.object(func(key []byte, escaped bool, value []byte) error {
 		if escaped {
 			var k string
@@ -69,19 +75,23 @@ func parseEnvelope(body []byte, needID bool) (Envelope, error) {
 			}
 			key = []byte(k)
 		}
-		for m, name := range envelopeMembers {
-			if len(key) == len(name) && bytes.EqualFold(key, stringBytes(name)) {
-				if raw[m] != nil {
-					repeated = m
-					return errJSON
-				}
-				raw[m] = value
-			}
+		if names.add(key) {
+			refused = &FieldError{Field: boundedName(key), Reason: "member given twice"}
+			return errJSON
+		}
+		m, exact := envelopeMember(key)
+		switch {
+		case m < 0:
+		case !exact:
+			refused = &FieldError{Field: boundedName(key), Reason: fmt.Sprintf("member names are exact: want %q", envelopeMembers[m])}
+			return errJSON
+		default:
+			raw[m] = value
 		}
 		return nil
 	})
-	if repeated >= 0 {
-		return Envelope{}, fmt.Errorf("member %q repeated: %w", envelopeMembers[repeated], ErrMalformedBody)
+	if refused != nil {
+		return Envelope{}, refused
 	}
 	if err == nil {
 		s.skipSpace()
@@ -112,6 +122,87 @@ func parseEnvelope(body []byte, needID bool) (Envelope, error) {
 	}
 	env.CreatedAt = firstTime(raw[memberCreated], raw[memberTimestamp], raw[memberCreatedAt])
 	return env, nil
+}
+
+// envelopeMember returns the envelope member key names (-1 for none) and
+// whether key spells it exactly.
+func envelopeMember(key []byte) (int, bool) {
+	for m, name := range envelopeMembers {
+		if string(key) == name {
+			return m, true
+		}
+	}
+	for m, name := range envelopeMembers {
+		if foldEqual(key, name) {
+			return m, false
+		}
+	}
+	return -1, false
+}
+
+// foldEqual reports whether key and name are equal when compared as
+// encoding/json compares struct fields: each letter upper-cased after
+// lower-casing it, so that U+017F (long s) folds like 's' and U+212A
+// (Kelvin sign) like 'k'. It does not allocate.
+func foldEqual(key []byte, name string) bool {
+	i, j := 0, 0
+	for i < len(key) && j < len(name) {
+		r, n := utf8.DecodeRune(key[i:])
+		q, m := utf8.DecodeRuneInString(name[j:])
+		if foldRune(r) != foldRune(q) {
+			return false
+		}
+		i, j = i+n, j+m
+	}
+	return i == len(key) && j == len(name)
+}
+
+func foldRune(r rune) rune {
+	if r < utf8.RuneSelf {
+		if 'a' <= r && r <= 'z' {
+			r -= 'a' - 'A'
+		}
+		return r
+	}
+	return unicode.ToUpper(unicode.ToLower(r))
+}
+
+// memberNames remembers the top-level member names of one object: the
+// first few in place (they share the body's bytes), the rest in a map.
+type memberNames struct {
+	list [16][]byte
+	n    int
+	set  map[string]struct{}
+}
+
+// add records name and reports whether it was there already.
+func (n *memberNames) add(name []byte) bool {
+	for _, seen := range n.list[:n.n] {
+		if bytes.Equal(seen, name) {
+			return true
+		}
+	}
+	if n.n < len(n.list) {
+		n.list[n.n] = name
+		n.n++
+		return false
+	}
+	if n.set == nil {
+		n.set = map[string]struct{}{}
+	}
+	if _, ok := n.set[string(name)]; ok {
+		return true
+	}
+	n.set[string(name)] = struct{}{}
+	return false
+}
+
+// boundedName returns at most maxFieldName bytes of a member name.
+func boundedName(key []byte) string {
+	if len(key) > maxFieldName {
+		return strings.ToValidUTF8(string(key[:maxFieldName]), "") + "..."
+	}
+	return strings.ToValidUTF8(string(key), "\ufffd")
 }
 
 // stringMember reads a member that must be a JSON string or null (or

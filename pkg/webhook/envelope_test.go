@@ -3,8 +3,10 @@ package webhook
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 )
@@ -130,4 +132,36 @@ func longID() string {
 		b[i] = 'a'
 	}
 	return string(b)
+}
+
+func TestEnvelopeRefusesADuplicateAmongManyMembers(t *testing.T) {
+	// Given an envelope of 20 members whose last repeats the 18th
+	var b strings.Builder
+	b.WriteString(`{"id":"evt_1"`)
+	for i := range 19 {
+		fmt.Fprintf(&b, `,"m%02d":%d`, i, i)
+	}
+	b.WriteString(`,"m17":"again"}`)
+	// When it is parsed, then the member is named
+	_, err := ParseEnvelope([]byte(b.String()))
+	var fe *FieldError
+	if !errors.As(err, &fe) || fe.Field != "m17" || !errors.Is(err, ErrMalformedBody) {
+		t.Fatalf("err = %v, want a FieldError naming m17", err)
+	}
+	// And a long repeated name is named by its first 64 bytes
+	long := strings.Repeat("k", 100)
+	_, err = ParseEnvelope([]byte(`{"id":"evt_1","` + long + `":1,"` + long + `":2}`))
+	if !errors.As(err, &fe) || fe.Field != long[:64]+"..." {
+		t.Fatalf("err = %v, want the name cut at 64 bytes", err)
+	}
+	// And an escaped spelling of a member is the member
+	_, err = ParseEnvelope([]byte(`{"id":"evt_1","\u0069d":"evt_2"}`))
+	if !errors.As(err, &fe) || fe.Field != "id" || !strings.Contains(err.Error(), "given twice") {
+		t.Fatalf("err = %v, want id given twice", err)
+	}
+	// And the Kelvin sign is not a k, nor U+017F an s, for an exact reader
+	_, err = ParseEnvelope([]byte(`{"id":"evt_1","time\u017ftamp":"2026-12-01T00:00:00Z"}`))
+	if !errors.As(err, &fe) || !strings.Contains(fe.Reason, `"timestamp"`) {
+		t.Fatalf("err = %v, want the timestamp spelling refused", err)
+	}
 }

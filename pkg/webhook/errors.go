@@ -1,6 +1,9 @@
 package webhook
 
-import "errors"
+import (
+	"errors"
+	"strconv"
+)
 
 // Errors returned by this package. They are wrapped with context, so test them
 // with [errors.Is]. None of them carries a secret or a signature value.
@@ -31,6 +34,25 @@ var (
 	// ErrBadConfig means a verifier or source configuration is invalid.
 	ErrBadConfig = errors.New("webhook: bad config")
 )
+
+// FieldError names the top-level member a body was refused for: given
+// twice, or spelled like an envelope member but not exactly. It wraps
+// [ErrMalformedBody]. Field is the member's name as sent, at most
+// [maxFieldName] bytes of it.
+type FieldError struct {
+	Field  string
+	Reason string
+}
+
+func (e *FieldError) Error() string {
+	return "webhook: malformed body: member " + strconv.Quote(e.Field) + ": " + e.Reason
+}
+
+// Unwrap makes errors.Is(err, ErrMalformedBody) hold.
+func (e *FieldError) Unwrap() error { return ErrMalformedBody }
+
+// maxFieldName bounds the member name a [FieldError] carries.
+const maxFieldName = 64
 
 // Kind groups errors by who is at fault, so that a caller maps them to an HTTP
 // status in one place.

@@ -55,6 +55,10 @@ type UsageOptions struct {
 	Webhook WebhookMode
 	// WebhookUnits are the units sent with [WebhookAltered].
 	WebhookUnits int64
+	// ExportJSON, if set, is the JSON object the export serves for the
+	// record in place of its encoding: a record given twice a member, or
+	// units of 1.5. The record's published_at and record_id still place it.
+	ExportJSON string
 }
 
 // ExportFault makes usage export requests fail.
@@ -69,8 +73,9 @@ type ExportFault struct {
 
 type usageEntry struct {
 	rec     provider.UsageRecord
-	mode    WebhookMode // never WebhookDefault once stored
-	units   int64       // units of the webhook
+	mode    WebhookMode     // never WebhookDefault once stored
+	units   int64           // units of the webhook
+	raw     json.RawMessage // what the export serves, if not rec
 	emitted bool
 }
 
@@ -110,6 +115,12 @@ func (s *core) AddUsage(rec provider.UsageRecord, opts UsageOptions) error {
 	}
 	rec.OccurredAt, rec.PublishedAt = rec.OccurredAt.UTC(), rec.PublishedAt.UTC()
 	e := &usageEntry{rec: rec, mode: opts.Webhook, units: rec.Units}
+	if opts.ExportJSON != "" {
+		if !json.Valid([]byte(opts.ExportJSON)) {
+			return fmt.Errorf("%w: export JSON of %s is not JSON", ErrInvalidUsage, rec.RecordID)
+		}
+		e.raw = json.RawMessage(opts.ExportJSON)
+	}
 	switch opts.Webhook {
 	case WebhookDefault:
 		e.mode = WebhookSend
@@ -283,8 +294,15 @@ func (s *core) handleUsage(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, out)
 }
 
+// exportPage is the export's page as served: each record as its entry's
+// ExportJSON, or encoded.
+type exportPage struct {
+	Records       []json.RawMessage `json:"records"`
+	NextPageToken string            `json:"next_page_token,omitempty"`
+}
+
 // exportPageLocked selects one page of records.
-func (s *core) exportPageLocked(x exportQuery, page int, now time.Time) provider.UsagePage {
+func (s *core) exportPageLocked(x exportQuery, page int, now time.Time) exportPage {
 	entries := s.usage.entries
 	start := 0
 	if x.token != nil {
@@ -307,7 +325,8 @@ func (s *core) exportPageLocked(x exportQuery, page int, now time.Time) provider
 		p := e.rec.PublishedAt
 		return !p.Before(x.since) && p.Before(x.until) && !p.After(now)
 	}
-	pg := provider.UsagePage{Records: []provider.UsageRecord{}}
+	pg := exportPage{Records: []json.RawMessage{}}
+	var last provider.UsageRecord
 	i := start
 	for ; i < len(entries) && len(pg.Records) < x.limit; i++ {
 		if entries[i].rec.PublishedAt.Before(x.since) {
@@ -316,10 +335,14 @@ func (s *core) exportPageLocked(x exportQuery, page int, now time.Time) provider
 		if !visible(entries[i]) {
 			break // sorted by published_at: nothing later is visible
 		}
-		pg.Records = append(pg.Records, entries[i].rec)
+		raw := entries[i].raw
+		if raw == nil {
+			raw, _ = json.Marshal(entries[i].rec)
+		}
+		pg.Records = append(pg.Records, raw)
+		last = entries[i].rec
 	}
 	if i < len(entries) && len(pg.Records) == x.limit && visible(entries[i]) {
-		last := pg.Records[len(pg.Records)-1]
 		pg.NextPageToken = encodeToken(pageToken{
 			Page: page + 1, Published: last.PublishedAt.UnixNano(), RecordID: last.RecordID,
 		})
