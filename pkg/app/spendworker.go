@@ -3,6 +3,7 @@ package app
 import (
 	"github.com/hookline/hookline/pkg/admission"
 	"github.com/hookline/hookline/pkg/config"
+	"github.com/hookline/hookline/pkg/intake"
 	"github.com/hookline/hookline/pkg/spend"
 	"github.com/hookline/hookline/pkg/spendworker"
 )
@@ -21,9 +22,13 @@ func NewSpendWorker(d Deps) (*spendworker.Worker, error) {
 	if err != nil {
 		return nil, err
 	}
+	marks, err := intake.NewAttributions(d.Clients.DynamoDB, cfg.IntakeTable, nil)
+	if err != nil {
+		return nil, err
+	}
 	return spendworker.New(spendworker.Config{
 		Ledger: ledger.Spend.Ledger, Pages: ledger.Outbox, Queue: q, Concurrency: cfg.Concurrency,
-		Metrics: d.metrics(), Logger: d.logger(),
+		Metrics: d.metrics(), Logger: d.logger(), Attributions: marks,
 	})
 }
 

@@ -283,13 +283,15 @@ func spendFromEnv(e *env) Spend {
 type SpendWorker struct {
 	Worker
 	Spend
+	// IntakeTable is where each usage event's attribution is recorded.
+	IntakeTable string
 }
 
 // SpendWorkerFromEnv reads [SpendFromEnv]'s variables plus QUEUE_URL,
-// DEAD_LETTER_QUEUE_URL and BATCH_CONCURRENCY.
+// DEAD_LETTER_QUEUE_URL, BATCH_CONCURRENCY and INTAKE_TABLE.
 func SpendWorkerFromEnv(lookup Lookup) (SpendWorker, error) {
 	e := newEnv(lookup)
-	cfg := SpendWorker{Worker: workerFromEnv(e), Spend: spendFromEnv(e)}
+	cfg := SpendWorker{Worker: workerFromEnv(e), Spend: spendFromEnv(e), IntakeTable: e.required("INTAKE_TABLE")}
 	return cfg, e.err()
 }
 

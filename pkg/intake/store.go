@@ -155,6 +155,12 @@ type Record struct {
 	LeaseToken        string `dynamodbav:"lease_token"`
 	FirstRequestID    string `dynamodbav:"first_request_id,omitempty"`
 	ExpiresAt         int64  `dynamodbav:"expires_at"`
+	// Attribution and the fields after it are set by the spend worker on a
+	// usage event's record ([Attributions]); empty until it has run.
+	Attribution         Attribution `dynamodbav:"attribution,omitempty"`
+	AttributionWorkload string      `dynamodbav:"attribution_workload,omitempty"`
+	AttributionReason   string      `dynamodbav:"attribution_reason,omitempty"`
+	AttributedAt        string      `dynamodbav:"attributed_at,omitempty"`
 }
 
 // Result is what [Store.Accept] reports.

@@ -12,6 +12,7 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 
 	"github.com/hookline/hookline/pkg/emf"
+	"github.com/hookline/hookline/pkg/intake"
 	"github.com/hookline/hookline/pkg/pager"
 	"github.com/hookline/hookline/pkg/provider"
 	"github.com/hookline/hookline/pkg/queue"
@@ -77,6 +78,9 @@ type Config struct {
 	Metrics     *emf.Logger
 	Logger      *slog.Logger
 	Now         func() time.Time
+	// Attributions, if set, records each event's intake state (attributed,
+	// deferred, quarantined) on its intake record.
+	Attributions Attributor
 }
 
 // Worker handles SQS batches from the usage queue.
@@ -181,6 +185,10 @@ func (w *Worker) process(ctx context.Context, m events.SQSMessage, keys *pageKey
 	if res.Disagreement != nil {
 		keys.add(res.Disagreement.DedupKey)
 	}
+	state, workload, reason := attributionOf(res)
+	if !w.markAttribution(ctx, m, u, state, workload, reason) {
+		return false
+	}
 	w.observe(u, receivedAt, res)
 	w.cfg.Logger.InfoContext(ctx, "usage "+string(res.Outcome), "record_id", u.RecordID, "event_id", u.EventID,
 		"workload", res.WorkloadID, "total", res.Total, "decisions", len(res.Decisions))
@@ -211,6 +219,9 @@ func (w *Worker) refused(ctx context.Context, m events.SQSMessage, u spend.Usage
 		return false
 	}
 	keys.add(rec.DedupKey)
+	if !w.markAttribution(ctx, m, u, intake.AttributionQuarantined, "", cause.Error()) {
+		return false
+	}
 	w.cfg.Logger.WarnContext(ctx, "usage quarantined", "record_id", u.RecordID, "event_id", u.EventID, "reason", cause.Error())
 	w.cfg.Metrics.Count(MetricUsageEvents, 1, emf.Dims{"Outcome": "quarantined"})
 	return true
