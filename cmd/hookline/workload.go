@@ -2,8 +2,10 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
+	"os"
 	"strconv"
 	"strings"
 	"time"
@@ -222,13 +224,38 @@ func newWorkloadRetireCmd() *cobra.Command {
 }
 
 func newWorkloadResumeCmd() *cobra.Command {
-	return workloadChange("resume <workload>", "Lift a paused workload's pause", "  hookline workload resume workload-7",
-		func(*cobra.Command) (func() error, func(context.Context, *spend.Spend, string) error) {
-			return nil, func(ctx context.Context, l *spend.Spend, id string) error {
-				_, err := l.Workloads.Resume(ctx, id)
-				return err
-			}
+	return workloadChange("resume <workload> [--force --reason WHY [--by WHO]]",
+		"Lift a paused workload's pause; over its cap only with --force, until the next reconciliation run",
+		"  hookline workload resume workload-7\n  hookline workload resume workload-7 --force --reason \"drain the queue\"",
+		func(cmd *cobra.Command) (func() error, func(context.Context, *spend.Spend, string) error) {
+			force := cmd.Flags().Bool("force", false, "resume although the total is over the cap; the next reconciliation run pauses it again, with a page, while it is still over")
+			reason := cmd.Flags().String("reason", "", "why the workload is resumed over its cap (required with --force)")
+			by := cmd.Flags().String("by", os.Getenv("USER"), "who resumes it over its cap (default $USER)")
+			return func() error {
+					if *force && (strings.TrimSpace(*reason) == "" || strings.TrimSpace(*by) == "") {
+						return usageErrorf("--force needs --reason and --by (or $USER)")
+					}
+					return nil
+				}, func(ctx context.Context, l *spend.Spend, id string) error {
+					if *force {
+						_, err := l.Workloads.ForceResume(ctx, id, *by, *reason)
+						return err
+					}
+					_, err := l.Workloads.Resume(ctx, id)
+					return overCapHint(err, id)
+				}
 		})
+}
+
+// overCapHint adds to a resume refused over the cap how to lift it.
+func overCapHint(err error, id string) error {
+	var over *spend.OverCapError
+	if !errors.As(err, &over) {
+		return err
+	}
+	return fmt.Errorf("%w: raise the cap above %d first (hookline workload set-cap %s --cap N), "+
+		"or resume on purpose with --force --reason WHY (the next reconciliation run pauses it again while it is over)",
+		err, over.Total, id)
 }
 
 // workloadChangeJSON is what a state-changing workload command prints with

@@ -44,6 +44,7 @@ type Ledger interface {
 	Confirm(ctx context.Context, recordID string) (string, error)
 	FlagUnseen(ctx context.Context, e spend.UnconfirmedEntry, horizon time.Duration) (bool, error)
 	PutReconRun(ctx context.Context, run spend.ReconRun) error
+	Recheck(ctx context.Context, w spend.Workload) ([]spend.Decision, error)
 }
 
 var _ Ledger = (*spend.Recon)(nil)

@@ -3,6 +3,7 @@ package reconcile
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -61,6 +62,9 @@ type planned struct {
 	// What the deferred step did for the workload.
 	redriven  int64
 	decisions []string
+	// rechecked are the cap actions the run took on the workload's total
+	// alone (a workload resumed over its cap is paused again).
+	rechecked []string
 }
 
 // plan classifies every workload that is not retired, records each change
@@ -142,7 +146,27 @@ func (r *Reconciler) reconcileWorkloads(ctx context.Context, run *Run, f *fold, 
 		return err
 	})
 	run.Reconciled += int(reconciled.Load())
+	slices.Sort(ids)
+	for _, id := range ids {
+		run.Decisions = append(run.Decisions, plan[id].rechecked...)
+	}
 	return err
+}
+
+// recheck takes the cap action a due workload's total calls for, whether
+// or not one of its records was in the window: a workload resumed over its
+// cap is paused again, with a page.
+func (r *Reconciler) recheck(ctx context.Context, p *planned) error {
+	ds, err := r.cfg.Ledger.Recheck(ctx, p.w)
+	if err != nil {
+		return fmt.Errorf("reconcile: cap check of %s: %w", p.w.ID, err)
+	}
+	for _, d := range ds {
+		p.rechecked = append(p.rechecked, d.Line)
+		r.log.WarnContext(ctx, "reconcile cap action on the total", "workload", p.w.ID, "action", d.Action,
+			"attributed", d.Attributed, "cap", d.Cap, "epoch", d.CapEpoch)
+	}
+	return nil
 }
 
 // reconcileWorkload reconciles one workload; it reports whether the
@@ -155,11 +179,15 @@ func (r *Reconciler) reconcileWorkload(ctx context.Context, run *Run, f *fold, i
 		}
 		return false, r.store.AddPending(ctx, id, counts, time.Time{}, time.Time{})
 	}
+	if err := r.recheck(ctx, p); err != nil {
+		return false, err
+	}
 	next := run.StartedAt.Add(p.interval)
 	total := p.sched.Pending
 	total.add(counts)
 	ds := f.decisionsOf(id)
 	ds = append(ds, p.decisions...)
+	ds = append(ds, p.rechecked...)
 	rr := spend.ReconRun{WorkloadID: id, StartedAt: run.StartedAt, FinishedAt: r.now(),
 		Records: total.Records, Applied: total.Missed, Duplicates: total.Matched + total.Repeats,
 		Disagreements: total.Disagreements, Deferred: total.Deferred, NextReconAt: next,

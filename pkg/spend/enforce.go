@@ -74,7 +74,7 @@ func stepOf(w Workload) int64 {
 
 // nextAction is the cap action w calls for, if any.
 func nextAction(w Workload) (string, int64) {
-	if w.Total <= w.Cap {
+	if !w.OverCap() {
 		return "", 0
 	}
 	k := stepOf(w)
@@ -221,9 +221,10 @@ const (
 )
 
 // Admission tells whether workload id may start new work: not when it is
-// paused (spend_cap), nor when it is retired. An operator's Resume admits
-// work again until the next crossing.
-// An unknown workload gives [ErrUnknownWorkload].
+// paused (spend_cap), nor when its total is over its cap whatever its
+// status says (spend_cap), nor when it is retired. Only an operator's
+// [Workloads.ForceResume] admits work over the cap, and only in the cap
+// epoch it opened. An unknown workload gives [ErrUnknownWorkload].
 func (s *Workloads) Admission(ctx context.Context, id string) (Admission, error) {
 	w, err := s.Get(ctx, id)
 	if err != nil {
@@ -233,8 +234,38 @@ func (s *Workloads) Admission(ctx context.Context, id string) (Admission, error)
 	switch {
 	case w.Status == StatusRetired:
 		a.Allowed, a.Reason = false, ReasonRetired
-	case w.Status == StatusPaused:
+	case w.Status == StatusPaused, w.OverCap() && !w.overridden():
 		a.Allowed, a.Reason = false, ReasonSpendCap
 	}
 	return a, nil
+}
+
+// recheck takes the cap action w calls for with no new usage: after a cap
+// change, or when reconciliation finds a workload resumed over its cap. The
+// page names the last accepted record as the one that tipped it.
+func (s *core) recheck(ctx context.Context, w Workload) ([]Decision, error) {
+	if action, _ := nextAction(w); action == "" {
+		return nil, nil
+	}
+	last := w.LastAccepted
+	u := Usage{EventID: last.EventID, RecordID: last.RecordID, Units: last.Units, Path: last.Path,
+		ObservedAt: last.ObservedAt}
+	if u.ObservedAt.IsZero() {
+		u.ObservedAt = s.now()
+	}
+	return s.enforce(ctx, w, u, s.now())
+}
+
+// Recheck takes the cap action w calls for although no record arrived: a
+// workload resumed over its cap is paused again, with a page. It reads the
+// workload again only when w calls for an action.
+func (s *Recon) Recheck(ctx context.Context, w Workload) ([]Decision, error) {
+	if action, _ := nextAction(w); action == "" {
+		return nil, nil
+	}
+	fresh, err := s.asWorkloads().Get(ctx, w.ID)
+	if err != nil {
+		return nil, err
+	}
+	return s.recheck(ctx, fresh)
 }

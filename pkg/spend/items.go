@@ -57,6 +57,10 @@ type workloadItem struct {
 	LastAcceptedAt  string `dynamodbav:"last_accepted_at,omitempty"`
 	LastDecision    string `dynamodbav:"last_decision,omitempty"`
 	NextReconAt     string `dynamodbav:"next_recon_at,omitempty"`
+	OverrideBy      string `dynamodbav:"override_by,omitempty"`
+	OverrideReason  string `dynamodbav:"override_reason,omitempty"`
+	OverrideAt      string `dynamodbav:"override_at,omitempty"`
+	OverrideEpoch   int64  `dynamodbav:"override_epoch,omitempty"`
 	CreatedAt       string `dynamodbav:"created_at"`
 	UpdatedAt       string `dynamodbav:"updated_at"`
 }
@@ -70,7 +74,9 @@ func (it workloadItem) workload() Workload {
 			Path: it.LastPath, ObservedAt: ddb.ParseStamp(it.LastObservedAt), AcceptedAt: ddb.ParseStamp(it.LastAcceptedAt)},
 		LastDecision: it.LastDecision,
 		NextReconAt:  ddb.ParseStamp(it.NextReconAt),
-		CreatedAt:    ddb.ParseStamp(it.CreatedAt), UpdatedAt: ddb.ParseStamp(it.UpdatedAt),
+		Override: Override{By: it.OverrideBy, Reason: it.OverrideReason, At: ddb.ParseStamp(it.OverrideAt),
+			Epoch: it.OverrideEpoch},
+		CreatedAt: ddb.ParseStamp(it.CreatedAt), UpdatedAt: ddb.ParseStamp(it.UpdatedAt),
 	}
 }
 

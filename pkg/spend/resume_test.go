@@ -1,0 +1,79 @@
+package spend
+
+import (
+	"context"
+	"errors"
+	"testing"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+)
+
+func TestResumeOverTheCapIsRefused(t *testing.T) {
+	ctx := context.Background()
+	f := newFixture(t)
+	id := "w-resume-over"
+	f.workload(t, id, 1000, 0)
+	// given a workload paused at 1,290 of 1,000
+	f.apply(t, usage("rec-ro1", id, 1290))
+
+	// when the operator resumes it without raising the cap
+	_, err := f.s.Workloads.Resume(ctx, id)
+
+	// then the resume is refused with the total and the cap, and admission
+	// still refuses
+	var over *OverCapError
+	if !errors.As(err, &over) || !errors.Is(err, ErrOverCap) || over.Total != 1290 || over.Cap != 1000 {
+		t.Fatalf("Resume over the cap = %v, want an *OverCapError 1290 of 1000", err)
+	}
+	a, err := f.s.Workloads.Admission(ctx, id)
+	if err != nil || a.Allowed || a.Reason != ReasonSpendCap {
+		t.Errorf("admission after a refused resume = %+v, %v", a, err)
+	}
+}
+
+func TestSetCapBelowTheTotalPausesAtOnce(t *testing.T) {
+	ctx := context.Background()
+	f := newFixture(t)
+	id := "w-setcap-below"
+	f.workload(t, id, 1000, 0)
+	// given an active workload at 900 of 1,000
+	f.apply(t, usage("rec-sc1", id, 900))
+
+	// when the cap is lowered below the total
+	if err := f.s.Workloads.SetCap(ctx, id, 800); err != nil {
+		t.Fatal(err)
+	}
+
+	// then admission refuses at once, the workload is paused, and it paged
+	a, err := f.s.Workloads.Admission(ctx, id)
+	if err != nil || a.Allowed || a.Reason != ReasonSpendCap || a.Status != string(StatusPaused) {
+		t.Errorf("admission after set-cap below the total = %+v, %v", a, err)
+	}
+	if pages := f.pages(t, DedupKey(id, ActionPause, 0, 0)); len(pages) != 1 {
+		t.Errorf("pause pages = %d, want 1", len(pages))
+	}
+}
+
+func TestAdmissionRefusesOverTheCapWhenStatusIsStale(t *testing.T) {
+	ctx := context.Background()
+	f := newFixture(t)
+	id := "w-stale"
+	f.workload(t, id, 1000, 0)
+	f.apply(t, usage("rec-st1", id, 1200))
+	// given a workload over its cap whose status says active (as a write
+	// that lost a race would leave it)
+	_, err := f.s.Workloads.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{TableName: aws.String(f.s.Workloads.workloads),
+		Key: workloadKey(id), UpdateExpression: aws.String("SET #s = :a"),
+		ExpressionAttributeNames:  map[string]string{"#s": "status"},
+		ExpressionAttributeValues: map[string]types.AttributeValue{":a": &types.AttributeValueMemberS{Value: "active"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// when admission is asked, then it refuses on the total
+	a, err := f.s.Workloads.Admission(ctx, id)
+	if err != nil || a.Allowed || a.Reason != ReasonSpendCap {
+		t.Errorf("admission over the cap with a stale status = %+v, %v", a, err)
+	}
+}
