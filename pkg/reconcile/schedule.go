@@ -32,7 +32,7 @@ func (r *Reconciler) Classify(w spend.Workload, now time.Time) (Tier, time.Durat
 	switch {
 	case w.Status == spend.StatusPaused:
 		return TierNearCap, c.BaseInterval, fmt.Sprintf("paused at total %d, cap %d", w.Total, w.Cap)
-	case float64(w.Total) >= c.NearCapRatio*float64(w.Cap):
+	case w.NearCap(c.NearCapRatio):
 		return TierNearCap, c.BaseInterval, fmt.Sprintf("total %d >= %.2f x cap %d", w.Total, c.NearCapRatio, w.Cap)
 	}
 	last := w.LastAccepted.AcceptedAt
@@ -48,6 +48,18 @@ func (r *Reconciler) Classify(w spend.Workload, now time.Time) (Tier, time.Durat
 	}
 	return TierQuiet, c.QuietInterval, fmt.Sprintf("no usage since %s (quiet after %s)",
 		last.UTC().Format(time.RFC3339), c.QuietAfter)
+}
+
+// publishSchedule tells the spend path when this reconciler runs next and
+// which workloads it reconciles on every run, so the deadline a page names
+// is the schedule's own ([spend.RunSchedule]). Runs fall every BaseInterval.
+func (r *Reconciler) publishSchedule(ctx context.Context, run *Run) error {
+	rs := spend.RunSchedule{NextRun: run.StartedAt.Add(r.cfg.BaseInterval), Every: r.cfg.BaseInterval,
+		NearCapRatio: r.cfg.NearCapRatio}
+	if err := r.cfg.Ledger.PublishSchedule(ctx, rs); err != nil {
+		return fmt.Errorf("reconcile: %w", err)
+	}
+	return nil
 }
 
 // planned is one workload's place in this run.

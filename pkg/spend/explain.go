@@ -110,7 +110,10 @@ func (s *Explainer) Explain(ctx context.Context, workloadID string) (Explanation
 	if err != nil {
 		return Explanation{}, err
 	}
-	x := Explanation{Workload: w, LastAccepted: w.LastAccepted, NextReconAt: w.NextReconAt}
+	x := Explanation{Workload: w, LastAccepted: w.LastAccepted}
+	if x.NextReconAt, err = s.nextReconciliation(ctx, w); err != nil {
+		return x, err
+	}
 	if x.Decisions, err = s.decisions(ctx, workloadID, explainDecisions); err != nil {
 		return x, err
 	}

@@ -113,16 +113,20 @@ func (n NewWorkload) validate() error {
 }
 
 // CreateWorkload registers an active workload with a zero total, and an
-// alias from its own ID, in one transaction. The first reconciliation is
-// due one poll interval from now.
+// alias from its own ID, in one transaction. Its first reconciliation is
+// the reconciler's next run (see [RunSchedule]).
 func (s *Workloads) CreateWorkload(ctx context.Context, n NewWorkload) (Workload, error) {
 	if err := n.validate(); err != nil {
 		return Workload{}, err
 	}
+	next, err := s.nextReconciliation(ctx, Workload{})
+	if err != nil {
+		return Workload{}, fmt.Errorf("spend: create workload %s: %w", n.ID, err)
+	}
 	now := ddb.Stamp(s.now())
 	wi := workloadItem{PK: "WL#" + n.ID, SK: skWorkload, GSI1PK: "WORKLOADS", GSI1SK: n.ID,
 		ID: n.ID, Owner: n.Owner, Route: n.Route, Cap: n.Cap, Step: n.Step, Status: string(StatusActive),
-		Hold: n.Hold, NextReconAt: ddb.Stamp(s.now().Add(s.contracts[PathPoll].Interval)),
+		Hold: n.Hold, NextReconAt: ddb.Stamp(next),
 		CreatedAt: now, UpdatedAt: now}
 	wItem, err := attributevalue.MarshalMap(wi)
 	if err != nil {
