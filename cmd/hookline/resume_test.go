@@ -81,3 +81,21 @@ func TestWorkloadResumeRefusalSaysTotalCapAndOverride(t *testing.T) {
 		}
 	}
 }
+
+func TestEventExplainFindsADeferredRecordByEventID(t *testing.T) {
+	env := cliEnv(t)
+	s := pauseOver(t, env, "workload-def")
+	now := time.Now()
+	if _, err := s.Ledger.Apply(context.Background(), spend.Usage{RecordID: "ur_nobody", WorkloadRef: "nobody", Units: 4,
+		OccurredAt: now, ObservedAt: now, Path: spend.PathWebhook, EventID: "evt_usage_ur_nobody"}); err != nil {
+		t.Fatal(err)
+	}
+	code, out := run(t, "event", "explain", "evt_usage_ur_nobody")
+	if code != exitOK || !strings.Contains(out, "record ur_nobody, 4 units DEFERRED") || !strings.Contains(out, "status open") {
+		t.Fatalf("exit %d:\n%s", code, out)
+	}
+	code, out = run(t, "event", "explain", "evt_usage_ur_nobody", "--json")
+	if code != exitOK || !strings.Contains(out, `"deferred_state"`) || !strings.Contains(out, `"record_id": "ur_nobody"`) {
+		t.Fatalf("exit %d:\n%s", code, out)
+	}
+}
