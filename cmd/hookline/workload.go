@@ -19,8 +19,8 @@ import (
 // newWorkloadCmd administers workloads: registration, caps, aliases,
 // retirement, the operator's resume after a pause, and explanations.
 func newWorkloadCmd() *cobra.Command {
-	cmd := group("workload", "Workloads: create, list, explain, set-cap, set-step, set-hold, add-alias, retire, resume, admission")
-	cmd.AddCommand(newWorkloadCreateCmd(), newWorkloadListCmd(), newWorkloadExplainCmd(),
+	cmd := group("workload", "Workloads: create, list, check, explain, set-cap, set-step, set-hold, add-alias, retire, resume, admission")
+	cmd.AddCommand(newWorkloadCreateCmd(), newWorkloadListCmd(), newWorkloadCheckCmd(), newWorkloadExplainCmd(),
 		newWorkloadSetCapCmd(), newWorkloadSetStepCmd(), newWorkloadSetHoldCmd(),
 		newWorkloadAddAliasCmd(), newWorkloadRetireCmd(), newWorkloadResumeCmd(), newWorkloadAdmissionCmd())
 	return cmd
@@ -46,6 +46,9 @@ func newWorkloadCreateCmd() *cobra.Command {
 	cmd.RunE = func(cmd *cobra.Command, args []string) error {
 		if capUnits <= 0 || step < 0 {
 			return usageErrorf("--cap must be positive and --step not negative")
+		}
+		if err := spend.ValidWorkloadID(args[0]); err != nil {
+			return usageErrorf("%v (pattern %s)", err, spend.WorkloadIDPattern)
 		}
 		s, err := connectCmd(cmd)
 		if err != nil {
@@ -96,6 +99,64 @@ func newWorkloadListCmd() *cobra.Command {
 		}
 		tw.Flush()
 		return nil
+	}
+	return cmd
+}
+
+// idProblem is a registered workload whose ID is outside the alphabet.
+type idProblem struct {
+	ID     string `json:"id"`
+	Reason string `json:"reason"`
+}
+
+// newWorkloadCheckCmd reports workloads whose IDs fall outside the ID
+// alphabet (created before it existed): they keep working, but cannot be
+// reached through every route. It exits 1 when there is any.
+func newWorkloadCheckCmd() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "check",
+		Short: "Report workloads whose IDs fall outside the workload ID alphabet (exit 1 if any)",
+		Args:  cobra.NoArgs,
+	}
+	asJSON := jsonFlag(cmd)
+	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
+		s, err := connectCmd(cmd)
+		if err != nil {
+			return err
+		}
+		ws, err := s.ledger.Workloads.List(cmd.Context())
+		if err != nil {
+			s.hint("workload check")
+			return exit(fail("workload check", err))
+		}
+		bad := []idProblem{}
+		for _, w := range ws {
+			var invalid *spend.InvalidIDError
+			if errors.As(spend.ValidWorkloadID(w.ID), &invalid) {
+				bad = append(bad, idProblem{ID: w.ID, Reason: invalid.Reason})
+			}
+		}
+		code := exitOK
+		if len(bad) > 0 {
+			code = exitFailure
+		}
+		out := cmd.OutOrStdout()
+		if *asJSON {
+			if err := writeJSON(out, map[string]any{"pattern": spend.WorkloadIDPattern, "workloads": len(ws), "invalid": bad}); err != nil {
+				return exit(exitFailure)
+			}
+			return exit(code)
+		}
+		if len(bad) == 0 {
+			fmt.Fprintf(out, "check: all %d workload IDs match %s\n", len(ws), spend.WorkloadIDPattern)
+			return nil
+		}
+		fmt.Fprintf(out, "check: %d of %d workload IDs fall outside %s; they keep working, but a new workload cannot take such an ID:\n",
+			len(bad), len(ws), spend.WorkloadIDPattern)
+		for _, b := range bad {
+			fmt.Fprintf(out, "  %q: %s\n", b.ID, b.Reason)
+		}
+		return exit(code)
 	}
 	return cmd
 }

@@ -30,6 +30,10 @@ var (
 	ErrNotPaused = errors.New("spend: workload is not paused")
 	// ErrNotFound means no ledger item has the given ID.
 	ErrNotFound = errors.New("spend: not found")
+	// ErrInvalidWorkloadID means a workload ID is outside [WorkloadIDPattern];
+	// the error is an [*InvalidIDError], which also matches
+	// [ErrInvalidWorkload].
+	ErrInvalidWorkloadID = errors.New("spend: invalid workload ID")
 	// ErrOverCap means Resume was asked for a workload whose total is still
 	// over its cap; the error is an [*OverCapError].
 	ErrOverCap = errors.New("spend: workload is over its cap")

@@ -96,6 +96,9 @@ type NewWorkload struct {
 }
 
 func (n NewWorkload) validate() error {
+	if err := ValidWorkloadID(n.ID); err != nil {
+		return err
+	}
 	var errs []error
 	if n.ID == "" || n.Owner == "" || n.Route == "" {
 		errs = append(errs, errors.New("ID, Owner and Route are required"))
