@@ -344,11 +344,12 @@ func printChange(out io.Writer, action string, before *spend.Workload, after spe
 		{"status", b.Status, a.Status}, {"owner", b.Owner, a.Owner}, {"cap", b.Cap, a.Cap},
 		{"step", b.Step, a.Step}, {"hold", b.Hold, a.Hold}, {"cap_epoch", b.CapEpoch, a.CapEpoch},
 		{"escalation_level", b.EscalationLevel, a.EscalationLevel},
+		{"override_by", b.OverrideBy, a.OverrideBy}, {"override_reason", b.OverrideReason, a.OverrideReason},
 	}
 	changed := map[string][2]any{}
 	var text []string
 	for _, f := range fields {
-		if before != nil && f.from == f.to {
+		if (before != nil && f.from == f.to) || (before == nil && f.to == "") {
 			continue
 		}
 		changed[f.name] = [2]any{f.from, f.to}

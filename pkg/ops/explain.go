@@ -29,15 +29,29 @@ type WorkloadView struct {
 	EscalationLevel int64           `json:"escalation_level"`
 	LastAccepted    spend.LastEvent `json:"last_accepted"`
 	NextReconAt     time.Time       `json:"next_recon_at"`
-	CreatedAt       time.Time       `json:"created_at"`
-	UpdatedAt       time.Time       `json:"updated_at"`
+	// Override* record the last resume over the cap (workload resume
+	// --force): who, why, when, and the cap epoch it opened.
+	OverrideBy     string    `json:"override_by,omitempty"`
+	OverrideReason string    `json:"override_reason,omitempty"`
+	OverrideAt     time.Time `json:"override_at,omitzero"`
+	OverrideEpoch  int64     `json:"override_epoch,omitempty"`
+	CreatedAt      time.Time `json:"created_at"`
+	UpdatedAt      time.Time `json:"updated_at"`
 }
 
 // ViewWorkload drops the routing key from w.
 func ViewWorkload(w spend.Workload) WorkloadView {
 	return WorkloadView{ID: w.ID, Owner: w.Owner, Status: string(w.Status), Total: w.Total, Cap: w.Cap, Step: w.Step,
 		Hold: w.Hold, CapEpoch: w.CapEpoch, EscalationLevel: w.EscalationLevel, LastAccepted: w.LastAccepted,
-		NextReconAt: w.NextReconAt, CreatedAt: w.CreatedAt, UpdatedAt: w.UpdatedAt}
+		NextReconAt: w.NextReconAt, OverrideBy: w.Override.By, OverrideReason: w.Override.Reason,
+		OverrideAt: w.Override.At, OverrideEpoch: w.Override.Epoch, CreatedAt: w.CreatedAt, UpdatedAt: w.UpdatedAt}
+}
+
+// MarshalJSON writes the view with lower snake_case member names, its last
+// accepted event's included.
+func (v WorkloadView) MarshalJSON() ([]byte, error) {
+	type plain WorkloadView
+	return snakeJSON(plain(v))
 }
 
 // ReconRunView is a reconciliation run with the interval it scheduled.
@@ -317,6 +331,10 @@ func (r Runbook) WriteText(w io.Writer) error {
 	wl := r.Workload
 	fmt.Fprintf(tw, "workload\t%s  status=%s  owner=%s\n", wl.ID, wl.Status, wl.Owner)
 	fmt.Fprintf(tw, "attributed\t%d of cap %d%s  (step %d, cap epoch %d, hold %t)\n", wl.Total, wl.Cap, overBy(wl.Total, wl.Cap), wl.Step, wl.CapEpoch, wl.Hold)
+	if wl.OverrideEpoch > 0 && wl.OverrideEpoch == wl.CapEpoch {
+		fmt.Fprintf(tw, "override\tresumed over the cap by %s at %s: %s; the next reconciliation run pauses it again while it is over\n",
+			wl.OverrideBy, stamp(wl.OverrideAt), wl.OverrideReason)
+	}
 	if d := r.LastAction; d != nil {
 		fmt.Fprintf(tw, "last action\t%s at %s: %s\n", d.Action, stamp(d.DecidedAt), d.Line)
 		fmt.Fprintf(tw, "caused by\t%s\n", cause(d, r.Cause))

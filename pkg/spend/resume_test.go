@@ -77,3 +77,47 @@ func TestAdmissionRefusesOverTheCapWhenStatusIsStale(t *testing.T) {
 		t.Errorf("admission over the cap with a stale status = %+v, %v", a, err)
 	}
 }
+
+func TestForceResumeIsRecordedAndUndoneByTheTotal(t *testing.T) {
+	ctx := context.Background()
+	f := newFixture(t)
+	id := "w-force"
+	f.workload(t, id, 1000, 0)
+	if _, err := f.s.Workloads.ForceResume(ctx, id, "ana", "drain"); !errors.Is(err, ErrNotPaused) {
+		t.Fatalf("ForceResume of an active workload = %v, want ErrNotPaused", err)
+	}
+	f.apply(t, usage("rec-f1", id, 1290))
+	for _, who := range [][2]string{{"", "drain"}, {"ana", " "}} {
+		if _, err := f.s.Workloads.ForceResume(ctx, id, who[0], who[1]); !errors.Is(err, ErrInvalidWorkload) {
+			t.Errorf("ForceResume(%q, %q) = %v, want ErrInvalidWorkload", who[0], who[1], err)
+		}
+	}
+
+	// when the operator resumes it on purpose over its cap
+	w, err := f.s.Workloads.ForceResume(ctx, id, "ana", "drain")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// then who, why and when are recorded, and it is admitted in that epoch
+	if w.Status != StatusActive || w.CapEpoch != 1 || w.Override != (Override{By: "ana", Reason: "drain", At: f.now, Epoch: 1}) {
+		t.Fatalf("after a forced resume: %+v", w)
+	}
+	if a, _ := f.s.Workloads.Admission(ctx, id); !a.Allowed {
+		t.Fatalf("admission after a forced resume = %+v", a)
+	}
+	// and a cap check on the total pauses it again, with a page in epoch 1
+	ds, err := f.s.Recon.Recheck(ctx, w)
+	if err != nil || len(ds) != 1 || ds[0].Action != ActionPause || ds[0].DedupKey != DedupKey(id, ActionPause, 1, 0) ||
+		ds[0].RecordID != "rec-f1" || ds[0].EventID != "evt_rec-f1" {
+		t.Fatalf("Recheck = %+v, %v", ds, err)
+	}
+	if a, _ := f.s.Workloads.Admission(ctx, id); a.Allowed {
+		t.Fatalf("admission after the recheck = %+v", a)
+	}
+	// and a workload under its cap needs no action
+	f.workload(t, "w-fine", 1000, 0)
+	fine, _ := f.s.Workloads.Get(ctx, "w-fine")
+	if ds, err := f.s.Recon.Recheck(ctx, fine); err != nil || len(ds) != 0 {
+		t.Errorf("Recheck under the cap = %+v, %v", ds, err)
+	}
+}

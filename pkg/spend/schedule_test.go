@@ -1,6 +1,7 @@
 package spend
 
 import (
+	"context"
 	"testing"
 	"time"
 )
@@ -27,5 +28,40 @@ func TestRunScheduleTicks(t *testing.T) {
 	}
 	if got := (RunSchedule{NextRun: next}).tickAtOrAfter(next.Add(time.Hour)); !got.Equal(next) {
 		t.Errorf("without a rate = %s, want the next run", got)
+	}
+}
+
+func TestNextReconciliationFollowsThePublishedSchedule(t *testing.T) {
+	ctx := context.Background()
+	f := newFixture(t)
+	// given no schedule published yet, a new workload's deadline is one
+	// poll interval away
+	f.workload(t, "w-sched-0", 1000, 0)
+	if w, _ := f.s.Workloads.Get(ctx, "w-sched-0"); !w.NextReconAt.Equal(f.now.Add(15 * time.Minute)) {
+		t.Errorf("deadline without a schedule = %s", w.NextReconAt)
+	}
+	// given a reconciler that runs every 5 minutes, next in 2
+	if err := f.s.Recon.PublishSchedule(ctx, RunSchedule{NextRun: f.now.Add(2 * time.Minute), Every: 5 * time.Minute, NearCapRatio: 0.8}); err != nil {
+		t.Fatal(err)
+	}
+	// when a workload is created, its first look is that run
+	f.workload(t, "w-sched", 1000, 0)
+	if w, _ := f.s.Workloads.Get(ctx, "w-sched"); !w.NextReconAt.Equal(f.now.Add(2 * time.Minute)) {
+		t.Errorf("deadline at creation = %s, want the next run", w.NextReconAt)
+	}
+	// when its last reconciliation set a deadline between runs, the real
+	// look is the first run at or after it
+	if err := f.s.Recon.PutReconRun(ctx, ReconRun{WorkloadID: "w-sched", StartedAt: f.now, NextReconAt: f.now.Add(14 * time.Minute)}); err != nil {
+		t.Fatal(err)
+	}
+	x, err := f.s.Explainer.Explain(ctx, "w-sched")
+	if err != nil || !x.NextReconAt.Equal(f.now.Add(17*time.Minute)) {
+		t.Errorf("explained deadline = %s, %v; want the run at +17m", x.NextReconAt, err)
+	}
+	// and once it is near its cap, the next run
+	f.apply(t, usage("rec-sched", "w-sched", 850))
+	x, err = f.s.Explainer.Explain(ctx, "w-sched")
+	if err != nil || !x.NextReconAt.Equal(f.now.Add(2*time.Minute)) {
+		t.Errorf("deadline near the cap = %s, %v; want the next run", x.NextReconAt, err)
 	}
 }
