@@ -42,3 +42,30 @@ func TestPollTripNamesTheWebhookEventAndTheRecord(t *testing.T) {
 		t.Errorf("page fields event=%v record=%v", d["event"], d["record"])
 	}
 }
+
+func TestRepauseByAPollDuplicateNamesTheWebhookEvent(t *testing.T) {
+	ctx := context.Background()
+	// Given a workload paused by a webhook record that the export also has
+	f := newFixture(t, options{})
+	f.workload(t, "w-dup", 100)
+	occurred := t0.Add(-5 * time.Minute)
+	f.usage(t, "ur_dup_1", "w-dup", 150, occurred, published)
+	f.webhook(t, "ur_dup_1", "w-dup", 150, occurred)
+	// and resumed on purpose over its cap
+	w, err := f.spend.Workloads.ForceResume(ctx, "w-dup", "ana", "drain")
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	// When the poll sees the record again and pauses the workload again
+	f.run(t)
+
+	// Then that page, too, names the webhook event beside the record
+	page, err := f.outbox.Get(ctx, spend.DedupKey("w-dup", spend.ActionPause, w.CapEpoch, 0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if line := page.Event.Payload.Summary; !strings.Contains(line, " event=evt_usage_ur_dup_1 record=ur_dup_1 ") {
+		t.Errorf("page line = %q, want event=evt_usage_ur_dup_1 record=ur_dup_1", line)
+	}
+}

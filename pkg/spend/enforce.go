@@ -193,11 +193,19 @@ func (s *core) decide(ctx context.Context, w Workload, u Usage, action string, k
 }
 
 // knownEvent is the webhook event ID known for a record that reached the
-// ledger without one (through the poll): the event its deferral kept, if
-// the webhook deferred it first. "" when none is known.
+// decision without one (through the poll): the event its ledger entry
+// kept, when the webhook applied it first, or the event its deferral kept.
+// "" when none is known.
 func (s *core) knownEvent(ctx context.Context, recordID string) (string, error) {
 	if recordID == "" {
 		return "", nil
+	}
+	e, err := s.entry(ctx, recordID)
+	if err == nil && e.EventID != "" {
+		return e.EventID, nil
+	}
+	if err != nil && !errors.Is(err, ErrNotFound) {
+		return "", fmt.Errorf("spend: event of %s: %w", recordID, err)
 	}
 	d, err := s.asLedger().GetDeferred(ctx, recordID)
 	if errors.Is(err, ErrNotFound) {
