@@ -24,6 +24,7 @@ var grammar = []struct {
 	{path: "dev send-usage", required: []string{"--workload=img-resize", "--units=400"}},
 	{path: "workload create", args: []string{"workload-7"}, required: []string{"--owner=o", "--route=r", "--cap=1000"}},
 	{path: "workload list"},
+	{path: "workload check"},
 	{path: "workload explain", args: []string{"workload-7"}},
 	{path: "workload set-cap", args: []string{"workload-7"}, required: []string{"--cap=1500"}},
 	{path: "workload set-step", args: []string{"workload-7"}, required: []string{"--step=100"}},

@@ -32,7 +32,8 @@ func fail(cmd string, err error) int {
 	fmt.Fprintf(stderr, "hookline %s: %v\n", cmd, err)
 	switch {
 	case errors.Is(err, ops.ErrUnknownQueue), errors.Is(err, ops.ErrNotDeadLetterQueue),
-		errors.Is(err, ops.ErrInvalidOptions), errors.Is(err, spend.ErrInvalidWorkload):
+		errors.Is(err, ops.ErrInvalidOptions), errors.Is(err, spend.ErrInvalidWorkload),
+		errors.Is(err, spend.ErrOverCap):
 		return exitUsage
 	}
 	return exitFailure

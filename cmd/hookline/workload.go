@@ -2,8 +2,10 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
+	"os"
 	"strconv"
 	"strings"
 	"time"
@@ -17,8 +19,8 @@ import (
 // newWorkloadCmd administers workloads: registration, caps, aliases,
 // retirement, the operator's resume after a pause, and explanations.
 func newWorkloadCmd() *cobra.Command {
-	cmd := group("workload", "Workloads: create, list, explain, set-cap, set-step, set-hold, add-alias, retire, resume, admission")
-	cmd.AddCommand(newWorkloadCreateCmd(), newWorkloadListCmd(), newWorkloadExplainCmd(),
+	cmd := group("workload", "Workloads: create, list, check, explain, set-cap, set-step, set-hold, add-alias, retire, resume, admission")
+	cmd.AddCommand(newWorkloadCreateCmd(), newWorkloadListCmd(), newWorkloadCheckCmd(), newWorkloadExplainCmd(),
 		newWorkloadSetCapCmd(), newWorkloadSetStepCmd(), newWorkloadSetHoldCmd(),
 		newWorkloadAddAliasCmd(), newWorkloadRetireCmd(), newWorkloadResumeCmd(), newWorkloadAdmissionCmd())
 	return cmd
@@ -44,6 +46,9 @@ func newWorkloadCreateCmd() *cobra.Command {
 	cmd.RunE = func(cmd *cobra.Command, args []string) error {
 		if capUnits <= 0 || step < 0 {
 			return usageErrorf("--cap must be positive and --step not negative")
+		}
+		if err := spend.ValidWorkloadID(args[0]); err != nil {
+			return usageErrorf("%v (pattern %s)", err, spend.WorkloadIDPattern)
 		}
 		s, err := connectCmd(cmd)
 		if err != nil {
@@ -94,6 +99,64 @@ func newWorkloadListCmd() *cobra.Command {
 		}
 		tw.Flush()
 		return nil
+	}
+	return cmd
+}
+
+// idProblem is a registered workload whose ID is outside the alphabet.
+type idProblem struct {
+	ID     string `json:"id"`
+	Reason string `json:"reason"`
+}
+
+// newWorkloadCheckCmd reports workloads whose IDs fall outside the ID
+// alphabet (created before it existed): they keep working, but cannot be
+// reached through every route. It exits 1 when there is any.
+func newWorkloadCheckCmd() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "check",
+		Short: "Report workloads whose IDs fall outside the workload ID alphabet (exit 1 if any)",
+		Args:  cobra.NoArgs,
+	}
+	asJSON := jsonFlag(cmd)
+	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
+		s, err := connectCmd(cmd)
+		if err != nil {
+			return err
+		}
+		ws, err := s.ledger.Workloads.List(cmd.Context())
+		if err != nil {
+			s.hint("workload check")
+			return exit(fail("workload check", err))
+		}
+		bad := []idProblem{}
+		for _, w := range ws {
+			var invalid *spend.InvalidIDError
+			if errors.As(spend.ValidWorkloadID(w.ID), &invalid) {
+				bad = append(bad, idProblem{ID: w.ID, Reason: invalid.Reason})
+			}
+		}
+		code := exitOK
+		if len(bad) > 0 {
+			code = exitFailure
+		}
+		out := cmd.OutOrStdout()
+		if *asJSON {
+			if err := writeJSON(out, map[string]any{"pattern": spend.WorkloadIDPattern, "workloads": len(ws), "invalid": bad}); err != nil {
+				return exit(exitFailure)
+			}
+			return exit(code)
+		}
+		if len(bad) == 0 {
+			fmt.Fprintf(out, "check: all %d workload IDs match %s\n", len(ws), spend.WorkloadIDPattern)
+			return nil
+		}
+		fmt.Fprintf(out, "check: %d of %d workload IDs fall outside %s; they keep working, but a new workload cannot take such an ID:\n",
+			len(bad), len(ws), spend.WorkloadIDPattern)
+		for _, b := range bad {
+			fmt.Fprintf(out, "  %q: %s\n", b.ID, b.Reason)
+		}
+		return exit(code)
 	}
 	return cmd
 }
@@ -222,13 +285,38 @@ func newWorkloadRetireCmd() *cobra.Command {
 }
 
 func newWorkloadResumeCmd() *cobra.Command {
-	return workloadChange("resume <workload>", "Lift a paused workload's pause", "  hookline workload resume workload-7",
-		func(*cobra.Command) (func() error, func(context.Context, *spend.Spend, string) error) {
-			return nil, func(ctx context.Context, l *spend.Spend, id string) error {
-				_, err := l.Workloads.Resume(ctx, id)
-				return err
-			}
+	return workloadChange("resume <workload> [--force --reason WHY [--by WHO]]",
+		"Lift a paused workload's pause; over its cap only with --force, until the next reconciliation run",
+		"  hookline workload resume workload-7\n  hookline workload resume workload-7 --force --reason \"drain the queue\"",
+		func(cmd *cobra.Command) (func() error, func(context.Context, *spend.Spend, string) error) {
+			force := cmd.Flags().Bool("force", false, "resume although the total is over the cap; the next reconciliation run pauses it again, with a page, while it is still over")
+			reason := cmd.Flags().String("reason", "", "why the workload is resumed over its cap (required with --force)")
+			by := cmd.Flags().String("by", os.Getenv("USER"), "who resumes it over its cap (default $USER)")
+			return func() error {
+					if *force && (strings.TrimSpace(*reason) == "" || strings.TrimSpace(*by) == "") {
+						return usageErrorf("--force needs --reason and --by (or $USER)")
+					}
+					return nil
+				}, func(ctx context.Context, l *spend.Spend, id string) error {
+					if *force {
+						_, err := l.Workloads.ForceResume(ctx, id, *by, *reason)
+						return err
+					}
+					_, err := l.Workloads.Resume(ctx, id)
+					return overCapHint(err, id)
+				}
 		})
+}
+
+// overCapHint adds to a resume refused over the cap how to lift it.
+func overCapHint(err error, id string) error {
+	var over *spend.OverCapError
+	if !errors.As(err, &over) {
+		return err
+	}
+	return fmt.Errorf("%w: raise the cap above %d first (hookline workload set-cap %s --cap N), "+
+		"or resume on purpose with --force --reason WHY (the next reconciliation run pauses it again while it is over)",
+		err, over.Total, id)
 }
 
 // workloadChangeJSON is what a state-changing workload command prints with
@@ -256,11 +344,12 @@ func printChange(out io.Writer, action string, before *spend.Workload, after spe
 		{"status", b.Status, a.Status}, {"owner", b.Owner, a.Owner}, {"cap", b.Cap, a.Cap},
 		{"step", b.Step, a.Step}, {"hold", b.Hold, a.Hold}, {"cap_epoch", b.CapEpoch, a.CapEpoch},
 		{"escalation_level", b.EscalationLevel, a.EscalationLevel},
+		{"override_by", b.OverrideBy, a.OverrideBy}, {"override_reason", b.OverrideReason, a.OverrideReason},
 	}
 	changed := map[string][2]any{}
 	var text []string
 	for _, f := range fields {
-		if before != nil && f.from == f.to {
+		if (before != nil && f.from == f.to) || (before == nil && f.to == "") {
 			continue
 		}
 		changed[f.name] = [2]any{f.from, f.to}

@@ -34,6 +34,10 @@ func New(c Checker, log *slog.Logger) (*Handler, error) {
 	return &Handler{checker: c, log: log}, nil
 }
 
+// maxLookupID bounds the IDs looked up at all: no workload ID, legacy ones
+// included, is longer, and DynamoDB refuses a key past 2,048 bytes.
+const maxLookupID = 2000
+
 type answer struct {
 	Allowed    bool   `json:"allowed"`
 	Reason     string `json:"reason,omitempty"`
@@ -48,9 +52,17 @@ func (h *Handler) Handle(ctx context.Context, req events.APIGatewayV2HTTPRequest
 		return respond(http.StatusMethodNotAllowed, map[string]string{"error": "method_not_allowed"}), nil
 	}
 	id := req.PathParameters["id"]
+	if len(id) > maxLookupID {
+		return respond(http.StatusBadRequest, map[string]string{"error": "invalid_workload_id"}), nil
+	}
 	a, err := h.checker.Admission(ctx, id)
 	switch {
 	case errors.Is(err, spend.ErrUnknownWorkload), errors.Is(err, spend.ErrInvalidWorkload), errors.Is(err, spend.ErrNotFound):
+		// A workload created before IDs had an alphabet is still answered
+		// above; an unknown ID outside it is a malformed request.
+		if spend.ValidWorkloadID(id) != nil {
+			return respond(http.StatusBadRequest, map[string]string{"error": "invalid_workload_id"}), nil
+		}
 		return respond(http.StatusNotFound, map[string]string{"error": "unknown_workload"}), nil
 	case err != nil:
 		h.log.ErrorContext(ctx, "admission check failed", "workload", id, "err", err)

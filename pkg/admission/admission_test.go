@@ -3,6 +3,7 @@ package admission_test
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 
 	"github.com/aws/aws-lambda-go/events"
@@ -30,6 +31,8 @@ func TestAdmission(t *testing.T) {
 	h, err := admission.New(checker{
 		"active": {Allowed: true, Status: "active", Attributed: 640, Cap: 1000},
 		"paused": {Allowed: false, Reason: spend.ReasonSpendCap, Status: "paused", Attributed: 1012, Cap: 1000},
+		// created before workload IDs had an alphabet: it keeps working
+		"Legacy Images": {Allowed: true, Status: "active", Attributed: 1, Cap: 1000},
 	}, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -42,6 +45,10 @@ func TestAdmission(t *testing.T) {
 		{"allowed", "active", "GET", 200, `{"allowed":true,"status":"active","attributed":640,"cap":1000}`},
 		{"paused by its cap", "paused", "GET", 423, `{"allowed":false,"reason":"spend_cap","status":"paused","attributed":1012,"cap":1000}`},
 		{"unknown workload", "nope", "GET", 404, `{"error":"unknown_workload"}`},
+		{"malformed ID", "images!", "GET", 400, `{"error":"invalid_workload_id"}`},
+		{"too long an ID", strings.Repeat("w", 600), "GET", 400, `{"error":"invalid_workload_id"}`},
+		{"longer than any key", strings.Repeat("w", 3000), "GET", 400, `{"error":"invalid_workload_id"}`},
+		{"legacy ID outside the alphabet", "Legacy Images", "GET", 200, `{"allowed":true,"status":"active","attributed":1,"cap":1000}`},
 		{"ledger down", "broken", "GET", 503, `{"error":"unavailable"}`},
 		{"wrong method", "active", "POST", 405, `{"error":"method_not_allowed"}`},
 	}

@@ -1,12 +1,15 @@
 package ops
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"strings"
 	"text/tabwriter"
 	"time"
+	"unicode"
 
 	"github.com/hookline/hookline/pkg/reconcile"
 	"github.com/hookline/hookline/pkg/spend"
@@ -26,15 +29,29 @@ type WorkloadView struct {
 	EscalationLevel int64           `json:"escalation_level"`
 	LastAccepted    spend.LastEvent `json:"last_accepted"`
 	NextReconAt     time.Time       `json:"next_recon_at"`
-	CreatedAt       time.Time       `json:"created_at"`
-	UpdatedAt       time.Time       `json:"updated_at"`
+	// Override* record the last resume over the cap (workload resume
+	// --force): who, why, when, and the cap epoch it opened.
+	OverrideBy     string    `json:"override_by,omitempty"`
+	OverrideReason string    `json:"override_reason,omitempty"`
+	OverrideAt     time.Time `json:"override_at,omitzero"`
+	OverrideEpoch  int64     `json:"override_epoch,omitempty"`
+	CreatedAt      time.Time `json:"created_at"`
+	UpdatedAt      time.Time `json:"updated_at"`
 }
 
 // ViewWorkload drops the routing key from w.
 func ViewWorkload(w spend.Workload) WorkloadView {
 	return WorkloadView{ID: w.ID, Owner: w.Owner, Status: string(w.Status), Total: w.Total, Cap: w.Cap, Step: w.Step,
 		Hold: w.Hold, CapEpoch: w.CapEpoch, EscalationLevel: w.EscalationLevel, LastAccepted: w.LastAccepted,
-		NextReconAt: w.NextReconAt, CreatedAt: w.CreatedAt, UpdatedAt: w.UpdatedAt}
+		NextReconAt: w.NextReconAt, OverrideBy: w.Override.By, OverrideReason: w.Override.Reason,
+		OverrideAt: w.Override.At, OverrideEpoch: w.Override.Epoch, CreatedAt: w.CreatedAt, UpdatedAt: w.UpdatedAt}
+}
+
+// MarshalJSON writes the view with lower snake_case member names, its last
+// accepted event's included.
+func (v WorkloadView) MarshalJSON() ([]byte, error) {
+	type plain WorkloadView
+	return snakeJSON(plain(v))
 }
 
 // ReconRunView is a reconciliation run with the interval it scheduled.
@@ -115,15 +132,146 @@ func proof(next, now time.Time) string {
 	}
 }
 
-// EventRunbook explains one event or usage record.
+// EventRunbook explains one event or usage record. Its JSON member names,
+// nested ones included, are lower snake_case.
 type EventRunbook struct {
-	ID        string                `json:"id"`
-	Entry     *spend.Entry          `json:"entry,omitempty"`
-	Deferred  *spend.DeferredRecord `json:"deferred,omitempty"`
-	Decisions []spend.Decision      `json:"decisions"`
-	Workload  *Runbook              `json:"workload,omitempty"`
+	ID       string                `json:"id"`
+	Entry    *spend.Entry          `json:"entry,omitempty"`
+	Deferred *spend.DeferredRecord `json:"deferred,omitempty"`
+	// DeferredState is what became of a deferral: open, overdue, paged,
+	// held or resolved, and when.
+	DeferredState *DeferralView    `json:"deferred_state,omitempty"`
+	Decisions     []spend.Decision `json:"decisions"`
+	Workload      *Runbook         `json:"workload,omitempty"`
 	// Quarantined is the record as the ledger refused it, if it did.
-	Quarantined *spend.QuarantineRecord `json:"Quarantined,omitempty"` // the key hookline event explain --json has always used
+	Quarantined *spend.QuarantineRecord `json:"quarantined,omitempty"`
+}
+
+// Deferral states, as [DeferralView] names them.
+const (
+	DeferralOpen     = "open"
+	DeferralOverdue  = "overdue"
+	DeferralPaged    = "paged"
+	DeferralHeld     = "held"
+	DeferralResolved = "resolved"
+)
+
+// DeferralView is the state of a deferred record at a point in time.
+type DeferralView struct {
+	State      string    `json:"state"`
+	Deadline   time.Time `json:"deadline"`
+	PagedKey   string    `json:"paged_key,omitempty"`
+	PagedAt    time.Time `json:"paged_at,omitzero"`
+	HeldAt     time.Time `json:"held_at,omitzero"`
+	HoldReason string    `json:"hold_reason,omitempty"`
+	ResolvedAt time.Time `json:"resolved_at,omitzero"`
+}
+
+// ViewDeferral names the state of a deferral at now: resolved, held or
+// paged once reconciliation did so, overdue past its deadline before it
+// has, else open.
+func ViewDeferral(st spend.DeferredState, now time.Time) DeferralView {
+	d := st.Record
+	v := DeferralView{Deadline: d.Deadline, PagedKey: st.PagedKey, PagedAt: st.PagedAt, HeldAt: st.HeldAt,
+		HoldReason: st.HoldReason, ResolvedAt: d.ResolvedAt}
+	switch {
+	case d.Status == DeferralResolved:
+		v.State = DeferralResolved
+	case !st.HeldAt.IsZero():
+		v.State = DeferralHeld
+	case st.PagedKey != "":
+		v.State = DeferralPaged
+	case !d.Deadline.After(now):
+		v.State = DeferralOverdue
+	default:
+		v.State = DeferralOpen
+	}
+	return v
+}
+
+// Text is the deferral's state in words.
+func (v DeferralView) Text() string {
+	switch v.State {
+	case DeferralResolved:
+		return fmt.Sprintf("status resolved at %s", stamp(v.ResolvedAt))
+	case DeferralHeld:
+		return fmt.Sprintf("status held at %s (%s); deadline %s", stamp(v.HeldAt), v.HoldReason, stamp(v.Deadline))
+	case DeferralPaged:
+		return fmt.Sprintf("status paged at %s (%s); deadline %s", stamp(v.PagedAt), v.PagedKey, stamp(v.Deadline))
+	case DeferralOverdue:
+		return fmt.Sprintf("status overdue since %s: the next reconciliation run pages or holds it", stamp(v.Deadline))
+	}
+	return fmt.Sprintf("status open, deadline %s", stamp(v.Deadline))
+}
+
+// MarshalJSON writes the runbook with lower snake_case member names.
+func (r EventRunbook) MarshalJSON() ([]byte, error) {
+	type plain EventRunbook
+	return snakeJSON(plain(r))
+}
+
+// MarshalJSON writes the runbook with lower snake_case member names.
+func (r Runbook) MarshalJSON() ([]byte, error) {
+	type plain Runbook
+	return snakeJSON(plain(r))
+}
+
+// snakeJSON marshals v with every object member name in lower snake_case
+// (RecordID becomes record_id), so records of the spend path, which carry
+// no JSON tags, read like the rest of the CLI's JSON.
+func snakeJSON(v any) ([]byte, error) {
+	data, err := json.Marshal(v)
+	if err != nil {
+		return nil, err
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	var tree any
+	if err := dec.Decode(&tree); err != nil {
+		return nil, err
+	}
+	return json.Marshal(snakeKeys(tree))
+}
+
+func snakeKeys(v any) any {
+	switch x := v.(type) {
+	case map[string]any:
+		out := make(map[string]any, len(x))
+		for k, e := range x {
+			out[snakeName(k)] = snakeKeys(e)
+		}
+		return out
+	case []any:
+		for i, e := range x {
+			x[i] = snakeKeys(e)
+		}
+		return x
+	}
+	return v
+}
+
+// snakeName turns a Go field name into lower snake_case: an underscore
+// before each word, where a word starts at an upper-case letter after a
+// lower-case one or a digit, or at the last capital of an initialism
+// followed by lower case (IDFoo: id_foo).
+func snakeName(k string) string {
+	rs := []rune(k)
+	var b strings.Builder
+	for i, r := range rs {
+		if !unicode.IsUpper(r) {
+			b.WriteRune(r)
+			continue
+		}
+		if i > 0 {
+			prev := rs[i-1]
+			nextLower := i+1 < len(rs) && unicode.IsLower(rs[i+1])
+			if unicode.IsLower(prev) || unicode.IsDigit(prev) || (unicode.IsUpper(prev) && nextLower) {
+				b.WriteByte('_')
+			}
+		}
+		b.WriteRune(unicode.ToLower(r))
+	}
+	return b.String()
 }
 
 // ExplainSources are what an explanation is assembled from: the spend
@@ -162,6 +310,14 @@ func ExplainEvent(ctx context.Context, src ExplainSources, id string, now time.T
 // NewEventRunbook builds the runbook of an event explanation at now.
 func NewEventRunbook(id string, x spend.EventExplanation, now time.Time) EventRunbook {
 	r := EventRunbook{ID: id, Entry: x.Entry, Deferred: x.Deferred, Decisions: x.Decisions, Quarantined: x.Quarantined}
+	if x.Deferred != nil {
+		st := spend.DeferredState{Record: *x.Deferred}
+		if x.DeferredState != nil {
+			st = *x.DeferredState
+		}
+		v := ViewDeferral(st, now)
+		r.DeferredState = &v
+	}
 	if x.Workload != nil {
 		wr := NewRunbook(*x.Workload, now)
 		r.Workload = &wr
@@ -175,6 +331,10 @@ func (r Runbook) WriteText(w io.Writer) error {
 	wl := r.Workload
 	fmt.Fprintf(tw, "workload\t%s  status=%s  owner=%s\n", wl.ID, wl.Status, wl.Owner)
 	fmt.Fprintf(tw, "attributed\t%d of cap %d%s  (step %d, cap epoch %d, hold %t)\n", wl.Total, wl.Cap, overBy(wl.Total, wl.Cap), wl.Step, wl.CapEpoch, wl.Hold)
+	if wl.OverrideEpoch > 0 && wl.OverrideEpoch == wl.CapEpoch {
+		fmt.Fprintf(tw, "override\tresumed over the cap by %s at %s: %s; the next reconciliation run pauses it again while it is over\n",
+			wl.OverrideBy, stamp(wl.OverrideAt), wl.OverrideReason)
+	}
 	if d := r.LastAction; d != nil {
 		fmt.Fprintf(tw, "last action\t%s at %s: %s\n", d.Action, stamp(d.DecidedAt), d.Line)
 		fmt.Fprintf(tw, "caused by\t%s\n", cause(d, r.Cause))
@@ -264,8 +424,12 @@ func (r EventRunbook) writeEntry(w io.Writer) error {
 			orDash(e.EventID), e.RecordID, e.Units, e.WorkloadID, e.WorkloadRef, strings.Join(paths(e), "+"), stamp(e.ObservedAt), stamp(e.AcceptedAt))
 	case r.Deferred != nil:
 		d := r.Deferred
-		fmt.Fprintf(w, "event %s: record %s, %d units DEFERRED (%s, ref %s), owner %s, status %s, deadline %s\n",
-			orDash(d.EventID), d.RecordID, d.Units, d.Reason, d.WorkloadRef, d.Owner, d.Status, stamp(d.Deadline))
+		state := fmt.Sprintf("status %s, deadline %s", d.Status, stamp(d.Deadline))
+		if r.DeferredState != nil {
+			state = r.DeferredState.Text()
+		}
+		fmt.Fprintf(w, "event %s: record %s, %d units DEFERRED (%s, ref %s), owner %s, %s\n",
+			orDash(d.EventID), d.RecordID, d.Units, d.Reason, d.WorkloadRef, d.Owner, state)
 	default:
 		fmt.Fprintf(w, "%s: nothing recorded\n", r.ID)
 	}

@@ -46,8 +46,15 @@
 //  6. Writes a reconciliation record ([spend.ReconRun]) for every workload
 //     due in this run, with the window, cursor before and after, counts per
 //     class, decisions and the next deadline, which becomes the workload's
-//     next reconciliation deadline. Counts of workloads not due are carried
-//     to their next record.
+//     next reconciliation deadline. Before the record, it checks the cap of
+//     each due workload on its total alone ([spend.Recon.Recheck]), so a
+//     workload resumed over its cap is paused again with a page whether or
+//     not one of its records was in the window. Counts of workloads not due
+//     are carried to their next record.
+//
+// Each run starts by publishing its schedule ([spend.RunSchedule]: the next
+// run, the rate and the near-cap ratio), from which the spend path derives
+// the next reconciliation deadline that workloads and pages name.
 //
 // Every run also leaves a run record ([Store.Runs]), whatever its outcome,
 // and EMF metrics: discovery latency, counts per class, run duration,

@@ -105,7 +105,7 @@ func TestWebhookNeverArrivesCapTripsFromPoll(t *testing.T) {
 	if err != nil || a.Allowed || a.Reason != spend.ReasonSpendCap {
 		t.Fatalf("admission = %+v, %v", a, err)
 	}
-	want := spend.PageLine(spend.ActionPause, "w7", 110, 100, "lost-1", t0)
+	want := spend.PageLine(spend.ActionPause, "w7", 110, 100, "", "lost-1", t0)
 	page, err := f.outbox.Get(context.Background(), spend.DedupKey("w7", spend.ActionPause, 0, 0))
 	if err != nil {
 		t.Fatal(err)

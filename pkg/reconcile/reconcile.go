@@ -44,6 +44,8 @@ type Ledger interface {
 	Confirm(ctx context.Context, recordID string) (string, error)
 	FlagUnseen(ctx context.Context, e spend.UnconfirmedEntry, horizon time.Duration) (bool, error)
 	PutReconRun(ctx context.Context, run spend.ReconRun) error
+	Recheck(ctx context.Context, w spend.Workload) ([]spend.Decision, error)
+	PublishSchedule(ctx context.Context, rs spend.RunSchedule) error
 }
 
 var _ Ledger = (*spend.Recon)(nil)
@@ -296,6 +298,9 @@ func (r *Reconciler) Run(ctx context.Context, runID string) (Run, error) {
 
 // run is one run; see the package documentation for the steps.
 func (r *Reconciler) run(ctx context.Context, run *Run) error {
+	if err := r.publishSchedule(ctx, run); err != nil {
+		return err
+	}
 	cur, found, err := r.store.Cursor(ctx)
 	if err != nil {
 		return err

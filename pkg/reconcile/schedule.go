@@ -3,6 +3,7 @@ package reconcile
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -31,7 +32,7 @@ func (r *Reconciler) Classify(w spend.Workload, now time.Time) (Tier, time.Durat
 	switch {
 	case w.Status == spend.StatusPaused:
 		return TierNearCap, c.BaseInterval, fmt.Sprintf("paused at total %d, cap %d", w.Total, w.Cap)
-	case float64(w.Total) >= c.NearCapRatio*float64(w.Cap):
+	case w.NearCap(c.NearCapRatio):
 		return TierNearCap, c.BaseInterval, fmt.Sprintf("total %d >= %.2f x cap %d", w.Total, c.NearCapRatio, w.Cap)
 	}
 	last := w.LastAccepted.AcceptedAt
@@ -49,6 +50,18 @@ func (r *Reconciler) Classify(w spend.Workload, now time.Time) (Tier, time.Durat
 		last.UTC().Format(time.RFC3339), c.QuietAfter)
 }
 
+// publishSchedule tells the spend path when this reconciler runs next and
+// which workloads it reconciles on every run, so the deadline a page names
+// is the schedule's own ([spend.RunSchedule]). Runs fall every BaseInterval.
+func (r *Reconciler) publishSchedule(ctx context.Context, run *Run) error {
+	rs := spend.RunSchedule{NextRun: run.StartedAt.Add(r.cfg.BaseInterval), Every: r.cfg.BaseInterval,
+		NearCapRatio: r.cfg.NearCapRatio}
+	if err := r.cfg.Ledger.PublishSchedule(ctx, rs); err != nil {
+		return fmt.Errorf("reconcile: %w", err)
+	}
+	return nil
+}
+
 // planned is one workload's place in this run.
 type planned struct {
 	w        spend.Workload
@@ -61,6 +74,9 @@ type planned struct {
 	// What the deferred step did for the workload.
 	redriven  int64
 	decisions []string
+	// rechecked are the cap actions the run took on the workload's total
+	// alone (a workload resumed over its cap is paused again).
+	rechecked []string
 }
 
 // plan classifies every workload that is not retired, records each change
@@ -142,7 +158,27 @@ func (r *Reconciler) reconcileWorkloads(ctx context.Context, run *Run, f *fold, 
 		return err
 	})
 	run.Reconciled += int(reconciled.Load())
+	slices.Sort(ids)
+	for _, id := range ids {
+		run.Decisions = append(run.Decisions, plan[id].rechecked...)
+	}
 	return err
+}
+
+// recheck takes the cap action a due workload's total calls for, whether
+// or not one of its records was in the window: a workload resumed over its
+// cap is paused again, with a page.
+func (r *Reconciler) recheck(ctx context.Context, p *planned) error {
+	ds, err := r.cfg.Ledger.Recheck(ctx, p.w)
+	if err != nil {
+		return fmt.Errorf("reconcile: cap check of %s: %w", p.w.ID, err)
+	}
+	for _, d := range ds {
+		p.rechecked = append(p.rechecked, d.Line)
+		r.log.WarnContext(ctx, "reconcile cap action on the total", "workload", p.w.ID, "action", d.Action,
+			"attributed", d.Attributed, "cap", d.Cap, "epoch", d.CapEpoch)
+	}
+	return nil
 }
 
 // reconcileWorkload reconciles one workload; it reports whether the
@@ -155,11 +191,15 @@ func (r *Reconciler) reconcileWorkload(ctx context.Context, run *Run, f *fold, i
 		}
 		return false, r.store.AddPending(ctx, id, counts, time.Time{}, time.Time{})
 	}
+	if err := r.recheck(ctx, p); err != nil {
+		return false, err
+	}
 	next := run.StartedAt.Add(p.interval)
 	total := p.sched.Pending
 	total.add(counts)
 	ds := f.decisionsOf(id)
 	ds = append(ds, p.decisions...)
+	ds = append(ds, p.rechecked...)
 	rr := spend.ReconRun{WorkloadID: id, StartedAt: run.StartedAt, FinishedAt: r.now(),
 		Records: total.Records, Applied: total.Missed, Duplicates: total.Matched + total.Repeats,
 		Disagreements: total.Disagreements, Deferred: total.Deferred, NextReconAt: next,

@@ -25,7 +25,17 @@
 // while paused; each time the total passes cap + k*step for a new k, one
 // more page (action "escalate") is sent under its own dedup key. An
 // operator's [Workloads.Resume] makes the workload active again and increments
-// its cap epoch, so a later crossing pages again under a new dedup key.
+// its cap epoch, so a later crossing pages again under a new dedup key. A
+// resume while the total is over the cap is refused ([*OverCapError]);
+// [Workloads.ForceResume] does it on purpose, recorded, until the next
+// reconciliation run, whose [Recon.Recheck] pauses it again with a page.
+// [Workloads.SetCap] below the total pauses at once, and admission refuses
+// a total over the cap whatever the status says.
+//
+// The next reconciliation deadline of a workload and of a page is derived
+// from the reconciler's published [RunSchedule]: a workload near or over
+// its cap is looked at on the next run, any other at the first run at or
+// after the deadline its last reconciliation set.
 //
 // # Tables and items
 //

@@ -2,6 +2,7 @@ package spend
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strconv"
 	"time"
@@ -46,12 +47,18 @@ type Decision struct {
 	NextReconAt  time.Time
 }
 
-// PageLine is the one-line form of a cap page:
+// PageLine is the one-line form of a cap page. It names the webhook event
+// when there is one, and the usage record always:
 //
-//	spend cap action=pause workload=workload-7 attributed=1012 cap=1000 event=evt_123 observed=2026-11-30T03:17:00Z
-func PageLine(action, workloadID string, attributed, capUnits int64, eventID string, observed time.Time) string {
-	return fmt.Sprintf("spend cap action=%s workload=%s attributed=%d cap=%d event=%s observed=%s",
-		action, workloadID, attributed, capUnits, eventID, observed.UTC().Format(time.RFC3339))
+//	spend cap action=pause workload=workload-7 attributed=1012 cap=1000 event=evt_123 record=ur_123 observed=2026-11-30T03:17:00Z
+//	spend cap action=pause workload=workload-7 attributed=1012 cap=1000 record=ur_123 observed=2026-11-30T03:17:00Z
+func PageLine(action, workloadID string, attributed, capUnits int64, eventID, recordID string, observed time.Time) string {
+	event := ""
+	if eventID != "" {
+		event = " event=" + eventID
+	}
+	return fmt.Sprintf("spend cap action=%s workload=%s attributed=%d cap=%d%s record=%s observed=%s",
+		action, workloadID, attributed, capUnits, event, recordID, observed.UTC().Format(time.RFC3339))
 }
 
 // DedupKey is the page dedup key of a cap action: workload, action, cap
@@ -74,7 +81,7 @@ func stepOf(w Workload) int64 {
 
 // nextAction is the cap action w calls for, if any.
 func nextAction(w Workload) (string, int64) {
-	if w.Total <= w.Cap {
+	if !w.OverCap() {
 		return "", 0
 	}
 	k := stepOf(w)
@@ -104,7 +111,7 @@ func (s *core) enforce(ctx context.Context, w Workload, u Usage, ledgerAt time.T
 		if ok {
 			s.metrics.Duration(MetricLedgerToEnforcement, s.now().Sub(ledgerAt), map[string]string{"Action": action})
 			s.log.InfoContext(ctx, "spend cap action", "action", action, "workload", w.ID,
-				"attributed", d.Attributed, "cap", d.Cap, "record", u.RecordID, "epoch", d.CapEpoch, "step", k)
+				"attributed", d.Attributed, "cap", d.Cap, "event", d.EventID, "record", d.RecordID, "epoch", d.CapEpoch, "step", k)
 			return append(won, d), nil
 		}
 		if w, err = s.asWorkloads().Get(ctx, w.ID); err != nil {
@@ -119,14 +126,21 @@ func (s *core) enforce(ctx context.Context, w Workload, u Usage, ledgerAt time.T
 // transaction. It reports false when another Apply got there first.
 func (s *core) decide(ctx context.Context, w Workload, u Usage, action string, k int64) (Decision, bool, error) {
 	now := s.now()
-	event := u.EventID
-	if event == "" {
-		event = u.RecordID
+	// Over its cap, the workload is reconciled on the reconciler's next run.
+	next, err := s.nextReconciliation(ctx, w)
+	if err != nil {
+		return Decision{}, false, err
+	}
+	w.NextReconAt = next
+	if u.EventID == "" {
+		if u.EventID, err = s.knownEvent(ctx, u.RecordID); err != nil {
+			return Decision{}, false, err
+		}
 	}
 	d := Decision{WorkloadID: w.ID, Action: action, EventID: u.EventID, RecordID: u.RecordID, Units: u.Units,
 		Attributed: w.Total, Cap: w.Cap, Step: k, CapEpoch: w.CapEpoch, ObservedAt: u.ObservedAt.UTC(),
 		DecidedAt: now.UTC(), DedupKey: DedupKey(w.ID, action, w.CapEpoch, k),
-		Line:         PageLine(action, w.ID, w.Total, w.Cap, event, u.ObservedAt),
+		Line:         PageLine(action, w.ID, w.Total, w.Cap, u.EventID, u.RecordID, u.ObservedAt),
 		LastAccepted: w.LastAccepted, NextReconAt: w.NextReconAt}
 	sk := decisionSK(w.CapEpoch, k)
 
@@ -134,6 +148,7 @@ func (s *core) decide(ctx context.Context, w Workload, u Usage, action string, k
 		And(expression.Name("cap").Equal(expression.Value(w.Cap)))
 	upd := expression.Set(expression.Name("esc_level"), expression.Value(k)).
 		Set(expression.Name("last_decision"), expression.Value(sk)).
+		Set(expression.Name("next_recon_at"), expression.Value(ddb.Stamp(next))).
 		Set(expression.Name("updated_at"), expression.Value(ddb.Stamp(now)))
 	if action == ActionPause {
 		cond = cond.And(expression.Name("status").Equal(expression.Value(string(StatusActive))))
@@ -177,15 +192,36 @@ func (s *core) decide(ctx context.Context, w Workload, u Usage, action string, k
 	return d, true, nil
 }
 
+// knownEvent is the webhook event ID known for a record that reached the
+// decision without one (through the poll): the event its ledger entry
+// kept, when the webhook applied it first, or the event its deferral kept.
+// "" when none is known.
+func (s *core) knownEvent(ctx context.Context, recordID string) (string, error) {
+	if recordID == "" {
+		return "", nil
+	}
+	e, err := s.entry(ctx, recordID)
+	if err == nil && e.EventID != "" {
+		return e.EventID, nil
+	}
+	if err != nil && !errors.Is(err, ErrNotFound) {
+		return "", fmt.Errorf("spend: event of %s: %w", recordID, err)
+	}
+	d, err := s.asLedger().GetDeferred(ctx, recordID)
+	if errors.Is(err, ErrNotFound) {
+		return "", nil
+	}
+	if err != nil {
+		return "", fmt.Errorf("spend: event of %s: %w", recordID, err)
+	}
+	return d.EventID, nil
+}
+
 // capPage is the page of a cap action, routed to the workload's owner.
 func (s *core) capPage(d Decision, w Workload) pager.Event {
-	event := d.EventID
-	if event == "" {
-		event = d.RecordID
-	}
 	details := map[string]any{
 		"action": d.Action, "workload": d.WorkloadID, "attributed": d.Attributed, "cap": d.Cap,
-		"event": event, "record": d.RecordID, "observed": d.ObservedAt.Format(time.RFC3339),
+		"event": d.EventID, "record": d.RecordID, "observed": d.ObservedAt.Format(time.RFC3339),
 		"cap_epoch": d.CapEpoch, "step": d.Step, "owner": w.Owner,
 		"last_accepted_event": map[string]any{
 			"event": w.LastAccepted.EventID, "record": w.LastAccepted.RecordID,
@@ -221,9 +257,10 @@ const (
 )
 
 // Admission tells whether workload id may start new work: not when it is
-// paused (spend_cap), nor when it is retired. An operator's Resume admits
-// work again until the next crossing.
-// An unknown workload gives [ErrUnknownWorkload].
+// paused (spend_cap), nor when its total is over its cap whatever its
+// status says (spend_cap), nor when it is retired. Only an operator's
+// [Workloads.ForceResume] admits work over the cap, and only in the cap
+// epoch it opened. An unknown workload gives [ErrUnknownWorkload].
 func (s *Workloads) Admission(ctx context.Context, id string) (Admission, error) {
 	w, err := s.Get(ctx, id)
 	if err != nil {
@@ -233,8 +270,38 @@ func (s *Workloads) Admission(ctx context.Context, id string) (Admission, error)
 	switch {
 	case w.Status == StatusRetired:
 		a.Allowed, a.Reason = false, ReasonRetired
-	case w.Status == StatusPaused:
+	case w.Status == StatusPaused, w.OverCap() && !w.overridden():
 		a.Allowed, a.Reason = false, ReasonSpendCap
 	}
 	return a, nil
+}
+
+// recheck takes the cap action w calls for with no new usage: after a cap
+// change, or when reconciliation finds a workload resumed over its cap. The
+// page names the last accepted record as the one that tipped it.
+func (s *core) recheck(ctx context.Context, w Workload) ([]Decision, error) {
+	if action, _ := nextAction(w); action == "" {
+		return nil, nil
+	}
+	last := w.LastAccepted
+	u := Usage{EventID: last.EventID, RecordID: last.RecordID, Units: last.Units, Path: last.Path,
+		ObservedAt: last.ObservedAt}
+	if u.ObservedAt.IsZero() {
+		u.ObservedAt = s.now()
+	}
+	return s.enforce(ctx, w, u, s.now())
+}
+
+// Recheck takes the cap action w calls for although no record arrived: a
+// workload resumed over its cap is paused again, with a page. It reads the
+// workload again only when w calls for an action.
+func (s *Recon) Recheck(ctx context.Context, w Workload) ([]Decision, error) {
+	if action, _ := nextAction(w); action == "" {
+		return nil, nil
+	}
+	fresh, err := s.asWorkloads().Get(ctx, w.ID)
+	if err != nil {
+		return nil, err
+	}
+	return s.recheck(ctx, fresh)
 }

@@ -91,8 +91,11 @@ type Explanation struct {
 type EventExplanation struct {
 	// Entry is the ledger entry, when the record was applied.
 	Entry *Entry
-	// Deferred is the deferred record, when it could not be attributed.
-	Deferred *DeferredRecord
+	// Deferred is the deferred record, when it could not be attributed;
+	// DeferredState adds what reconciliation did about it past its
+	// deadline (paged or held, and when).
+	Deferred      *DeferredRecord
+	DeferredState *DeferredState
 	// Quarantined is the quarantined record, when the ledger refused it.
 	Quarantined *QuarantineRecord
 	// Decisions are decisions this event's Apply took.
@@ -110,7 +113,10 @@ func (s *Explainer) Explain(ctx context.Context, workloadID string) (Explanation
 	if err != nil {
 		return Explanation{}, err
 	}
-	x := Explanation{Workload: w, LastAccepted: w.LastAccepted, NextReconAt: w.NextReconAt}
+	x := Explanation{Workload: w, LastAccepted: w.LastAccepted}
+	if x.NextReconAt, err = s.nextReconciliation(ctx, w); err != nil {
+		return x, err
+	}
 	if x.Decisions, err = s.decisions(ctx, workloadID, explainDecisions); err != nil {
 		return x, err
 	}
@@ -150,8 +156,9 @@ func (s *Explainer) Explain(ctx context.Context, workloadID string) (Explanation
 }
 
 // ExplainEvent explains a webhook event ID or a usage record ID: its ledger
-// entry (or deferred record), the decisions it caused, and its workload.
-// Nothing known by that ID gives [ErrNotFound].
+// entry (or deferred record with what reconciliation did about it, or
+// quarantined record), the decisions it caused, and its workload. Nothing
+// known by that ID gives [ErrNotFound].
 func (s *Explainer) ExplainEvent(ctx context.Context, id string) (EventExplanation, error) {
 	var x EventExplanation
 	e, err := s.entry(ctx, id)
@@ -161,29 +168,15 @@ func (s *Explainer) ExplainEvent(ctx context.Context, id string) (EventExplanati
 	case !errors.Is(err, ErrNotFound):
 		return x, err
 	}
-	if err := s.byEvent(ctx, id, &x); err != nil {
+	ref, err := s.byEvent(ctx, id, &x)
+	if err != nil {
 		return x, err
 	}
 	if x.Entry == nil {
-		q, err := s.asLedger().Quarantined(ctx, id)
-		switch {
-		case err == nil:
-			x.Quarantined = &q
-		case !errors.Is(err, ErrNotFound):
-			return x, err
-		}
-		d, err := s.asLedger().GetDeferred(ctx, id)
-		if errors.Is(err, ErrNotFound) && x.Quarantined != nil {
-			return x, nil
-		}
-		if err != nil {
-			return x, fmt.Errorf("spend: explain %s: %w", id, err)
-		}
-		x.Deferred = &d
-		return x, nil
+		return x, s.explainUnapplied(ctx, id, ref, &x)
 	}
 	if x.Entry.EventID != "" && x.Entry.EventID != id {
-		if err := s.byEvent(ctx, x.Entry.EventID, &x); err != nil {
+		if _, err := s.byEvent(ctx, x.Entry.EventID, &x); err != nil {
 			return x, err
 		}
 	}
@@ -195,12 +188,64 @@ func (s *Explainer) ExplainEvent(ctx context.Context, id string) (EventExplanati
 	return x, nil
 }
 
-// byEvent fills the entry and decisions stored under an event ID.
-func (s *core) byEvent(ctx context.Context, eventID string, x *EventExplanation) error {
+// explainUnapplied finds a record that never reached the ledger, by record
+// ID or, for an event ID, by the record its deferral pointed to (ref) or
+// the quarantined record that names the event.
+func (s *core) explainUnapplied(ctx context.Context, id, ref string, x *EventExplanation) error {
+	rec := id
+	if ref != "" {
+		rec = ref
+	}
+	q, err := s.asLedger().Quarantined(ctx, rec)
+	switch {
+	case err == nil:
+		x.Quarantined = &q
+	case !errors.Is(err, ErrNotFound):
+		return err
+	}
+	if x.Quarantined == nil && ref == "" {
+		if x.Quarantined, err = s.quarantinedByEvent(ctx, id); err != nil {
+			return err
+		}
+	}
+	di, err := getItem[deferredStateItem](ctx, s.db, s.ledger, deferredKey(rec), "deferred "+rec, ErrNotFound)
+	if errors.Is(err, ErrNotFound) && x.Quarantined != nil {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("spend: explain %s: %w", id, err)
+	}
+	st := di.state()
+	x.Deferred, x.DeferredState = &st.Record, &st
+	return nil
+}
+
+// quarantinedByEvent looks through the quarantined records for one that
+// names eventID. Quarantined records are few (each one pages), so the
+// operator's look-up reads them all.
+func (s *core) quarantinedByEvent(ctx context.Context, eventID string) (*QuarantineRecord, error) {
+	qs, err := s.asLedger().QuarantinedRecords(ctx, 0)
+	if err != nil {
+		return nil, err
+	}
+	for _, q := range qs {
+		if q.EventID == eventID {
+			return &q, nil
+		}
+	}
+	return nil, nil
+}
+
+// byEvent fills the entry and decisions stored under an event ID, and
+// returns the record ID a deferral under that event pointed to, if any.
+func (s *core) byEvent(ctx context.Context, eventID string, x *EventExplanation) (string, error) {
+	var ref string
 	err := s.query(ctx, s.ledger, expression.Key("gsi1pk").Equal(expression.Value("EVENT#"+eventID)), true, 0,
 		func(item map[string]types.AttributeValue) error {
 			sk := stringAttr(item, "sk")
 			switch {
+			case sk == skEventRef:
+				ref = stringAttr(item, "record_id")
 			case sk == skEntry && x.Entry == nil:
 				var ei entryItem
 				if err := attributevalue.UnmarshalMap(item, &ei); err != nil {
@@ -218,9 +263,9 @@ func (s *core) byEvent(ctx context.Context, eventID string, x *EventExplanation)
 			return nil
 		})
 	if err != nil {
-		return fmt.Errorf("spend: explain event %s: %w", eventID, err)
+		return "", fmt.Errorf("spend: explain event %s: %w", eventID, err)
 	}
-	return nil
+	return ref, nil
 }
 
 func (s *core) entry(ctx context.Context, recordID string) (Entry, error) {

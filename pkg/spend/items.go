@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
@@ -57,6 +58,10 @@ type workloadItem struct {
 	LastAcceptedAt  string `dynamodbav:"last_accepted_at,omitempty"`
 	LastDecision    string `dynamodbav:"last_decision,omitempty"`
 	NextReconAt     string `dynamodbav:"next_recon_at,omitempty"`
+	OverrideBy      string `dynamodbav:"override_by,omitempty"`
+	OverrideReason  string `dynamodbav:"override_reason,omitempty"`
+	OverrideAt      string `dynamodbav:"override_at,omitempty"`
+	OverrideEpoch   int64  `dynamodbav:"override_epoch,omitempty"`
 	CreatedAt       string `dynamodbav:"created_at"`
 	UpdatedAt       string `dynamodbav:"updated_at"`
 }
@@ -70,7 +75,9 @@ func (it workloadItem) workload() Workload {
 			Path: it.LastPath, ObservedAt: ddb.ParseStamp(it.LastObservedAt), AcceptedAt: ddb.ParseStamp(it.LastAcceptedAt)},
 		LastDecision: it.LastDecision,
 		NextReconAt:  ddb.ParseStamp(it.NextReconAt),
-		CreatedAt:    ddb.ParseStamp(it.CreatedAt), UpdatedAt: ddb.ParseStamp(it.UpdatedAt),
+		Override: Override{By: it.OverrideBy, Reason: it.OverrideReason, At: ddb.ParseStamp(it.OverrideAt),
+			Epoch: it.OverrideEpoch},
+		CreatedAt: ddb.ParseStamp(it.CreatedAt), UpdatedAt: ddb.ParseStamp(it.UpdatedAt),
 	}
 }
 
@@ -266,4 +273,36 @@ func getItem[T any](ctx context.Context, db DB, table string, key map[string]typ
 		return v, fmt.Errorf("spend: %s: %w", what, notFound)
 	}
 	return v, nil
+}
+
+// skEventRef is the sort key of an event reference: the item that lets a
+// webhook event ID find a record that never became a ledger entry.
+const skEventRef = "EVENTREF"
+
+// eventRefItem points from a webhook event ID (on gsi1) to its record.
+type eventRefItem struct {
+	PK       string `dynamodbav:"pk"`
+	SK       string `dynamodbav:"sk"`
+	GSI1PK   string `dynamodbav:"gsi1pk"`
+	GSI1SK   string `dynamodbav:"gsi1sk"`
+	RecordID string `dynamodbav:"record_id"`
+	EventID  string `dynamodbav:"event_id"`
+}
+
+// putEventRef records, before a record is deferred, which record its event
+// ID names, so `event explain <event>` finds it. It is idempotent, and a
+// record without an event ID needs none.
+func (s *core) putEventRef(ctx context.Context, u Usage) error {
+	if u.EventID == "" {
+		return nil
+	}
+	item, err := attributevalue.MarshalMap(eventRefItem{PK: "REC#" + u.RecordID, SK: skEventRef,
+		GSI1PK: "EVENT#" + u.EventID, GSI1SK: "REF#" + u.RecordID, RecordID: u.RecordID, EventID: u.EventID})
+	if err != nil {
+		return fmt.Errorf("spend: encode event reference %s: %w", u.EventID, err)
+	}
+	if _, err := s.db.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(s.ledger), Item: item}); err != nil {
+		return fmt.Errorf("spend: event reference %s: %w", u.EventID, err)
+	}
+	return nil
 }

@@ -382,6 +382,9 @@ func (s *core) deferUsage(ctx context.Context, u Usage, id string, hold bool, re
 	if err != nil {
 		return Result{}, fmt.Errorf("spend: encode deferred %s: %w", u.RecordID, err)
 	}
+	if err := s.putEventRef(ctx, u); err != nil {
+		return Result{}, err
+	}
 	_, err = s.db.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(s.ledger), Item: item,
 		ConditionExpression: aws.String("attribute_not_exists(pk)")})
 	if ddb.ConditionFailed(err) {

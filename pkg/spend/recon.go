@@ -226,6 +226,7 @@ type DeferredState struct {
 	// PagedKey is the dedup key of the unresolved-attribution page that
 	// named the record, if one did.
 	PagedKey string
+	PagedAt  time.Time
 	// HeldAt is when a hold decision was recorded, if one was.
 	HeldAt     time.Time
 	HoldReason string
@@ -234,8 +235,14 @@ type DeferredState struct {
 type deferredStateItem struct {
 	deferredItem
 	PagedKey   string `dynamodbav:"unresolved_page,omitempty"`
+	PagedAt    string `dynamodbav:"paged_at,omitempty"`
 	HeldAt     string `dynamodbav:"held_at,omitempty"`
 	HoldReason string `dynamodbav:"hold_reason,omitempty"`
+}
+
+func (di deferredStateItem) state() DeferredState {
+	return DeferredState{Record: di.deferred(), PagedKey: di.PagedKey, PagedAt: ddb.ParseStamp(di.PagedAt),
+		HeldAt: ddb.ParseStamp(di.HeldAt), HoldReason: di.HoldReason}
 }
 
 // DeferredStates lists open deferred records whose deadline is at or before
@@ -247,8 +254,7 @@ func (s *Recon) DeferredStates(ctx context.Context, due time.Time) ([]DeferredSt
 	}
 	var out []DeferredState
 	err := queryItems(ctx, s.db, s.ledger, indexName, kc, true, 0, func(di deferredStateItem) error {
-		out = append(out, DeferredState{Record: di.deferred(), PagedKey: di.PagedKey,
-			HeldAt: ddb.ParseStamp(di.HeldAt), HoldReason: di.HoldReason})
+		out = append(out, di.state())
 		return nil
 	})
 	if err != nil {

@@ -30,7 +30,29 @@ var (
 	ErrNotPaused = errors.New("spend: workload is not paused")
 	// ErrNotFound means no ledger item has the given ID.
 	ErrNotFound = errors.New("spend: not found")
+	// ErrInvalidWorkloadID means a workload ID is outside [WorkloadIDPattern];
+	// the error is an [*InvalidIDError], which also matches
+	// [ErrInvalidWorkload].
+	ErrInvalidWorkloadID = errors.New("spend: invalid workload ID")
+	// ErrOverCap means Resume was asked for a workload whose total is still
+	// over its cap; the error is an [*OverCapError].
+	ErrOverCap = errors.New("spend: workload is over its cap")
 )
+
+// OverCapError is the refusal of a resume while the workload's total is
+// over its cap. Raise the cap above the total first, or resume on purpose
+// with [Workloads.ForceResume].
+type OverCapError struct {
+	WorkloadID string
+	Total, Cap int64
+}
+
+func (e *OverCapError) Error() string {
+	return fmt.Sprintf("spend: resume %s: total %d is over cap %d", e.WorkloadID, e.Total, e.Cap)
+}
+
+// Unwrap makes an *OverCapError match [ErrOverCap].
+func (e *OverCapError) Unwrap() error { return ErrOverCap }
 
 // DB is the DynamoDB client this package uses.
 type DB = ddb.API

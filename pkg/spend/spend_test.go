@@ -129,15 +129,20 @@ func (f *fixture) pages(t testing.TB, prefix string) []pager.Page {
 
 func TestPageLine(t *testing.T) {
 	// given the decision of the design's example, when formatted, then the line matches byte for byte
-	got := PageLine(ActionPause, "workload-7", 1012, 1000, "evt_123", time.Date(2026, 11, 30, 3, 17, 0, 0, time.UTC))
-	want := "spend cap action=pause workload=workload-7 attributed=1012 cap=1000 event=evt_123 observed=2026-11-30T03:17:00Z"
+	got := PageLine(ActionPause, "workload-7", 1012, 1000, "evt_123", "ur_123", time.Date(2026, 11, 30, 3, 17, 0, 0, time.UTC))
+	want := "spend cap action=pause workload=workload-7 attributed=1012 cap=1000 event=evt_123 record=ur_123 observed=2026-11-30T03:17:00Z"
 	if got != want {
 		t.Errorf("PageLine =\n%q\nwant\n%q", got, want)
 	}
 	// and a non-UTC time is written in UTC with seconds
 	local := time.Date(2026, 11, 30, 4, 17, 0, 999, time.FixedZone("CET", 3600))
-	if got := PageLine(ActionPause, "workload-7", 1012, 1000, "evt_123", local); got != want {
+	if got := PageLine(ActionPause, "workload-7", 1012, 1000, "evt_123", "ur_123", local); got != want {
 		t.Errorf("PageLine(CET) = %q", got)
+	}
+	// and a record seen only by polling names no event, only the record
+	want = "spend cap action=pause workload=workload-7 attributed=1012 cap=1000 record=ur_123 observed=2026-11-30T03:17:00Z"
+	if got := PageLine(ActionPause, "workload-7", 1012, 1000, "", "ur_123", local); got != want {
+		t.Errorf("PageLine(no event) = %q", got)
 	}
 }
 
@@ -350,7 +355,7 @@ func TestCapBoundary(t *testing.T) {
 			}
 			d := last.Decisions[0]
 			lastRec := fmt.Sprintf("rec-%s-%d", id, len(tc.units)-1)
-			want := PageLine(ActionPause, id, w.Total, 1000, "evt_"+lastRec, observed)
+			want := PageLine(ActionPause, id, w.Total, 1000, "evt_"+lastRec, lastRec, observed)
 			if d.Line != want || pages[0].Event.Payload.Summary != want || d.RecordID != lastRec {
 				t.Errorf("decision line %q, page %q, want %q", d.Line, pages[0].Event.Payload.Summary, want)
 			}

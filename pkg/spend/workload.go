@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -48,9 +49,31 @@ type Workload struct {
 	// LastDecision is the sort key of the latest decision, if any.
 	LastDecision string
 	NextReconAt  time.Time
-	CreatedAt    time.Time
-	UpdatedAt    time.Time
+	// Override is the operator's last resume over the cap, if any.
+	Override  Override
+	CreatedAt time.Time
+	UpdatedAt time.Time
 }
+
+// Override records a resume made on purpose while the total was over the
+// cap ([Workloads.ForceResume]): who, why, when, and the cap epoch it
+// opened. It admits work in that epoch only, until the next reconciliation
+// run or the next accepted record pauses the workload again.
+type Override struct {
+	By     string
+	Reason string
+	At     time.Time
+	Epoch  int64
+}
+
+// overridden reports whether an operator's override admits w over its cap.
+func (w Workload) overridden() bool {
+	return w.Status == StatusActive && w.Override.Epoch > 0 && w.Override.Epoch == w.CapEpoch
+}
+
+// OverCap reports whether w's total is over its cap: the rule that trips a
+// pause, refuses a resume and refuses admission.
+func (w Workload) OverCap() bool { return w.Total > w.Cap }
 
 // LastEvent is the last usage record accepted into a workload's total.
 type LastEvent struct {
@@ -73,6 +96,9 @@ type NewWorkload struct {
 }
 
 func (n NewWorkload) validate() error {
+	if err := ValidWorkloadID(n.ID); err != nil {
+		return err
+	}
 	var errs []error
 	if n.ID == "" || n.Owner == "" || n.Route == "" {
 		errs = append(errs, errors.New("ID, Owner and Route are required"))
@@ -90,16 +116,20 @@ func (n NewWorkload) validate() error {
 }
 
 // CreateWorkload registers an active workload with a zero total, and an
-// alias from its own ID, in one transaction. The first reconciliation is
-// due one poll interval from now.
+// alias from its own ID, in one transaction. Its first reconciliation is
+// the reconciler's next run (see [RunSchedule]).
 func (s *Workloads) CreateWorkload(ctx context.Context, n NewWorkload) (Workload, error) {
 	if err := n.validate(); err != nil {
 		return Workload{}, err
 	}
+	next, err := s.nextReconciliation(ctx, Workload{})
+	if err != nil {
+		return Workload{}, fmt.Errorf("spend: create workload %s: %w", n.ID, err)
+	}
 	now := ddb.Stamp(s.now())
 	wi := workloadItem{PK: "WL#" + n.ID, SK: skWorkload, GSI1PK: "WORKLOADS", GSI1SK: n.ID,
 		ID: n.ID, Owner: n.Owner, Route: n.Route, Cap: n.Cap, Step: n.Step, Status: string(StatusActive),
-		Hold: n.Hold, NextReconAt: ddb.Stamp(s.now().Add(s.contracts[PathPoll].Interval)),
+		Hold: n.Hold, NextReconAt: ddb.Stamp(next),
 		CreatedAt: now, UpdatedAt: now}
 	wItem, err := attributevalue.MarshalMap(wi)
 	if err != nil {
@@ -236,13 +266,23 @@ func (s *Workloads) Aliases(ctx context.Context, id string) ([]string, error) {
 }
 
 // SetCap changes a workload's cap. A cap below the current total pauses the
-// workload at its next accepted record.
+// active workload at once, with a page, so admission refuses from now on.
 func (s *Workloads) SetCap(ctx context.Context, id string, capUnits int64) error {
 	if capUnits <= 0 {
 		return fmt.Errorf("spend: %w: cap must be positive", ErrInvalidWorkload)
 	}
-	return s.updateWorkload(ctx, id, "set cap",
-		expression.Set(expression.Name("cap"), expression.Value(capUnits)), nil)
+	if err := s.updateWorkload(ctx, id, "set cap",
+		expression.Set(expression.Name("cap"), expression.Value(capUnits)), nil); err != nil {
+		return err
+	}
+	w, err := s.Get(ctx, id)
+	if err != nil {
+		return fmt.Errorf("spend: set cap %s, cap check: %w", id, err)
+	}
+	if _, err := s.recheck(ctx, w); err != nil {
+		return fmt.Errorf("spend: set cap %s: %w", id, err)
+	}
+	return nil
 }
 
 // SetStep changes a workload's escalation step (0 turns escalation off).
@@ -276,15 +316,55 @@ func (s *Workloads) Retire(ctx context.Context, id string) error {
 // Resume is the operator's action that makes a paused workload active
 // again. It increments the cap epoch and resets the escalation level, so a
 // later crossing pages again under a new dedup key. A workload that is not
-// paused gives [ErrNotPaused].
+// paused gives [ErrNotPaused]; one whose total is still over its cap gives
+// an [*OverCapError]: raise the cap first, or use [Workloads.ForceResume].
 func (s *Workloads) Resume(ctx context.Context, id string) (Workload, error) {
 	upd := expression.Set(expression.Name("status"), expression.Value(string(StatusActive))).
 		Set(expression.Name("esc_level"), expression.Value(0)).
 		Add(expression.Name("cap_epoch"), expression.Value(1))
-	cond := expression.Name("status").Equal(expression.Value(string(StatusPaused)))
-	if err := s.updateWorkload(ctx, id, "resume", upd, &cond); err != nil {
+	cond := expression.Name("status").Equal(expression.Value(string(StatusPaused))).
+		And(expression.Name("total").LessThanEqual(expression.Name("cap")))
+	err := s.updateWorkload(ctx, id, "resume", upd, &cond)
+	if errors.Is(err, ErrNotPaused) {
+		if w, gerr := s.Get(ctx, id); gerr == nil && w.Status == StatusPaused && w.OverCap() {
+			return Workload{}, &OverCapError{WorkloadID: id, Total: w.Total, Cap: w.Cap}
+		}
+	}
+	if err != nil {
 		return Workload{}, err
 	}
+	return s.Get(ctx, id)
+}
+
+// ForceResume resumes a paused workload on purpose although its total is
+// over its cap, and records who did it and why. The override holds only
+// until the next reconciliation run, which checks the cap of every workload
+// it reconciles and pauses this one again, with a page, while it is still
+// over (as does the next accepted record). To resume for good, raise the
+// cap with [Workloads.SetCap] and call [Workloads.Resume].
+func (s *Workloads) ForceResume(ctx context.Context, id, by, reason string) (Workload, error) {
+	if strings.TrimSpace(by) == "" || strings.TrimSpace(reason) == "" {
+		return Workload{}, fmt.Errorf("spend: force resume %s: %w: who and why are required", id, ErrInvalidWorkload)
+	}
+	w, err := s.Get(ctx, id)
+	if err != nil {
+		return Workload{}, err
+	}
+	epoch := w.CapEpoch + 1
+	upd := expression.Set(expression.Name("status"), expression.Value(string(StatusActive))).
+		Set(expression.Name("esc_level"), expression.Value(0)).
+		Set(expression.Name("cap_epoch"), expression.Value(epoch)).
+		Set(expression.Name("override_by"), expression.Value(by)).
+		Set(expression.Name("override_reason"), expression.Value(reason)).
+		Set(expression.Name("override_at"), expression.Value(ddb.Stamp(s.now()))).
+		Set(expression.Name("override_epoch"), expression.Value(epoch))
+	cond := expression.Name("status").Equal(expression.Value(string(StatusPaused))).
+		And(expression.Name("cap_epoch").Equal(expression.Value(w.CapEpoch)))
+	if err := s.updateWorkload(ctx, id, "force resume", upd, &cond); err != nil {
+		return Workload{}, err
+	}
+	s.log.WarnContext(ctx, "workload resumed over its cap", "workload", id, "total", w.Total, "cap", w.Cap,
+		"by", by, "reason", reason, "epoch", epoch)
 	return s.Get(ctx, id)
 }
 

@@ -159,7 +159,7 @@ func TestUsageCrossingTheCapPausesPagesAndDeniesAdmission(t *testing.T) {
 	}
 }
 
-var pageLine = regexp.MustCompile(`^spend cap action=pause workload=workload-7 attributed=1200 cap=1000 event=evt_usage_ur_[012] observed=\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$`)
+var pageLine = regexp.MustCompile(`^spend cap action=pause workload=workload-7 attributed=1200 cap=1000 event=evt_usage_ur_[012] record=ur_[012] observed=\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$`)
 
 func mustEvent(t *testing.T, sys *localrun.System, record string) []byte {
 	t.Helper()
