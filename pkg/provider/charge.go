@@ -28,6 +28,11 @@ type ChargeRequest struct {
 	// Description is shown on the provider's charge (optional). It does
 	// not identify the charge: payload hashes and [Match] leave it out.
 	Description string `json:"description,omitempty"`
+	// Reference names the attempt for people (source, event ID and
+	// attempt), since the idempotency key is a hash. It identifies
+	// nothing: payload hashes and [Match] leave it out, and no lookup
+	// searches it.
+	Reference string `json:"reference,omitempty"`
 }
 
 // Validate reports every missing or bad field at once.
