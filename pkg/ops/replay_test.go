@@ -11,6 +11,7 @@ import (
 	"github.com/hookline/hookline/pkg/intake"
 	"github.com/hookline/hookline/pkg/local/testkit"
 	"github.com/hookline/hookline/pkg/ops"
+	"github.com/hookline/hookline/pkg/stack"
 )
 
 func TestReplay(t *testing.T) {
@@ -90,12 +91,14 @@ func TestReplayRefusesRecordsPastRetention(t *testing.T) {
 	tests := []struct {
 		name   string
 		age    time.Duration // how long after intake the replay runs
+		keep   time.Duration // the idempotency retention ops is given (0: the template's)
 		send   bool
 		reason string
 	}{
 		{name: "within the keys' retention", age: 30 * day, send: true},
 		{name: "older than the keys' retention less the margin", age: 34*day + 12*time.Hour, reason: ops.ReasonKeyRetention},
 		{name: "past the intake record's expiry", age: 36 * day, reason: ops.ReasonIntakeExpired},
+		{name: "older than a configured retention less the margin", age: 10 * day, keep: 10 * day, reason: ops.ReasonKeyRetention},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -110,7 +113,7 @@ func TestReplayRefusesRecordsPastRetention(t *testing.T) {
 			testkit.Eventually(t, 5*time.Second, "enqueued", func() bool { vis, _ := h.counts(t, "payments"); return vis == 1 })
 			h.drain(t, "payments")
 			clk.Set(t0.Add(tt.age))
-			o, err := ops.New(ops.Config{SQS: h.env.SQS, Resolver: h.resolver, Intake: h.intake, Now: clk.Now})
+			o, err := ops.New(ops.Config{SQS: h.env.SQS, Resolver: h.resolver, Intake: h.intake, Now: clk.Now, IdempotencyRetention: tt.keep})
 			must(t, err)
 			for _, opts := range []ops.ReplayOptions{
 				{Source: "payments", EventIDs: []string{"evt_old"}},
@@ -136,5 +139,18 @@ func TestReplayRefusesRecordsPastRetention(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+func TestReplayOptionsRefuseNegativeRetention(t *testing.T) {
+	// SQS is never called: New refuses the options first.
+	var sqs struct{ ops.SQSAPI }
+	r, err := ops.NewResolver(ops.ResolverConfig{Template: &stack.Template{}, SQS: sqs})
+	must(t, err)
+	for _, cfg := range []ops.Config{{IdempotencyRetention: -time.Hour}, {ReplayMargin: -time.Hour}} {
+		cfg.SQS, cfg.Resolver = sqs, r
+		if _, err := ops.New(cfg); err == nil {
+			t.Fatalf("ops.New(%+v) accepted a negative duration", cfg)
+		}
 	}
 }
