@@ -77,6 +77,24 @@ func TestProviderKeys(t *testing.T) {
 	}
 }
 
+// The encoding is a contract with every charge already made: a change of
+// it would make lookups miss earlier attempts, so it is pinned.
+func TestProviderKeyIsStable(t *testing.T) {
+	const want = "hl1_83455ee756bdd621209a30e457438c0f3504cbb5c056779dc3f3dbcfe65d273b"
+	if got := paymentworker.ProviderKey("payments", "evt_1", 1); got != want {
+		t.Fatalf("ProviderKey(payments, evt_1, 1) = %s, want %s", got, want)
+	}
+	if got := paymentworker.ProviderKey("payments", "evt_1", 0); got != want {
+		t.Fatalf("attempt 0 is not attempt 1: %s", got)
+	}
+	if got := paymentworker.Reference("payments", "evt_1", 2); got != "payments:evt_1 attempt 2" {
+		t.Fatalf("Reference = %q", got)
+	}
+	if got := paymentworker.LegacyProviderKey("payments:evt_1", 2); got != "payments:evt_1#2" {
+		t.Fatalf("LegacyProviderKey = %q", got)
+	}
+}
+
 func keyOf(t *testing.T, f [3]string) string {
 	t.Helper()
 	n, err := strconv.Atoi(f[2])
