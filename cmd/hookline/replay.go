@@ -31,7 +31,10 @@ func newIntakeReplayCmd() *cobra.Command {
 		Short: "Re-enqueue intake records by event ID or by time received",
 		Long: `Re-enqueue intake records by event ID or by time received, as the
 provider's "resend" would; the workers' idempotency makes replaying applied
-events harmless. T is RFC 3339 (2026-11-30T03:00:00Z) or a duration ago (90m,
+events harmless while their idempotency keys are kept. A record past its
+intake expiry, or received longer ago than IDEMPOTENCY_RETENTION less a day,
+is skipped and listed as "too old" with its reason, and the command exits 3
+(partial), because replaying it would charge its event again. T is RFC 3339 (2026-11-30T03:00:00Z) or a duration ago (90m,
 2h); --until defaults to now.`,
 		Example: "  hookline intake replay --source payments --since 2h --dry-run\n  hookline intake replay --source payments --event evt_pay_1001",
 		Args:    cobra.NoArgs,
@@ -127,8 +130,12 @@ func writeReplay(out io.Writer, rep ops.ReplayReport, asJSON bool) {
 		tw := newTable(out)
 		fmt.Fprintln(tw, "OUTCOME\tEVENT\tRECEIVED\tINTAKE\tMESSAGE\tDETAIL")
 		for _, it := range rep.Items {
+			detail := it.Error
+			if it.Reason != "" {
+				detail = it.Reason + ": " + it.Error
+			}
 			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", it.Outcome, it.EventID, orDash(it.ReceivedAt), orDash(it.Status),
-				orDash(it.MessageID), orDash(it.Error))
+				orDash(it.MessageID), orDash(detail))
 		}
 		tw.Flush()
 	}
@@ -136,8 +143,8 @@ func writeReplay(out io.Writer, rep ops.ReplayReport, asJSON bool) {
 	if rep.DryRun {
 		verb = "would send"
 	}
-	fmt.Fprintf(out, "%s: %s %d, missing %d, failed %d in %s", rep.Source, verb, rep.Sent, rep.Missing, rep.Failed,
-		rep.Elapsed.Round(time.Millisecond))
+	fmt.Fprintf(out, "%s: %s %d, missing %d, skipped %d (too old), failed %d in %s", rep.Source, verb, rep.Sent, rep.Missing,
+		rep.Skipped, rep.Failed, rep.Elapsed.Round(time.Millisecond))
 	if rep.DryRun {
 		fmt.Fprint(out, " (dry run: nothing sent)")
 	}

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/hookline/hookline/pkg/idempotency"
+	"github.com/hookline/hookline/pkg/intake"
 	"github.com/hookline/hookline/pkg/paymentworker"
 	"github.com/hookline/hookline/pkg/webhook"
 )
@@ -102,7 +104,7 @@ func ReceiverFromEnv(lookup Lookup) (Receiver, error) {
 	e := newEnv(lookup)
 	cfg := Receiver{
 		IntakeTable: e.required("INTAKE_TABLE"),
-		Retention:   e.duration("INTAKE_RETENTION", 35*24*time.Hour),
+		Retention:   e.duration("INTAKE_RETENTION", intake.DefaultRetention),
 		SecretTTL:   e.duration("SECRET_CACHE_TTL", 5*time.Minute),
 
 		SecretPreviousGrace: e.duration("SECRET_PREVIOUS_GRACE", 24*time.Hour),
@@ -195,7 +197,7 @@ func PaymentWorkerFromEnv(lookup Lookup) (PaymentWorker, error) {
 		IdempotencyTable:  e.required("IDEMPOTENCY_TABLE"),
 		Namespace:         e.optional("IDEMPOTENCY_NAMESPACE", "payments"),
 		InProgressTimeout: e.duration("IN_PROGRESS_TIMEOUT", inProgress),
-		Retention:         e.duration("IDEMPOTENCY_RETENTION", 35*24*time.Hour),
+		Retention:         e.duration("IDEMPOTENCY_RETENTION", idempotency.DefaultRetention),
 		CacheSize:         e.integer("IDEMPOTENCY_CACHE_SIZE", 10000),
 		ProviderAPIKey:    e.optional("PROVIDER_API_KEY", ""),
 		ProviderTimeout:   e.duration("PROVIDER_TIMEOUT", 5*time.Second),

@@ -43,6 +43,12 @@ const itemOverhead = 8 << 10
 // the provider gives up, so the receiver refuses such a limit at start-up.
 const MaxPayload = MaxItemSize - itemOverhead
 
+// DefaultRetention is how long an intake record is kept when
+// [Config.Retention] is zero. It must not exceed the idempotency
+// retention of the workers its records are replayed to
+// (idempotency.DefaultRetention); infra/template.yaml's check holds that.
+const DefaultRetention = 35 * 24 * time.Hour
+
 // Statuses of an intake record.
 const (
 	StatusReceived = "received"
@@ -110,7 +116,7 @@ func New(cfg Config) (*Store, error) {
 		return nil, err
 	}
 	if cfg.Retention <= 0 {
-		cfg.Retention = 35 * 24 * time.Hour
+		cfg.Retention = DefaultRetention
 	}
 	if cfg.Lease <= 0 {
 		cfg.Lease = 10 * time.Second

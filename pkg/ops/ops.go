@@ -60,6 +60,12 @@ type Config struct {
 	Checkers map[string]Checker
 	// Intake reads intake records for Replay; nil disables Replay.
 	Intake IntakeReader
+	// IdempotencyRetention is how long the workers keep idempotency keys;
+	// Replay skips records older than it less ReplayMargin. Zero reads
+	// IDEMPOTENCY_RETENTION from the resolver's template.
+	IdempotencyRetention time.Duration
+	// ReplayMargin defaults to [DefaultReplayMargin].
+	ReplayMargin time.Duration
 	// PeekVisibility, HoldVisibility and Wait default to the constants
 	// above.
 	PeekVisibility time.Duration
@@ -80,6 +86,9 @@ func (c Config) Validate() error {
 	}
 	if c.PeekVisibility < 0 || c.HoldVisibility < 0 || c.Wait < 0 {
 		errs = append(errs, errors.New("ops: visibilities and wait must not be negative"))
+	}
+	if c.IdempotencyRetention < 0 || c.ReplayMargin < 0 {
+		errs = append(errs, errors.New("ops: idempotency retention and replay margin must not be negative"))
 	}
 	return errors.Join(errs...)
 }
@@ -102,6 +111,9 @@ func New(cfg Config) (*Ops, error) {
 	}
 	if cfg.Wait == 0 {
 		cfg.Wait = DefaultWait
+	}
+	if cfg.ReplayMargin == 0 {
+		cfg.ReplayMargin = DefaultReplayMargin
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)

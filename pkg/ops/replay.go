@@ -9,6 +9,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
+	"github.com/hookline/hookline/pkg/idempotency"
 	"github.com/hookline/hookline/pkg/intake"
 )
 
@@ -25,7 +26,27 @@ const (
 	OutcomeSent      = "sent"
 	OutcomeWouldSend = "would send"
 	OutcomeMissing   = "missing"
+	// OutcomeTooOld: the record is too old to replay safely; Reason says
+	// why. It is skipped, not sent.
+	OutcomeTooOld = "too old"
 )
+
+// Reasons a replay skips a record.
+const (
+	// ReasonIntakeExpired: the intake record is past its expires_at.
+	// DynamoDB deletes expired items lazily, so it may still be read.
+	ReasonIntakeExpired = "intake_expired"
+	// ReasonKeyRetention: the record was received longer ago than the
+	// idempotency retention less [DefaultReplayMargin]; its key may be gone,
+	// so the worker would claim the event afresh and charge it again.
+	ReasonKeyRetention = "past_idempotency_retention"
+)
+
+// DefaultReplayMargin is how much younger than the idempotency retention
+// a record must be to be replayed: time for the replayed message to wait on
+// the queue and be retried before the worker claims its key, and for clock
+// skew.
+const DefaultReplayMargin = 24 * time.Hour
 
 // ReplayOptions configures [Ops.Replay]: either EventIDs, or a time range.
 type ReplayOptions struct {
@@ -75,9 +96,12 @@ type ReplayItem struct {
 	EventID    string `json:"event_id"`
 	ReceivedAt string `json:"received_at,omitempty"`
 	// Status is the intake record's status (received or enqueued).
-	Status    string `json:"status,omitempty"`
-	QueueURL  string `json:"queue_url,omitempty"`
-	Outcome   string `json:"outcome"`
+	Status   string `json:"status,omitempty"`
+	QueueURL string `json:"queue_url,omitempty"`
+	Outcome  string `json:"outcome"`
+	// Reason says why a record was skipped ([ReasonIntakeExpired],
+	// [ReasonKeyRetention]).
+	Reason    string `json:"reason,omitempty"`
 	MessageID string `json:"message_id,omitempty"`
 	Error     string `json:"error,omitempty"`
 }
@@ -89,18 +113,24 @@ type ReplayReport struct {
 	Items       []ReplayItem  `json:"items"`
 	Sent        int           `json:"sent"`
 	Missing     int           `json:"missing"`
+	Skipped     int           `json:"skipped"`
 	Failed      int           `json:"failed"`
 	Interrupted bool          `json:"interrupted"`
 	Elapsed     time.Duration `json:"elapsed_ns"`
 }
 
 // Partial reports whether some records were not replayed as asked.
-func (r ReplayReport) Partial() bool { return r.Failed > 0 || r.Missing > 0 || r.Interrupted }
+func (r ReplayReport) Partial() bool {
+	return r.Failed > 0 || r.Missing > 0 || r.Skipped > 0 || r.Interrupted
+}
 
 // Replay re-enqueues intake records on the queue each was first sent to,
 // with the same body and attributes (the provider's "resend"). The workers'
-// idempotency makes a replay of an already-applied event harmless. An
-// error is returned only when the records could not be listed.
+// idempotency makes a replay of an already-applied event harmless, but only
+// while its idempotency key is kept: a record past its own expiry, or
+// received longer ago than the idempotency retention less the replay
+// margin, is skipped and reported ([OutcomeTooOld]), never sent. An error
+// is returned only when the records could not be listed.
 func (o *Ops) Replay(ctx context.Context, opts ReplayOptions) (ReplayReport, error) {
 	if o.cfg.Intake == nil {
 		return ReplayReport{}, ErrNoIntake
@@ -123,6 +153,7 @@ func (o *Ops) Replay(ctx context.Context, opts ReplayOptions) (ReplayReport, err
 	if opts.Max > 0 && len(ids) > opts.Max {
 		ids = ids[:opts.Max]
 	}
+	cutoff := start.Add(-o.keyRetention() + o.cfg.ReplayMargin)
 	m := newMeter(o.cfg.Now, len(ids), opts.Progress)
 	pace := newPacer(opts.Rate)
 	for _, id := range ids {
@@ -136,12 +167,14 @@ func (o *Ops) Replay(ctx context.Context, opts ReplayOptions) (ReplayReport, err
 			rep.Interrupted = true
 			break
 		}
-		item := o.replayOne(ctx, opts, id)
+		item := o.replayOne(ctx, opts, id, cutoff)
 		switch item.Outcome {
 		case OutcomeSent, OutcomeWouldSend:
 			rep.Sent++
 		case OutcomeMissing:
 			rep.Missing++
+		case OutcomeTooOld:
+			rep.Skipped++
 		default:
 			rep.Failed++
 		}
@@ -152,7 +185,7 @@ func (o *Ops) Replay(ctx context.Context, opts ReplayOptions) (ReplayReport, err
 	return rep, nil
 }
 
-func (o *Ops) replayOne(ctx context.Context, opts ReplayOptions, id string) ReplayItem {
+func (o *Ops) replayOne(ctx context.Context, opts ReplayOptions, id string, cutoff time.Time) ReplayItem {
 	item := ReplayItem{Source: opts.Source, EventID: id}
 	rec, found, err := o.cfg.Intake.Get(ctx, opts.Source, id)
 	switch {
@@ -168,6 +201,10 @@ func (o *Ops) replayOne(ctx context.Context, opts ReplayOptions, id string) Repl
 		item.Outcome, item.Error = OutcomeFailed, "intake record names no queue"
 		return item
 	}
+	if reason, detail := o.tooOld(rec, cutoff); reason != "" {
+		item.Outcome, item.Reason, item.Error = OutcomeTooOld, reason, detail
+		return item
+	}
 	if opts.DryRun {
 		item.Outcome = OutcomeWouldSend
 		return item
@@ -181,4 +218,34 @@ func (o *Ops) replayOne(ctx context.Context, opts ReplayOptions, id string) Repl
 	}
 	item.Outcome, item.MessageID = OutcomeSent, aws.ToString(out.MessageId)
 	return item
+}
+
+// tooOld says why rec must not be replayed, or "" when it may be: it is
+// past its expiry, or was received before cutoff (or at a time that cannot
+// be read).
+func (o *Ops) tooOld(rec intake.Record, cutoff time.Time) (reason, detail string) {
+	now := o.cfg.Now()
+	if rec.ExpiresAt > 0 && !now.Before(time.Unix(rec.ExpiresAt, 0)) {
+		return ReasonIntakeExpired, fmt.Sprintf("intake record expired at %s", time.Unix(rec.ExpiresAt, 0).UTC().Format(time.RFC3339))
+	}
+	received, err := time.Parse(time.RFC3339Nano, rec.ReceivedAt)
+	if err != nil || received.Before(cutoff) {
+		return ReasonKeyRetention, fmt.Sprintf("received %s, before %s: its idempotency key (kept %s) may be gone",
+			rec.ReceivedAt, cutoff.UTC().Format(time.RFC3339), o.keyRetention())
+	}
+	return "", ""
+}
+
+// keyRetention is how long the workers keep idempotency keys: the Config's,
+// else the template's IDEMPOTENCY_RETENTION, else the default.
+func (o *Ops) keyRetention() time.Duration {
+	if o.cfg.IdempotencyRetention > 0 {
+		return o.cfg.IdempotencyRetention
+	}
+	if t := o.cfg.Resolver.Template(); t != nil {
+		if r, err := t.Retentions(); err == nil {
+			return r.Idempotency
+		}
+	}
+	return idempotency.DefaultRetention
 }

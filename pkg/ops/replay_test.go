@@ -11,6 +11,7 @@ import (
 	"github.com/hookline/hookline/pkg/intake"
 	"github.com/hookline/hookline/pkg/local/testkit"
 	"github.com/hookline/hookline/pkg/ops"
+	"github.com/hookline/hookline/pkg/stack"
 )
 
 func TestReplay(t *testing.T) {
@@ -27,6 +28,10 @@ func TestReplay(t *testing.T) {
 	}
 	testkit.Eventually(t, 5*time.Second, "three enqueued", func() bool { vis, _ := h.counts(t, "payments"); return vis == 3 })
 	h.drain(t, "payments")
+	// Replay reads the same clock as the intake, so the records' ages do
+	// not depend on the day the test runs.
+	o, err := ops.New(ops.Config{SQS: h.env.SQS, Resolver: h.resolver, Intake: h.intake, Now: clk.Now})
+	must(t, err)
 
 	tests := []struct {
 		name        string
@@ -50,7 +55,7 @@ func TestReplay(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			// when the operator replays
-			rep, err := h.ops.Replay(ctx, tt.opts)
+			rep, err := o.Replay(ctx, tt.opts)
 			if tt.wantErr != nil {
 				if !errors.Is(err, tt.wantErr) {
 					t.Fatalf("err = %v, want %v", err, tt.wantErr)
@@ -81,5 +86,75 @@ func TestReplay(t *testing.T) {
 				t.Fatalf("dry run report %+v", rep)
 			}
 		})
+	}
+}
+
+func TestReplayRefusesRecordsPastRetention(t *testing.T) {
+	t0 := time.Date(2026, 11, 1, 3, 0, 0, 0, time.UTC)
+	day := 24 * time.Hour
+	tests := []struct {
+		name   string
+		age    time.Duration // how long after intake the replay runs
+		keep   time.Duration // the idempotency retention ops is given (0: the template's)
+		send   bool
+		reason string
+	}{
+		{name: "within the keys' retention", age: 30 * day, send: true},
+		{name: "older than the keys' retention less the margin", age: 34*day + 12*time.Hour, reason: ops.ReasonKeyRetention},
+		{name: "past the intake record's expiry", age: 36 * day, reason: ops.ReasonIntakeExpired},
+		{name: "older than a configured retention less the margin", age: 10 * day, keep: 10 * day, reason: ops.ReasonKeyRetention},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			clk := testkit.NewManualClock(t0)
+			h := newHarness(t, harnessOptions{now: clk.Now})
+			ctx := context.Background()
+			// given a payment event accepted and consumed long ago, whose
+			// intake record DynamoDB has not deleted yet
+			_, err := h.intake.Accept(ctx, intake.Event{Source: "payments", EventID: "evt_old", QueueURL: h.env.QueueURL("payments"),
+				Payload: []byte(paymentBody("evt_old", 100)), ProviderTimestamp: t0})
+			must(t, err)
+			testkit.Eventually(t, 5*time.Second, "enqueued", func() bool { vis, _ := h.counts(t, "payments"); return vis == 1 })
+			h.drain(t, "payments")
+			clk.Set(t0.Add(tt.age))
+			o, err := ops.New(ops.Config{SQS: h.env.SQS, Resolver: h.resolver, Intake: h.intake, Now: clk.Now, IdempotencyRetention: tt.keep})
+			must(t, err)
+			for _, opts := range []ops.ReplayOptions{
+				{Source: "payments", EventIDs: []string{"evt_old"}},
+				{Source: "payments", Since: t0.Add(-time.Hour), Until: clk.Now()},
+			} {
+				// when the operator replays it by event or by time
+				rep, err := o.Replay(ctx, opts)
+				must(t, err)
+				got := h.drain(t, "payments")
+				if tt.send {
+					if len(got) != 1 || rep.Partial() {
+						t.Fatalf("queue got %d, report %+v; want it sent", len(got), rep)
+					}
+					continue
+				}
+				// then nothing is sent, and the report says the record was
+				// skipped and why, so the command exits nonzero
+				if len(got) != 0 {
+					t.Fatalf("replayed a record past retention: queue got %d, report %+v", len(got), rep)
+				}
+				if !rep.Partial() || rep.Skipped != 1 || rep.Items[0].Outcome != ops.OutcomeTooOld || rep.Items[0].Reason != tt.reason || rep.Items[0].Error == "" {
+					t.Fatalf("report %+v, want one skipped record with its reason", rep)
+				}
+			}
+		})
+	}
+}
+
+func TestReplayOptionsRefuseNegativeRetention(t *testing.T) {
+	// SQS is never called: New refuses the options first.
+	var sqs struct{ ops.SQSAPI }
+	r, err := ops.NewResolver(ops.ResolverConfig{Template: &stack.Template{}, SQS: sqs})
+	must(t, err)
+	for _, cfg := range []ops.Config{{IdempotencyRetention: -time.Hour}, {ReplayMargin: -time.Hour}} {
+		cfg.SQS, cfg.Resolver = sqs, r
+		if _, err := ops.New(cfg); err == nil {
+			t.Fatalf("ops.New(%+v) accepted a negative duration", cfg)
+		}
 	}
 }

@@ -2,8 +2,13 @@ package paymentworker
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
 	"errors"
 	"fmt"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/hookline/hookline/pkg/idempotency"
@@ -14,13 +19,47 @@ import (
 // whose lease leaves less is released untouched and retried.
 const minCallBudget = 100 * time.Millisecond
 
-// ProviderKey is the Idempotency-Key of a claim's charge: the claim key for
-// the first attempt, and the claim key with "#<attempt>" after it for later
-// ones. A later attempt sends only after lookups proved that no earlier one
-// committed, so a fresh key is safe; it also keeps a provider that saved an
-// error for the first key (profile "honours keys") from answering every
-// retry with that error for a day.
-func ProviderKey(key string, attempt int) string {
+// ProviderKeyPrefix starts every provider key of the current encoding.
+const ProviderKeyPrefix = "hl1_"
+
+// ProviderKeyLen is the length of every provider key: the prefix and the
+// hex SHA-256, within the 255 characters Stripe allows.
+const ProviderKeyLen = len(ProviderKeyPrefix) + 2*sha256.Size
+
+// ProviderKey is the Idempotency-Key of one attempt at charging an event:
+// "hl1_" and the hex SHA-256 of the source, the event ID and the attempt
+// number, each prefixed with its length. Two different (source, event,
+// attempt) never share a key (no ID can pose as another plus a suffix),
+// every key is [ProviderKeyLen] characters of [0-9a-z_], and a search for
+// it needs no escaping. Each attempt has its own key: a later attempt
+// sends only after lookups proved that no earlier one committed, so a
+// fresh key is safe; it also keeps a provider that saved an error for the
+// first key (profile "honours keys") from answering every retry with that
+// error for a day. [Reference] is the same attempt in a form people read.
+func ProviderKey(source, eventID string, attempt int) string {
+	h := sha256.New()
+	for _, field := range []string{source, eventID, strconv.Itoa(max(attempt, 1))} {
+		var n [8]byte
+		binary.BigEndian.PutUint64(n[:], uint64(len(field)))
+		h.Write(n[:])
+		h.Write([]byte(field))
+	}
+	return ProviderKeyPrefix + hex.EncodeToString(h.Sum(nil))
+}
+
+// Reference names one attempt for people ("payments:evt_1 attempt 2"). It
+// is stored beside the charge and never used to find one.
+func Reference(source, eventID string, attempt int) string {
+	return fmt.Sprintf("%s:%s attempt %d", source, eventID, max(attempt, 1))
+}
+
+// LegacyProviderKey is the provider key of the encoding before
+// [ProviderKey]: the claim key (source:event_id) for the first attempt and
+// the claim key with "#<attempt>" after it for later ones. It can collide
+// ("evt" attempt 2 and "evt#2" attempt 1) and exceed 255 characters, so
+// nothing is sent under it any more; lookups of earlier attempts still try
+// it, for claims that were started before the change.
+func LegacyProviderKey(key string, attempt int) string {
 	if attempt <= 1 {
 		return key
 	}
@@ -36,21 +75,39 @@ type attempt struct {
 	receives int
 }
 
-// run looks up what earlier attempts did, then charges if none did.
+// run looks up what earlier attempts did, then charges if none did. Each
+// earlier attempt is looked up under its key and under its legacy key: a
+// claim started before the current encoding sent its attempts under
+// legacy keys.
 func (a *attempt) run(ctx context.Context) outcome {
 	for n := 1; n < a.claim.Attempt; n++ {
-		if out, done := a.lookUp(ctx, ProviderKey(a.p.Key(), n)); done {
+		if out, done := a.lookUp(ctx, a.key(n), false); done {
+			return out
+		}
+		if out, done := a.lookUp(ctx, LegacyProviderKey(a.p.Key(), n), true); done {
 			return out
 		}
 	}
 	return a.charge(ctx)
 }
 
+// key is the provider key of attempt n of this payment.
+func (a *attempt) key(n int) string { return ProviderKey(a.p.Source, a.p.EventID, n) }
+
+// request is the charge request of this attempt, with its reference.
+func (a *attempt) request() provider.ChargeRequest {
+	req := a.p.Charge
+	req.Reference = Reference(a.p.Source, a.p.EventID, a.claim.Attempt)
+	return req
+}
+
 // lookUp asks the provider for the charge an earlier attempt made under
 // key. The claim was granted only after that attempt could no longer
 // commit and the provider's lookup had caught up with it, so "not found"
-// is an answer. done is false only for that answer.
-func (a *attempt) lookUp(ctx context.Context, key string) (outcome, bool) {
+// is an answer. done is false only for that answer. Under a legacy key, a
+// charge of another event is "not found": the legacy encoding let two
+// events share a key, and the charge is the other event's.
+func (a *attempt) lookUp(ctx context.Context, key string, legacy bool) (outcome, bool) {
 	ch, found, err := a.w.cfg.Provider.LookupCharge(ctx, key)
 	switch {
 	case err != nil:
@@ -59,6 +116,8 @@ func (a *attempt) lookUp(ctx context.Context, key string) (outcome, bool) {
 		a.release(ctx, a.w.cfg.Now())
 		return outcome{name: "retry", reason: "provider_lookup_failed", retry: a.w.backoff(a.receives)}, true
 	case !found:
+		return outcome{}, false
+	case legacy && strings.TrimSpace(ch.EventID) != strings.TrimSpace(a.p.Charge.EventID):
 		return outcome{}, false
 	}
 	res := provider.Match(key, a.p.Charge, ch)
@@ -80,8 +139,8 @@ func (a *attempt) charge(ctx context.Context) outcome {
 	}
 	cctx, cancel := context.WithDeadline(ctx, deadline)
 	defer cancel()
-	key := ProviderKey(a.p.Key(), a.claim.Attempt)
-	res := a.w.cfg.Provider.CreateCharge(cctx, key, a.p.Charge)
+	key := a.key(a.claim.Attempt)
+	res := a.w.cfg.Provider.CreateCharge(cctx, key, a.request())
 	if res.Outcome == provider.Unknown {
 		return a.unknown(ctx, key, res)
 	}

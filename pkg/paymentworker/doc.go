@@ -6,8 +6,11 @@
 //
 //  1. claim the idempotency key source:event_id with one conditional write
 //     ([idempotency.Registry.Claim]); claims are numbered, and attempt n
-//     sends under the provider key [ProviderKey](key, n);
-//  2. if earlier attempts exist, look each one's key up at the provider:
+//     sends under the provider key [ProviderKey](source, event_id, n), a
+//     hash that no two attempts share, with [Reference] beside it for
+//     people;
+//  2. if earlier attempts exist, look each one's key up at the provider
+//     (and its [LegacyProviderKey], for claims started before the hash):
 //     the claim was granted only after they could no longer commit and the
 //     provider's lookup had caught up, so "not found" is an answer;
 //  3. otherwise charge once, with a deadline that ends the call

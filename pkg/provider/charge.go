@@ -28,6 +28,11 @@ type ChargeRequest struct {
 	// Description is shown on the provider's charge (optional). It does
 	// not identify the charge: payload hashes and [Match] leave it out.
 	Description string `json:"description,omitempty"`
+	// Reference names the attempt for people (source, event ID and
+	// attempt), since the idempotency key is a hash. It identifies
+	// nothing: payload hashes and [Match] leave it out, and no lookup
+	// searches it.
+	Reference string `json:"reference,omitempty"`
 }
 
 // Validate reports every missing or bad field at once.
@@ -175,10 +180,17 @@ func (c *Client) CreateCharge(ctx context.Context, key string, req ChargeRequest
 	return res
 }
 
+// MaxKeyLen is the longest idempotency key a charge may carry: Stripe's
+// documented limit, which hookline's provider API shares.
+const MaxKeyLen = 255
+
 func validateCharge(key string, req ChargeRequest) error {
 	err := req.Validate()
 	if key == "" {
 		err = errors.Join(errors.New("idempotency key is empty"), err)
+	}
+	if len(key) > MaxKeyLen {
+		err = errors.Join(fmt.Errorf("idempotency key is %d characters, at most %d are allowed", len(key), MaxKeyLen), err)
 	}
 	if err != nil {
 		return fmt.Errorf("%w: %w", ErrInvalidRequest, err)

@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -179,6 +180,7 @@ func TestCreateChargeInvalidRequest(t *testing.T) {
 		{name: "no event", key: "k", req: provider.ChargeRequest{Customer: "c", Amount: 1, Currency: "eur"}},
 		{name: "zero amount", key: "k", req: provider.ChargeRequest{EventID: "e", Customer: "c", Currency: "eur"}},
 		{name: "no currency", key: "k", req: provider.ChargeRequest{EventID: "e", Customer: "c", Amount: 1}},
+		{name: "key longer than 255", key: strings.Repeat("k", 256), req: okCharge},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

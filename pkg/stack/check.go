@@ -27,6 +27,11 @@ var (
 	ErrWildcardAction       = errors.New("template: IAM statement allows every action of a service")
 	ErrWildcardResource     = errors.New("template: IAM statement allows Resource \"*\"")
 	ErrNoRouteAuthorization = errors.New("template: route is open to anonymous callers (want AuthorizationType AWS_IAM or JWT)")
+	// ErrIntakeOutlivesIdempotency means intake records are kept longer
+	// than idempotency keys, so a replay could charge an event again.
+	ErrIntakeOutlivesIdempotency = errors.New("template: intake retention is longer than idempotency retention")
+	// ErrBadRetention means a retention variable is not a positive duration.
+	ErrBadRetention = errors.New("template: retention is not a positive duration")
 )
 
 // Values the checks hold the template to.
@@ -71,6 +76,7 @@ func Invariants() []Invariant {
 		{"Policies", CheckPolicies},
 		{"InvocationTargets", CheckInvocationTargets},
 		{"RouteAuthorization", CheckRouteAuthorization},
+		{"Retention", CheckRetention},
 	}
 }
 

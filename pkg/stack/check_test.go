@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 )
 
 const brokenDir = "../../testdata/templates"
@@ -43,6 +44,7 @@ var brokenTemplates = []brokenTemplate{
 	{"IAM Resource *", "iam-resource-star.yaml", "Policies", ErrWildcardResource, []string{"GreedyFunction", "dynamodb:DeleteItem"}},
 	{"route to a missing function", "route-missing-function.yaml", "InvocationTargets", ErrUnknownReference, []string{"ReceiverRoute", "GhostFunction"}},
 	{"schedule of a missing function", "schedule-missing-function.yaml", "InvocationTargets", ErrUnknownReference, []string{"ReconcileSchedule", "GhostFunction"}},
+	{"intake outlives idempotency", "intake-outlives-idempotency.yaml", "Retention", ErrIntakeOutlivesIdempotency, []string{"ReceiverFunction", "1440h0m0s > IDEMPOTENCY_RETENTION 840h0m0s"}},
 	{"route without authorization", "route-without-auth.yaml", "RouteAuthorization", ErrNoRouteAuthorization, []string{"OpenAdmissionRoute", "GET /workloads/{id}/admission"}},
 }
 
@@ -191,5 +193,67 @@ func TestEmbeddedIsTheRepositoryTemplate(t *testing.T) {
 	}
 	if len(emb.Queues) != len(file.Queues) || len(emb.Tables) != len(file.Tables) || len(emb.Functions) != len(file.Functions) || len(emb.Routes) != len(file.Routes) {
 		t.Fatalf("embedded template differs: %d/%d queues, %d/%d tables", len(emb.Queues), len(file.Queues), len(emb.Tables), len(file.Tables))
+	}
+}
+
+func TestIntakeRetentionLongerThanIdempotencyIsRefused(t *testing.T) {
+	// Given intake records kept 60 days and idempotency keys kept 35,
+	tpl, err := Load(filepath.Join(brokenDir, "intake-outlives-idempotency.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// when the template is checked, then the check refuses it: a replay of
+	// a record past 35 days would find no key and charge again.
+	if err := Check(tpl); err == nil {
+		t.Fatal("Check passed a template whose intake records outlive its idempotency keys")
+	}
+}
+
+func TestRetentionsOfTheRepositoryTemplate(t *testing.T) {
+	// Given the repository template, whose retentions are parameters,
+	tpl, err := LoadDefault()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// when its retentions are read, then they are the parameters' defaults.
+	r, err := tpl.Retentions()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Intake != 840*time.Hour || r.Idempotency != 840*time.Hour {
+		t.Fatalf("Retentions = %+v, want 840h each", r)
+	}
+}
+
+func TestRetentionThatIsNotADurationIsRefused(t *testing.T) {
+	tpl, err := Parse("bad.yaml", []byte(`Parameters:
+  Keep:
+    Type: String
+Resources:
+  ReceiverFunction:
+    Type: AWS::Serverless::Function
+    Properties:
+      CodeUri: dist/receiver/
+      Environment:
+        Variables:
+          INTAKE_RETENTION: 35d
+  WorkerFunction:
+    Type: AWS::Serverless::Function
+    Properties:
+      CodeUri: dist/worker/
+      Environment:
+        Variables:
+          IDEMPOTENCY_RETENTION: !Ref Keep
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	errs := CheckRetention(tpl)
+	if len(errs) != 1 || !errors.Is(errs[0], ErrBadRetention) || !strings.Contains(errs[0].Error(), "35d") {
+		t.Fatalf("CheckRetention = %v, want one %v naming 35d", errs, ErrBadRetention)
+	}
+	tpl.Functions = tpl.Functions[1:] // only the parameter without a default is left
+	if errs := CheckRetention(tpl); len(errs) != 1 || !errors.Is(errs[0], ErrBadRetention) {
+		t.Fatalf("CheckRetention = %v, want one %v", errs, ErrBadRetention)
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/hookline/hookline/pkg/local/providersim"
+	"github.com/hookline/hookline/pkg/paymentworker"
 	"github.com/hookline/hookline/pkg/provider"
 	"github.com/hookline/hookline/pkg/stripecharge"
 )
@@ -178,10 +179,13 @@ func TestNetworkFaults(t *testing.T) {
 }
 
 func TestSearchQuery(t *testing.T) {
+	key := paymentworker.ProviderKey("stripe", `evt_'\`, 2)
 	tests := []struct{ name, key, want string }{
-		{name: "plain", key: "stripe:evt_1", want: `metadata['hookline_key']:'stripe:evt_1'`},
-		{name: "attempt", key: "stripe:evt_1#2", want: `metadata['hookline_key']:'stripe:evt_1#2'`},
-		{name: "quotes and backslashes", key: `a'b\c`, want: `metadata['hookline_key']:'a\'b\\c'`},
+		{name: "provider key, in its own field", key: key, want: `metadata['hookline_pkey']:'` + key + `'`},
+		{name: "legacy", key: "stripe:evt_1", want: `metadata['hookline_key']:'stripe:evt_1'`},
+		{name: "legacy attempt", key: "stripe:evt_1#2", want: `metadata['hookline_key']:'stripe:evt_1#2'`},
+		{name: "legacy quote escaped, backslash as it is", key: `a'b\c`, want: `metadata['hookline_key']:'a\'b\c'`},
+		{name: "prefix without the hash is legacy", key: "hl1_stripe:evt", want: `metadata['hookline_key']:'hl1_stripe:evt'`},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

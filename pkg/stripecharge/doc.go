@@ -1,4 +1,4 @@
-// Package stripecharge charges through Stripe: a [payments.Charger] on the
+// Package stripecharge charges through Stripe: a [paymentworker.Charger] on the
 // official stripe-go client that creates one PaymentIntent per provider
 // key and finds earlier attempts by the key stored in the intent's
 // metadata.
@@ -6,7 +6,8 @@
 // Each charge is a PaymentIntent created with confirm=true and
 // off_session=true against the customer's default payment method, with
 // the worker's provider key as Stripe's Idempotency-Key and the metadata
-// hookline_key (that key) and event_id. Stripe is the "honours keys"
+// hookline_pkey (that key), hookline_ref (the attempt as people read it)
+// and event_id. Stripe is the "honours keys"
 // profile of docs/provider-contract.md.
 //
 // Stripe's answers map onto the worker's outcomes:
@@ -21,7 +22,8 @@
 //	any other 4xx                               -> provider.Rejected
 //
 // [Client.LookupCharge] uses Stripe's Search API
-// (metadata['hookline_key']:'key'), because the lookup has only the key
+// (metadata['hookline_pkey']:'key', see [SearchQuery]; a legacy key is
+// searched in hookline_key, where intents carried it before), because the lookup has only the key
 // and a list of PaymentIntents cannot be filtered by metadata. Search is
 // eventually consistent (Stripe documents "under normal conditions, less
 // than a minute"), so that lag belongs in the worker's settle horizon:

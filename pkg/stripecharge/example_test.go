@@ -55,9 +55,9 @@ func Example() {
 }
 
 func ExampleSearchQuery() {
-	fmt.Println(stripecharge.SearchQuery("payments:evt_1"))
-	fmt.Println(stripecharge.SearchQuery(`it's`))
+	fmt.Println(stripecharge.SearchQuery(paymentworker.ProviderKey("payments", "evt_1", 1)))
+	fmt.Println(stripecharge.SearchQuery(`payments:it's`)) // a legacy key
 	// Output:
-	// metadata['hookline_key']:'payments:evt_1'
-	// metadata['hookline_key']:'it\'s'
+	// metadata['hookline_pkey']:'hl1_83455ee756bdd621209a30e457438c0f3504cbb5c056779dc3f3dbcfe65d273b'
+	// metadata['hookline_key']:'payments:it\'s'
 }

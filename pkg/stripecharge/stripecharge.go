@@ -18,11 +18,23 @@ import (
 	"github.com/hookline/hookline/pkg/provider"
 )
 
-// Metadata keys stored on every PaymentIntent the adapter creates.
+// Metadata keys stored on the PaymentIntents the adapter creates.
 const (
-	MetadataKey     = "hookline_key"
-	MetadataEventID = "event_id"
+	// MetadataKey holds the provider key ([paymentworker.ProviderKey]),
+	// which [Client.LookupCharge] searches for.
+	MetadataKey = "hookline_pkey"
+	// MetadataLegacyKey holds a key of the encoding before the hash
+	// ([paymentworker.LegacyProviderKey]): intents created before it carry
+	// their key here, and lookups of such keys search this field.
+	MetadataLegacyKey = "hookline_key"
+	// MetadataReference is the attempt in a form people read
+	// ([provider.ChargeRequest.Reference]); nothing searches it.
+	MetadataReference = "hookline_ref"
+	MetadataEventID   = "event_id"
 )
+
+// MaxKeyLen is the longest Idempotency-Key Stripe takes.
+const MaxKeyLen = provider.MaxKeyLen
 
 // DefaultURL is Stripe's API.
 const DefaultURL = "https://api.stripe.com"
@@ -126,8 +138,11 @@ func (c *Client) CreateCharge(ctx context.Context, key string, req provider.Char
 		params.Description = stripe.String(req.Description)
 	}
 	params.SetIdempotencyKey(key)
-	params.AddMetadata(MetadataKey, key)
+	params.AddMetadata(metadataField(key), key)
 	params.AddMetadata(MetadataEventID, req.EventID)
+	if req.Reference != "" {
+		params.AddMetadata(MetadataReference, req.Reference)
+	}
 	pi, err := c.sc.V1PaymentIntents.Create(ctx, params)
 	if err != nil {
 		res := classify(err, key, req)
@@ -175,6 +190,9 @@ func validate(key string, req provider.ChargeRequest) error {
 	if key == "" {
 		err = errors.Join(errors.New("idempotency key is empty"), err)
 	}
+	if len(key) > MaxKeyLen {
+		err = errors.Join(fmt.Errorf("idempotency key is %d characters, Stripe takes at most %d", len(key), MaxKeyLen), err)
+	}
 	if err != nil {
 		return fmt.Errorf("stripecharge: %w: %w", provider.ErrInvalidRequest, err)
 	}
@@ -210,7 +228,7 @@ func Charge(pi *stripe.PaymentIntent) *provider.Charge {
 		Status:         string(pi.Status),
 		Amount:         pi.Amount,
 		Currency:       strings.ToLower(string(pi.Currency)),
-		IdempotencyKey: pi.Metadata[MetadataKey],
+		IdempotencyKey: cmp.Or(pi.Metadata[MetadataKey], pi.Metadata[MetadataLegacyKey]),
 		EventID:        pi.Metadata[MetadataEventID],
 	}
 	if pi.Customer != nil {
@@ -342,7 +360,8 @@ func retryAfter(h http.Header) time.Duration {
 }
 
 // LookupCharge finds the PaymentIntent created under key with Stripe's
-// Search API (metadata['hookline_key']:'key'). Search results lag commits
+// Search API ([SearchQuery]: metadata['hookline_pkey']:'key', or the
+// legacy field for a legacy key). Search results lag commits
 // by up to about a minute, which the worker's settle horizon covers. When
 // several intents carry the key (none should: the key is the
 // Idempotency-Key of the only create), a settled one wins.
@@ -358,7 +377,7 @@ func (c *Client) LookupCharge(ctx context.Context, key string) (*provider.Charge
 		if err != nil {
 			return nil, false, fmt.Errorf("stripecharge: lookup %s: %w", key, lookupErr(err))
 		}
-		if pi.Metadata[MetadataKey] != key {
+		if pi.Metadata[metadataField(key)] != key {
 			continue // search matched loosely; only the exact key counts
 		}
 		ch := Charge(pi)
@@ -387,9 +406,35 @@ func lookupErr(err error) error {
 }
 
 // SearchQuery is the Search API query that finds the intent created under
-// key: metadata['hookline_key']:'key', with quotes and backslashes in the
-// key escaped.
+// key. A provider key of the current encoding is searched in its own field,
+// metadata['hookline_pkey']:'hl1_...', and needs no escaping. A legacy key
+// is searched in metadata['hookline_key'], with each ' written \' (the only
+// escape Stripe documents; a legacy key that ends in a backslash cannot be
+// searched exactly, which is one reason keys are hashed now).
 func SearchQuery(key string) string {
-	esc := strings.NewReplacer(`\`, `\\`, `'`, `\'`).Replace(key)
-	return fmt.Sprintf("metadata['%s']:'%s'", MetadataKey, esc)
+	field := metadataField(key)
+	if field == MetadataLegacyKey {
+		key = strings.ReplaceAll(key, "'", `\'`)
+	}
+	return fmt.Sprintf("metadata['%s']:'%s'", field, key)
+}
+
+// metadataField is the metadata field a key is stored and searched in:
+// [MetadataKey] for a key of [paymentworker.ProviderKey]'s encoding,
+// [MetadataLegacyKey] for any other.
+func metadataField(key string) string {
+	if isProviderKey(key) {
+		return MetadataKey
+	}
+	return MetadataLegacyKey
+}
+
+// isProviderKey reports whether key has the shape of
+// [paymentworker.ProviderKey]: its prefix and lower-case hex.
+func isProviderKey(key string) bool {
+	hexPart, ok := strings.CutPrefix(key, paymentworker.ProviderKeyPrefix)
+	if !ok || len(key) != paymentworker.ProviderKeyLen {
+		return false
+	}
+	return strings.Trim(hexPart, "0123456789abcdef") == ""
 }

@@ -132,7 +132,7 @@ func TestWorkerChargesOnceThroughStripe(t *testing.T) {
 			// Given Stripe misbehaving on the event's first create
 			r := newWorkerRig(t, env)
 			id := fmt.Sprintf("evt_drill_%d", i)
-			r.sim.Faults.SetFaultFunc(firstRequestOf(d.fault, "stripe:"+id))
+			r.sim.Faults.SetFaultFunc(firstRequestOf(d.fault, paymentworker.ProviderKey("stripe", id, 1)))
 			// When the event is delivered until acknowledged, and then a
 			// duplicate copy arrives
 			m := invoiceEvent(id, "cus_drill", 4200)
@@ -192,7 +192,7 @@ func TestWorkerThroughStripe(t *testing.T) {
 		if r.deliver(m, 1) {
 			t.Fatal("a pending intent was acknowledged")
 		}
-		if !r.sim.Charges.Authenticate("stripe:evt_3ds") {
+		if !r.sim.Charges.Authenticate(paymentworker.ProviderKey("stripe", "evt_3ds", 1)) {
 			t.Fatal("no intent waits for the customer")
 		}
 		time.Sleep(r.queue.TakeRetryAfter(m.MessageId, 500*time.Millisecond))

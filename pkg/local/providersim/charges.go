@@ -284,6 +284,10 @@ func (s *core) handleCreateCharge(w http.ResponseWriter, r *http.Request) {
 	s.create(w, r, genericFace{s})
 }
 
+// MaxIdempotencyKeyLen is the longest Idempotency-Key either API takes:
+// Stripe documents keys of up to 255 characters and refuses longer ones.
+const MaxIdempotencyKeyLen = 255
+
 // createCall is one create request, as its face read it.
 type createCall struct {
 	face face
@@ -310,6 +314,11 @@ func (s *core) create(w http.ResponseWriter, r *http.Request, f face) {
 		return // the client gave up during the latency: nothing happened
 	}
 	c := createCall{face: f, key: r.Header.Get("Idempotency-Key"), req: req, meta: meta}
+	if len(c.key) > MaxIdempotencyKeyLen {
+		writeError(w, http.StatusBadRequest, "invalid_request_error", "idempotency_key_too_long",
+			fmt.Sprintf("idempotency keys can be at most %d characters long", MaxIdempotencyKeyLen))
+		return
+	}
 	if s.keyed(c.key) {
 		done, release := s.enterKey(w, c)
 		if done {

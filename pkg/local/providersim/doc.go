@@ -46,7 +46,11 @@
 // be confirmed, off-session, on the customer's default payment method,
 // [DefaultPaymentMethod]), GET /v1/payment_intents/search with one
 // metadata['name']:'value' clause (lagging commits by [Config.LookupLag],
-// as Stripe's search index does), and GET /v1/customers/{id}. Answers are
+// as Stripe's search index does, and reading only \' as an escape, as
+// Stripe documents), and GET /v1/customers/{id}. Both APIs refuse an
+// Idempotency-Key over [MaxIdempotencyKeyLen] (255) characters, and the
+// Stripe face metadata over Stripe's limits ([MaxMetadataKeyLen],
+// [MaxMetadataValueLen]), as Stripe does. Answers are
 // PaymentIntents; a decline is a 402 card_error carrying its intent; the
 // metadata event_id names the event a charge counts for. Stripe's profile
 // is [ProfileHonoursKeys] with [Config.NormaliseCurrency]. The customer

@@ -1,11 +1,12 @@
 package providersim
 
 import (
+	"fmt"
 	"net/http"
-	"regexp"
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/hookline/hookline/pkg/provider"
 )
@@ -56,6 +57,13 @@ func (f genericFace) render(e entry, errorBody bool) (int, any) {
 // POST /v1/payment_intents (form-encoded, confirmed off-session), GET
 // /v1/payment_intents/search and GET /v1/customers/{id}.
 type stripeFace struct{ s *core }
+
+// Stripe's documented limits on metadata: key names of up to 40
+// characters, values of up to 500.
+const (
+	MaxMetadataKeyLen   = 40
+	MaxMetadataValueLen = 500
+)
 
 // stripeIntent is a PaymentIntent as Stripe's API returns it.
 type stripeIntent struct {
@@ -110,6 +118,13 @@ func (stripeFace) read(w http.ResponseWriter, r *http.Request) (provider.ChargeR
 		return provider.ChargeRequest{}, nil, false
 	}
 	meta := formMetadata(form)
+	for k, v := range meta {
+		if len(k) > MaxMetadataKeyLen || utf8.RuneCountInString(v) > MaxMetadataValueLen {
+			writeStripeParamError(w, "parameter_invalid", "metadata["+k+"]",
+				fmt.Sprintf("metadata keys may have %d characters and values %d", MaxMetadataKeyLen, MaxMetadataValueLen))
+			return provider.ChargeRequest{}, nil, false
+		}
+	}
 	req := provider.ChargeRequest{
 		EventID:     meta["event_id"],
 		Customer:    customer,
@@ -196,20 +211,43 @@ func (s *core) handleCustomer(w http.ResponseWriter, r *http.Request) {
 		"invoice_settings": map[string]any{"default_payment_method": pm}})
 }
 
-// searchClause is the one query form the simulator's search understands:
-// metadata['name']:'value', with \' and \\ escaped in the value.
-var searchClause = regexp.MustCompile(`^metadata\['([^'\\]+)'\]:'((?:[^'\\]|\\.)*)'$`)
+// parseSearch reads the one query form the simulator's search
+// understands, metadata['name']:'value'. As Stripe documents, only \' is
+// an escape inside the quoted value; any other backslash is itself, so a
+// client that doubles backslashes searches for two and finds nothing.
+func parseSearch(q string) (name, value string, ok bool) {
+	rest, ok := strings.CutPrefix(q, "metadata['")
+	if !ok {
+		return "", "", false
+	}
+	name, rest, ok = strings.Cut(rest, "']:'")
+	if !ok || name == "" || strings.ContainsAny(name, `'\`) {
+		return "", "", false
+	}
+	var b strings.Builder
+	for i := 0; i < len(rest); i++ {
+		switch {
+		case rest[i] == '\\' && i+1 < len(rest) && rest[i+1] == '\'':
+			b.WriteByte('\'')
+			i++
+		case rest[i] == '\'':
+			return name, b.String(), i == len(rest)-1
+		default:
+			b.WriteByte(rest[i])
+		}
+	}
+	return "", "", false // no closing quote
+}
 
 func (s *core) handleSearchIntents(w http.ResponseWriter, r *http.Request) {
 	if !s.authorized(w, r) {
 		return
 	}
-	m := searchClause.FindStringSubmatch(r.URL.Query().Get("query"))
-	if m == nil {
+	name, value, ok := parseSearch(r.URL.Query().Get("query"))
+	if !ok {
 		writeStripeParamError(w, "parameter_invalid", "query", "the simulator searches by one metadata['name']:'value' clause")
 		return
 	}
-	value := strings.NewReplacer(`\'`, `'`, `\\`, `\`).Replace(m[2])
 	limit, err := strconv.Atoi(r.URL.Query().Get("limit"))
 	if err != nil || limit <= 0 || limit > 100 {
 		limit = 10
@@ -217,7 +255,7 @@ func (s *core) handleSearchIntents(w http.ResponseWriter, r *http.Request) {
 	if !s.delay(r.Context()) {
 		return
 	}
-	data := s.searchMeta(m[1], value, limit)
+	data := s.searchMeta(name, value, limit)
 	writeJSON(w, http.StatusOK, map[string]any{"object": "search_result", "data": data, "has_more": false,
 		"next_page": nil, "url": "/v1/payment_intents/search"})
 }

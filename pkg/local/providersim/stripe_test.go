@@ -117,3 +117,45 @@ func TestStripeFaceReplaysAndSearches(t *testing.T) {
 		t.Fatalf("%d charges, %d creates", sim.Charges.SucceededCount("evt-cus_2"), sim.Charges.Creates())
 	}
 }
+
+// TestStripeFaceKeepsStripesKeyAndSearchRules: keys longer than 255
+// characters and metadata values longer than 500 are refused, and a search
+// reads only \' as an escape, so doubled backslashes find nothing.
+func TestStripeFaceKeepsStripesKeyAndSearchRules(t *testing.T) {
+	sim := start(t, providersim.Config{Profile: providersim.ProfileHonoursKeys})
+	if status, _, body := postIntent(t, sim, strings.Repeat("k", 256), intentForm("cus_3", "1000")); status != http.StatusBadRequest || errorCode(body) != "idempotency_key_too_long" {
+		t.Fatalf("256-character key: %d %v", status, body)
+	}
+	long := intentForm("cus_3", "1000")
+	long.Set("metadata[note]", strings.Repeat("n", 501))
+	if status, _, body := postIntent(t, sim, "k-long-meta", long); status != http.StatusBadRequest || errorCode(body) != "parameter_invalid" {
+		t.Fatalf("501-character metadata: %d %v", status, body)
+	}
+	form := intentForm("cus_3", "1000")
+	form.Set("metadata[hookline_key]", `a'b\c`)
+	if status, _, body := postIntent(t, sim, "k-escape", form); status != http.StatusOK {
+		t.Fatalf("create: %d %v", status, body)
+	}
+	tests := []struct {
+		query string
+		found int
+		ok    bool
+	}{
+		{query: `metadata['hookline_key']:'a\'b\c'`, found: 1, ok: true},
+		{query: `metadata['hookline_key']:'a\'b\\c'`, found: 0, ok: true},
+		{query: `metadata['hookline_key']:'a'b\c'`, ok: false},
+		{query: `metadata['hookline_key']:'a\'b\c`, ok: false},
+		{query: `metadata['']:'x'`, ok: false},
+	}
+	for _, tc := range tests {
+		req, _ := http.NewRequest(http.MethodGet, sim.URL()+"/v1/payment_intents/search?"+url.Values{"query": {tc.query}}.Encode(), nil)
+		status, _, body := do(t, req)
+		data, _ := body["data"].([]any)
+		if (status == http.StatusOK) != tc.ok || len(data) != tc.found {
+			t.Errorf("search %s: %d, %d found; want ok=%v, %d found", tc.query, status, len(data), tc.ok, tc.found)
+		}
+	}
+	if n := sim.Charges.TotalCharges(); n != 1 {
+		t.Fatalf("%d charges, want 1", n)
+	}
+}
