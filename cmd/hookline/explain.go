@@ -26,7 +26,7 @@ func newWorkloadExplainCmd() *cobra.Command {
 			return err
 		}
 		id, out := args[0], cmd.OutOrStdout()
-		r, err := ops.ExplainWorkload(cmd.Context(), s.explainSources(), id, time.Now())
+		r, err := ops.ExplainWorkload(cmd.Context(), s.explainSources(""), id, time.Now())
 		if errors.Is(err, spend.ErrUnknownWorkload) {
 			fmt.Fprintf(stderr, "hookline workload explain: no workload %q (hookline workload list)\n", id)
 			return exit(exitFailure)
@@ -61,15 +61,16 @@ func newEventExplainCmd() *cobra.Command {
 		Args:    cobra.ExactArgs(1),
 	}
 	asJSON := jsonFlag(cmd)
+	source := cmd.Flags().String("source", "usage", "the usage source whose intake record of the event is read")
 	cmd.RunE = func(cmd *cobra.Command, args []string) error {
 		s, err := connectCmd(cmd)
 		if err != nil {
 			return err
 		}
 		id, out := args[0], cmd.OutOrStdout()
-		r, err := ops.ExplainEvent(cmd.Context(), s.explainSources(), id, time.Now())
+		r, err := ops.ExplainEvent(cmd.Context(), s.explainSources(*source), id, time.Now())
 		if errors.Is(err, spend.ErrNotFound) {
-			fmt.Fprintf(stderr, "hookline event explain: nothing in the ledger under %s (not an applied, deferred or quarantined usage record or event)\n", id)
+			fmt.Fprintf(stderr, "hookline event explain: nothing in the ledger or the %s intake under %s (not an applied, deferred or quarantined usage record or event)\n", *source, id)
 			return exit(exitFailure)
 		}
 		if err != nil {

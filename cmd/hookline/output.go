@@ -157,12 +157,14 @@ type opsConn struct {
 	resolver *ops.Resolver
 	ledger   *spend.Spend
 	recon    *reconcile.Store
+	intake   *intake.Store
 	envFile  string
 }
 
-// explainSources are what explain reads.
-func (c *opsConn) explainSources() ops.ExplainSources {
-	return ops.ExplainSources{Spend: c.ledger.Explainer, Intervals: c.recon}
+// explainSources are what explain reads; usageSource names the source
+// whose intake records event explain reads.
+func (c *opsConn) explainSources(usageSource string) ops.ExplainSources {
+	return ops.ExplainSources{Spend: c.ledger.Explainer, Intervals: c.recon, Intake: c.intake, UsageSource: usageSource}
 }
 
 // connect loads the endpoints file of `hookline run` (unless the variables
@@ -226,7 +228,7 @@ func connect(ctx context.Context, verbose bool) (*opsConn, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &opsConn{ops: o, resolver: r, ledger: ledger.Spend, recon: recon, envFile: envFile}, nil
+	return &opsConn{ops: o, resolver: r, ledger: ledger.Spend, recon: recon, intake: store, envFile: envFile}, nil
 }
 
 // connectCmd connects for cmd, printing a failure.

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -11,6 +12,7 @@ import (
 	"time"
 	"unicode"
 
+	"github.com/hookline/hookline/pkg/intake"
 	"github.com/hookline/hookline/pkg/reconcile"
 	"github.com/hookline/hookline/pkg/spend"
 )
@@ -145,6 +147,8 @@ type EventRunbook struct {
 	Workload      *Runbook         `json:"workload,omitempty"`
 	// Quarantined is the record as the ledger refused it, if it did.
 	Quarantined *spend.QuarantineRecord `json:"quarantined,omitempty"`
+	// Intake is the usage event's intake record, if there is one.
+	Intake *IntakeView `json:"intake,omitempty"`
 }
 
 // Deferral states, as [DeferralView] names them.
@@ -282,6 +286,12 @@ type ExplainSources struct {
 	Intervals interface {
 		IntervalChanges(ctx context.Context, workloadID string, limit int) ([]reconcile.IntervalChange, error)
 	}
+	// Intake, if set, is read for the usage event's intake record under
+	// UsageSource: when it was received and how it was attributed.
+	Intake interface {
+		Get(ctx context.Context, source, eventID string) (intake.Record, bool, error)
+	}
+	UsageSource string
 }
 
 // ExplainWorkload assembles the runbook of a workload at now: the spend
@@ -299,12 +309,87 @@ func ExplainWorkload(ctx context.Context, src ExplainSources, id string, now tim
 }
 
 // ExplainEvent assembles the runbook of an event or usage record at now.
+// An event that the intake recorded but the ledger has not seen (still
+// queued, or dead-lettered) is explained by its intake record alone.
 func ExplainEvent(ctx context.Context, src ExplainSources, id string, now time.Time) (EventRunbook, error) {
 	x, err := src.Spend.ExplainEvent(ctx, id)
-	if err != nil {
+	missing := errors.Is(err, spend.ErrNotFound)
+	if err != nil && !missing {
 		return EventRunbook{}, err
 	}
-	return NewEventRunbook(id, x, now), nil
+	r := NewEventRunbook(id, x, now)
+	if r.Intake, err = intakeView(ctx, src, eventIDOf(id, x)); err != nil {
+		return EventRunbook{}, err
+	}
+	if missing && r.Intake == nil {
+		return EventRunbook{}, fmt.Errorf("ops: explain %s: %w", id, spend.ErrNotFound)
+	}
+	return r, nil
+}
+
+// eventIDOf is the webhook event ID of an explanation: the one its ledger
+// entry, deferral or quarantine names, else the ID asked for.
+func eventIDOf(id string, x spend.EventExplanation) string {
+	switch {
+	case x.Entry != nil && x.Entry.EventID != "":
+		return x.Entry.EventID
+	case x.Deferred != nil && x.Deferred.EventID != "":
+		return x.Deferred.EventID
+	case x.Quarantined != nil && x.Quarantined.EventID != "":
+		return x.Quarantined.EventID
+	}
+	return id
+}
+
+// IntakeView is the part of a usage event's intake record an operator
+// reads: when it came, whether it was enqueued, and its attribution.
+type IntakeView struct {
+	Key                 string    `json:"key"`
+	ReceivedAt          time.Time `json:"received_at"`
+	Status              string    `json:"status"`
+	Attribution         string    `json:"attribution,omitempty"`
+	AttributionWorkload string    `json:"attribution_workload,omitempty"`
+	AttributionReason   string    `json:"attribution_reason,omitempty"`
+	AttributedAt        time.Time `json:"attributed_at,omitzero"`
+}
+
+func intakeView(ctx context.Context, src ExplainSources, eventID string) (*IntakeView, error) {
+	if src.Intake == nil || src.UsageSource == "" {
+		return nil, nil
+	}
+	rec, found, err := src.Intake.Get(ctx, src.UsageSource, eventID)
+	if err != nil {
+		return nil, fmt.Errorf("ops: intake record of %s: %w", eventID, err)
+	}
+	if !found {
+		return nil, nil
+	}
+	return &IntakeView{Key: rec.PK, ReceivedAt: parseIntakeTime(rec.ReceivedAt), Status: rec.Status,
+		Attribution: string(rec.Attribution), AttributionWorkload: rec.AttributionWorkload,
+		AttributionReason: rec.AttributionReason, AttributedAt: parseIntakeTime(rec.AttributedAt)}, nil
+}
+
+// parseIntakeTime reads an intake record's time; "" is the zero time.
+func parseIntakeTime(v string) time.Time {
+	t, _ := time.Parse(time.RFC3339Nano, v)
+	return t
+}
+
+// Text is the intake record in one line.
+func (v IntakeView) Text() string {
+	line := fmt.Sprintf("intake %s: received %s, %s; ", v.Key, stamp(v.ReceivedAt), v.Status)
+	switch {
+	case v.Attribution == "":
+		return line + "not attributed yet (queued, or in the usage DLQ: hookline dlq peek usage-dlq)"
+	case v.AttributionWorkload != "":
+		line += fmt.Sprintf("attribution %s to %s at %s", v.Attribution, v.AttributionWorkload, stamp(v.AttributedAt))
+	default:
+		line += fmt.Sprintf("attribution %s at %s", v.Attribution, stamp(v.AttributedAt))
+	}
+	if v.AttributionReason != "" {
+		line += " (" + v.AttributionReason + ")"
+	}
+	return line
 }
 
 // NewEventRunbook builds the runbook of an event explanation at now.
@@ -394,6 +479,12 @@ func (r Runbook) WriteText(w io.Writer) error {
 // WriteText writes the event's runbook for a terminal: a record the
 // ledger only quarantined is shown as such.
 func (r EventRunbook) WriteText(w io.Writer) error {
+	if r.Intake != nil {
+		fmt.Fprintln(w, r.Intake.Text())
+		if r.Entry == nil && r.Deferred == nil && r.Quarantined == nil {
+			return nil
+		}
+	}
 	if r.Quarantined != nil && r.Entry == nil && r.Deferred == nil {
 		writeQuarantine(w, r.Quarantined)
 		return nil
