@@ -8,8 +8,6 @@ import (
 	"hash/fnv"
 	"io"
 	"net/http"
-	"slices"
-	"sort"
 	"strings"
 	"sync"
 
@@ -43,11 +41,15 @@ type dynamoFront struct {
 	keyMu sync.RWMutex
 	infos map[string]*tableInfo // by logical table name
 
-	locks [lockStripes]sync.RWMutex
+	locks *itemLocks // conflict.go
 
 	meta tableMeta // what minidyn does not keep (cli.go)
 
 	spill spill // items moved out of minidyn (spill.go)
+
+	// model is AWS's contention and limits: transactions that meet a
+	// running transaction are cancelled instead of waiting (conflict.go).
+	model bool
 }
 
 // lockStripes is the number of item locks. Two items share a lock only by
@@ -60,7 +62,8 @@ const targetPrefix = "DynamoDB_20120810."
 // newDynamoFront returns an empty DynamoDB that keeps hotItems items in
 // minidyn (0: DefaultHotItems; < 0: all of them).
 func newDynamoFront(hotItems int) *dynamoFront {
-	d := &dynamoFront{infos: map[string]*tableInfo{}, spill: newSpill(hotItems)}
+	d := &dynamoFront{infos: map[string]*tableInfo{}, spill: newSpill(hotItems), model: true,
+		locks: newItemLocks()}
 	for s := range d.engines {
 		d.engines[s] = newEngine()
 	}
@@ -100,11 +103,11 @@ func (d *dynamoFront) serve(op string, body []byte) (int, []byte) {
 	case "PutItem":
 		return d.putItem(body)
 	case "UpdateItem":
-		return itemOp(d, body, true, func(in *server.UpdateItemInput) (**string, item) { return &in.TableName, in.Key }, (*server.Client).UpdateItem)
+		return itemOp(d, body, writeSingle, func(in *server.UpdateItemInput) (**string, item) { return &in.TableName, in.Key }, (*server.Client).UpdateItem)
 	case "DeleteItem":
-		return itemOp(d, body, true, func(in *server.DeleteItemInput) (**string, item) { return &in.TableName, in.Key }, (*server.Client).DeleteItem)
+		return itemOp(d, body, writeSingle, func(in *server.DeleteItemInput) (**string, item) { return &in.TableName, in.Key }, (*server.Client).DeleteItem)
 	case "GetItem":
-		return itemOp(d, body, false, func(in *server.GetItemInput) (**string, item) { return &in.TableName, in.Key }, (*server.Client).GetItem)
+		return itemOp(d, body, readWait, func(in *server.GetItemInput) (**string, item) { return &in.TableName, in.Key }, (*server.Client).GetItem)
 	case "Query":
 		return d.query(body)
 	case "BatchWriteItem":
@@ -225,37 +228,10 @@ func stripeOf(id itemID) int {
 	return int(h.Sum32() % lockStripes)
 }
 
-// lock takes the locks of ids, in stripe order, exclusively or shared,
-// and returns the function that releases them.
-func (d *dynamoFront) lock(ids []itemID, exclusive bool) func() {
-	stripes := make([]int, 0, len(ids))
-	for _, id := range ids {
-		stripes = append(stripes, stripeOf(id))
-	}
-	sort.Ints(stripes)
-	stripes = slices.Compact(stripes)
-	for _, s := range stripes {
-		if exclusive {
-			d.locks[s].Lock()
-		} else {
-			d.locks[s].RLock()
-		}
-	}
-	return func() {
-		for _, s := range stripes {
-			if exclusive {
-				d.locks[s].Unlock()
-			} else {
-				d.locks[s].RUnlock()
-			}
-		}
-	}
-}
-
 // itemOp runs UpdateItem, DeleteItem or GetItem on the shard that holds
-// its item, under the item's lock. target returns the input's table name
-// field and key.
-func itemOp[In, Out any](d *dynamoFront, body []byte, exclusive bool, target func(*In) (**string, item),
+// its item, under the item's lock (mode m). target returns the input's
+// table name field and key.
+func itemOp[In, Out any](d *dynamoFront, body []byte, m lockMode, target func(*In) (**string, item),
 	run func(*server.Client, context.Context, *In) (Out, error)) (int, []byte) {
 	in := new(In)
 	if err := json.Unmarshal(body, in); err != nil {
@@ -269,13 +245,17 @@ func itemOp[In, Out any](d *dynamoFront, body []byte, exclusive bool, target fun
 	}
 	phys := physical(logical, shard)
 	*table = aws.String(phys)
-	defer d.lock([]itemID{id}, exclusive)()
+	release, status, b := d.lockItem(id, m)
+	if release == nil {
+		return status, b
+	}
+	defer release()
 	ref := itemRef{id, shard, key}
 	if err := d.warm(ref); err != nil {
 		return internalError(err)
 	}
 	out, err := run(d.client(shard), context.Background(), in)
-	if exclusive {
+	if m.exclusive() {
 		d.touch(ref)
 	}
 	if err != nil {
@@ -302,7 +282,11 @@ func (d *dynamoFront) putItem(body []byte) (int, []byte) {
 	in.TableName = aws.String(phys)
 	allOld := in.ReturnValues == ddbtypes.ReturnValueAllOld
 	in.ReturnValues = ""
-	defer d.lock([]itemID{id}, true)()
+	release, status, b := d.lockItem(id, writeSingle)
+	if release == nil {
+		return status, b
+	}
+	defer release()
 	ref := itemRef{id, shard, key}
 	if err := d.warm(ref); err != nil {
 		return internalError(err)

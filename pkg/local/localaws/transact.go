@@ -63,8 +63,11 @@ type reason struct {
 //     reason per item: ConditionalCheckFailed for the one that failed
 //     (with its item if asked), None for the rest.
 //
-// A GetItem or TransactGetItems of any of the items waits for the locks,
-// so it sees all of a transaction or none of it. Query, Scan and
+// With the model on (conflict.go), step 2 does not wait: an item held by
+// a running transaction cancels this one with TransactionConflict for
+// that item, as on DynamoDB, before anything is read or written. A
+// GetItem of any of the items waits for the locks, so it sees all of a
+// transaction or none of it. Query, Scan and
 // BatchGetItem do not lock: like DynamoDB's (read-committed), they may see
 // some items of a transaction before others, and here also, during the
 // brief restore of a cancelled one, the write that is being undone.
@@ -119,7 +122,11 @@ func (d *dynamoFront) transactWrite(body []byte) (int, []byte) {
 		ids = append(ids, id)
 	}
 
-	defer d.lock(ids, true)()
+	release, conflicts := d.locks.acquire(ids, d.mode(txWrite))
+	if conflicts != nil {
+		return conflictCancel(ids, conflicts)
+	}
+	defer release()
 	refs := make([]itemRef, len(items))
 	for i, it := range items {
 		refs[i] = itemRef{it.id, it.shard, it.key}
@@ -174,6 +181,11 @@ func (d *dynamoFront) transactWrite(body []byte) (int, []byte) {
 			}
 		}
 	}
+	return cancel(reasons, codes)
+}
+
+// cancel answers TransactionCanceledException with a reason per item.
+func cancel(reasons []reason, codes []string) (int, []byte) {
 	out, _ := json.Marshal(map[string]any{
 		"__type": "com.amazonaws.dynamodb.v20120810#TransactionCanceledException",
 		"Message": "Transaction cancelled, please refer cancellation reasons for specific reasons [" +
@@ -181,6 +193,22 @@ func (d *dynamoFront) transactWrite(body []byte) (int, []byte) {
 		"CancellationReasons": reasons,
 	})
 	return http.StatusBadRequest, out
+}
+
+// conflictCancel cancels a transaction that met items held by a running
+// one: TransactionConflict for those, None for the rest, as DynamoDB
+// answers. Nothing was read or written.
+func conflictCancel(ids []itemID, conflicts map[itemID]bool) (int, []byte) {
+	reasons := make([]reason, len(ids))
+	codes := make([]string, len(ids))
+	for i, id := range ids {
+		reasons[i], codes[i] = reason{Code: "None"}, "None"
+		if conflicts[id] {
+			reasons[i] = reason{Code: "TransactionConflict", Message: "Transaction is ongoing for the item"}
+			codes[i] = "TransactionConflict"
+		}
+	}
+	return cancel(reasons, codes)
 }
 
 // probeName is an attribute no item has: REMOVE of it changes nothing.
@@ -256,7 +284,9 @@ func (d *dynamoFront) undo(items []*txItem) {
 }
 
 // transactGet runs TransactGetItems with every item's lock held (shared),
-// so it reads all of a concurrent transaction or none of it.
+// so it reads all of a concurrent transaction or none of it. With the
+// model on, an item held by a running write cancels it
+// (TransactionConflict), as on DynamoDB.
 func (d *dynamoFront) transactGet(body []byte) (int, []byte) {
 	var in struct {
 		TransactItems []struct{ Get *txOp }
@@ -289,7 +319,11 @@ func (d *dynamoFront) transactGet(body []byte) (int, []byte) {
 		}
 		seen[id], ids[i] = true, id
 	}
-	defer d.lock(ids, false)()
+	release, conflicts := d.locks.acquire(ids, d.mode(txRead))
+	if conflicts != nil {
+		return conflictCancel(ids, conflicts)
+	}
+	defer release()
 	if err := d.warmAll(refs); err != nil {
 		return internalError(err)
 	}
