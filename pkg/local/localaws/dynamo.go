@@ -50,6 +50,8 @@ type dynamoFront struct {
 	// model is AWS's contention and limits: transactions that meet a
 	// running transaction are cancelled instead of waiting (conflict.go).
 	model bool
+
+	tokens *tokens // TransactWriteItems client tokens (token.go)
 }
 
 // lockStripes is the number of item locks. Two items share a lock only by
@@ -63,7 +65,7 @@ const targetPrefix = "DynamoDB_20120810."
 // minidyn (0: DefaultHotItems; < 0: all of them).
 func newDynamoFront(hotItems int) *dynamoFront {
 	d := &dynamoFront{infos: map[string]*tableInfo{}, spill: newSpill(hotItems), model: true,
-		locks: newItemLocks()}
+		locks: newItemLocks(), tokens: newTokens()}
 	for s := range d.engines {
 		d.engines[s] = newEngine()
 	}
@@ -97,7 +99,7 @@ func (d *dynamoFront) serve(op string, body []byte) (int, []byte) {
 	}
 	switch op {
 	case "TransactWriteItems":
-		return d.transactWrite(body)
+		return d.transactWriteOnce(body)
 	case "TransactGetItems":
 		return d.transactGet(body)
 	case "PutItem":
