@@ -105,7 +105,7 @@ func (d *dynamoFront) serve(op string, body []byte) (int, []byte) {
 	case "PutItem":
 		return d.putItem(body)
 	case "UpdateItem":
-		return itemOp(d, body, writeSingle, func(in *server.UpdateItemInput) (**string, item) { return &in.TableName, in.Key }, (*server.Client).UpdateItem)
+		return d.updateItem(body)
 	case "DeleteItem":
 		return itemOp(d, body, writeSingle, func(in *server.DeleteItemInput) (**string, item) { return &in.TableName, in.Key }, (*server.Client).DeleteItem)
 	case "GetItem":
@@ -280,6 +280,9 @@ func (d *dynamoFront) putItem(body []byte) (int, []byte) {
 	if err != nil {
 		return locateError(err)
 	}
+	if d.model && itemSize(in.Item) > maxItemBytes {
+		return apiError(http.StatusBadRequest, "ValidationException", "Item size has exceeded the maximum allowed size")
+	}
 	phys := physical(logical, shard)
 	in.TableName = aws.String(phys)
 	allOld := in.ReturnValues == ddbtypes.ReturnValueAllOld
@@ -305,4 +308,47 @@ func (d *dynamoFront) putItem(body []byte) (int, []byte) {
 		return status, renameResponse(b, phys, logical)
 	}
 	return encodeOK(server.PutItemOutput{Attributes: old})
+}
+
+// updateItem runs UpdateItem under its item's lock. With the model on, an
+// update that carries the item past DynamoDB's 400 KB is undone and
+// refused with ValidationException, as DynamoDB refuses it.
+func (d *dynamoFront) updateItem(body []byte) (int, []byte) {
+	var in server.UpdateItemInput
+	if err := json.Unmarshal(body, &in); err != nil {
+		return apiError(http.StatusBadRequest, "SerializationException", err.Error())
+	}
+	logical := aws.ToString(in.TableName)
+	id, shard, key, err := d.locate(logical, in.Key)
+	if err != nil {
+		return locateError(err)
+	}
+	phys := physical(logical, shard)
+	in.TableName = aws.String(phys)
+	release, status, b := d.lockItem(id, writeSingle)
+	if release == nil {
+		return status, b
+	}
+	defer release()
+	ref := itemRef{id, shard, key}
+	if err := d.warm(ref); err != nil {
+		return internalError(err)
+	}
+	defer d.touch(ref)
+	var old item
+	if d.model {
+		if old, err = d.engines[shard].get(phys, key); err != nil {
+			return internalError(err)
+		}
+	}
+	out, err := d.client(shard).UpdateItem(context.Background(), &in)
+	if err != nil {
+		status, b := wireError(err)
+		return status, renameResponse(b, phys, logical)
+	}
+	if d.model && d.grownTooLarge(shard, phys, key) {
+		d.restoreItem(shard, phys, key, old)
+		return apiError(http.StatusBadRequest, "ValidationException", "Item size to update has exceeded the maximum allowed size")
+	}
+	return encodeOK(out)
 }

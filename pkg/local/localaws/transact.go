@@ -109,6 +109,9 @@ func (d *dynamoFront) transactWrite(body []byte) (int, []byte) {
 		if err != nil {
 			return locateError(err)
 		}
+		if it.kind == "Put" && d.model && itemSize(it.op.Item) > maxItemBytes {
+			return apiError(http.StatusBadRequest, "ValidationException", "Item size has exceeded the maximum allowed size")
+		}
 		if it.kind == "ConditionCheck" && it.op.ConditionExpression == "" {
 			return apiError(http.StatusBadRequest, "ValidationException", "A ConditionCheck needs a ConditionExpression")
 		}
@@ -142,7 +145,11 @@ func (d *dynamoFront) transactWrite(body []byte) (int, []byte) {
 		}
 		it.old = old
 	}
-	failed := -1
+	if d.model && transactionSize(items) > maxTransactionBytes {
+		return apiError(http.StatusBadRequest, "ValidationException",
+			"Transaction request cannot be larger than 4 MB")
+	}
+	failed, tooLarge := -1, false
 	for _, pass := range []bool{true, false} { // condition checks first: they write nothing
 		for i, it := range items {
 			if (it.kind == "ConditionCheck") != pass {
@@ -151,6 +158,10 @@ func (d *dynamoFront) transactWrite(body []byte) (int, []byte) {
 			err := d.apply(it)
 			if err == nil {
 				it.done = it.kind != "ConditionCheck"
+				if it.kind == "Update" && d.model && d.grownTooLarge(it.shard, it.phys, it.key) {
+					failed, tooLarge = i, true
+					break
+				}
 				continue
 			}
 			if _, ok := errors.AsType[*ddbtypes.ConditionalCheckFailedException](err); ok {
@@ -173,7 +184,10 @@ func (d *dynamoFront) transactWrite(body []byte) (int, []byte) {
 	codes := make([]string, len(items))
 	for i, it := range items {
 		reasons[i], codes[i] = reason{Code: "None"}, "None"
-		if i == failed {
+		if i == failed && tooLarge {
+			reasons[i] = reason{Code: "ValidationError", Message: "Item size to update has exceeded the maximum allowed size"}
+			codes[i] = "ValidationError"
+		} else if i == failed {
 			reasons[i] = reason{Code: "ConditionalCheckFailed", Message: "The conditional request failed"}
 			codes[i] = "ConditionalCheckFailed"
 			if it.op.ReturnValuesOnConditionCheckFailure == "ALL_OLD" {
@@ -268,19 +282,46 @@ func optional(expr string) *string {
 
 // undo restores every item the transaction wrote, from its reads.
 func (d *dynamoFront) undo(items []*txItem) {
-	ctx := context.Background()
 	for i := len(items) - 1; i >= 0; i-- {
 		it := items[i]
 		if !it.done {
 			continue
 		}
-		if it.old == nil {
-			d.client(it.shard).DeleteItem(ctx, &server.DeleteItemInput{TableName: aws.String(it.phys), Key: it.key})
-		} else {
-			d.client(it.shard).PutItem(ctx, &server.PutItemInput{TableName: aws.String(it.phys), Item: it.old})
-		}
+		d.restoreItem(it.shard, it.phys, it.key, it.old)
 		it.done = false
 	}
+}
+
+// restoreItem puts back an item as it was read (nil: absent).
+func (d *dynamoFront) restoreItem(shard int, phys string, key, old item) {
+	ctx := context.Background()
+	if old == nil {
+		d.client(shard).DeleteItem(ctx, &server.DeleteItemInput{TableName: aws.String(phys), Key: key})
+		return
+	}
+	d.client(shard).PutItem(ctx, &server.PutItemInput{TableName: aws.String(phys), Item: old})
+}
+
+// transactionSize is the aggregate size of a transaction's items, which
+// DynamoDB caps at 4 MB: each Put's new item, and the item as read for
+// every other operation.
+func transactionSize(items []*txItem) int {
+	n := 0
+	for _, it := range items {
+		if it.kind == "Put" {
+			n += itemSize(it.op.Item)
+		} else {
+			n += itemSize(it.old)
+		}
+	}
+	return n
+}
+
+// grownTooLarge reports whether an item an update just wrote is over
+// DynamoDB's item limit; the caller restores it.
+func (d *dynamoFront) grownTooLarge(shard int, phys string, key item) bool {
+	now, err := d.engines[shard].get(phys, key)
+	return err == nil && itemSize(now) > maxItemBytes
 }
 
 // transactGet runs TransactGetItems with every item's lock held (shared),
