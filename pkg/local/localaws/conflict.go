@@ -256,6 +256,7 @@ func (d *dynamoFront) mode(m lockMode) lockMode {
 func (d *dynamoFront) lockItem(id itemID, m lockMode) (release func(), status int, body []byte) {
 	release, conflicts := d.locks.acquire([]itemID{id}, d.mode(m))
 	if conflicts != nil {
+		d.singleConflicts.Add(1)
 		status, body = apiError(http.StatusBadRequest, "TransactionConflictException",
 			"Transaction is ongoing for the item")
 		return nil, status, body

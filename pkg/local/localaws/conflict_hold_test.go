@@ -139,3 +139,45 @@ func wantReasons(t *testing.T, op string, err error, want ...string) {
 		}
 	}
 }
+
+// TestSDKRetriesAWriteThatMetATransaction: the SDK's retryer, as
+// awsconf configures it for every client, sends again a single-item
+// write refused with TransactionConflictException (the write was not
+// applied), so a write that meets a transaction succeeds once the
+// transaction ends instead of failing its caller.
+func TestSDKRetriesAWriteThatMetATransaction(t *testing.T) {
+	// Given an item held by a running transaction
+	env, d := startEmbedded(t, Options{})
+	ctx := context.Background()
+	table := env.TableName("LedgerTable")
+	item := map[string]ddbtypes.AttributeValue{"pk": &ddbtypes.AttributeValueMemberS{Value: "r"}, "sk": &ddbtypes.AttributeValueMemberS{Value: "A"}}
+	id, _, _, err := d.locate(table, wireItem(item))
+	if err != nil {
+		t.Fatal(err)
+	}
+	release, _ := d.locks.acquire([]itemID{id}, txWrite)
+
+	// When a PutItem meets it, and the transaction ends after the first refusal
+	done := make(chan error, 1)
+	go func() {
+		_, err := env.DynamoDB.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(table), Item: item})
+		done <- err
+	}()
+	for deadline := time.Now().Add(5 * time.Second); d.singleConflicts.Load() == 0; {
+		if time.Now().After(deadline) {
+			t.Fatal("the PutItem never met the transaction")
+		}
+		select {
+		case err := <-done:
+			t.Fatalf("PutItem answered (%v) before it met the transaction", err)
+		default:
+		}
+		time.Sleep(time.Millisecond)
+	}
+	release()
+
+	// Then the PutItem succeeded on a retry
+	if err := <-done; err != nil {
+		t.Fatalf("PutItem after the transaction ended: %v, want the SDK to retry it", err)
+	}
+}

@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	ddbtypes "github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
@@ -50,6 +51,9 @@ type dynamoFront struct {
 	// model is AWS's contention and limits: transactions that meet a
 	// running transaction are cancelled instead of waiting (conflict.go).
 	model bool
+	// singleConflicts counts the single-item writes refused with
+	// TransactionConflictException.
+	singleConflicts atomic.Int64
 
 	tokens *tokens // TransactWriteItems client tokens (token.go)
 }
