@@ -67,7 +67,7 @@ func TestConcurrentBatchesOnOneHotWorkload(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	const batches, perBatch, rounds = 10, 10, 6
+	const batches, perBatch, rounds = 10, 10, 5
 	var msgs [batches][]events.SQSMessage
 	var want int64
 	for b := range batches {
