@@ -27,7 +27,11 @@ type Endpoints struct {
 func Load(ctx context.Context, opts ...func(*config.LoadOptions) error) (aws.Config, error) {
 	base := []func(*config.LoadOptions) error{
 		config.WithRetryer(func() aws.Retryer {
-			return retry.NewStandard(func(o *retry.StandardOptions) { o.MaxAttempts = 3 })
+			// DynamoDB refuses a single-item write to an item that a running
+			// transaction holds (TransactionConflictException) without
+			// applying it, and the SDK does not retry that code by itself.
+			return retry.AddWithErrorCodes(retry.NewStandard(func(o *retry.StandardOptions) { o.MaxAttempts = 3 }),
+				"TransactionConflictException")
 		}),
 	}
 	if os.Getenv("AWS_REGION") == "" && os.Getenv("AWS_DEFAULT_REGION") == "" {

@@ -262,23 +262,45 @@ func (s *core) applyTx(u Usage, id string) ([]types.TransactWriteItem, error) {
 	return tx, nil
 }
 
+// ErrContended means a transaction was cancelled by conflicting
+// transactions (or throttled) on every attempt: nothing of it was applied,
+// and the caller should retry later.
+var ErrContended = errors.New("spend: transaction kept conflicting")
+
+// Retry budget of [core.transact]: backoff with full jitter from
+// transactBaseWait, doubling to transactMaxWait, for transactAttempts
+// attempts (about 5 s of waiting at most).
+const (
+	transactAttempts = 25
+	transactBaseWait = 2 * time.Millisecond
+	transactMaxWait  = 250 * time.Millisecond
+)
+
 // transact runs a transaction, retrying cancellations caused by a
-// conflicting transaction or throttling (not by a failed condition).
+// conflicting transaction or throttling (not by a failed condition). On a
+// hot workload item every concurrent record's transaction meets the
+// others' (DynamoDB cancels, never waits), so the retry is what applies
+// them. When every attempt met a conflict it returns an error wrapping
+// [ErrContended] that is not a cancellation: callers that read a
+// cancellation as a failed condition ("another Apply got there first")
+// must not read it so, since nothing decided anything.
 func (s *core) transact(ctx context.Context, items []types.TransactWriteItem) error {
-	const attempts = 6
-	wait := 10 * time.Millisecond
+	wait := transactBaseWait
 	for i := 1; ; i++ {
 		_, err := s.db.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: items})
 		failed, conflict, ok := cancelled(err)
-		if err == nil || !ok || !conflict || slices.Contains(failed, true) || i == attempts {
+		if err == nil || !ok || !conflict || slices.Contains(failed, true) {
 			return err
+		}
+		if i == transactAttempts {
+			return fmt.Errorf("%w (%d attempts): %v", ErrContended, i, err)
 		}
 		select {
 		case <-ctx.Done():
-			return err
-		case <-time.After(wait/2 + rand.N(wait)):
+			return fmt.Errorf("%w (%d attempts): %w: %v", ErrContended, i, ctx.Err(), err)
+		case <-time.After(rand.N(wait) + time.Millisecond):
 		}
-		wait *= 2
+		wait = min(2*wait, transactMaxWait)
 	}
 }
 

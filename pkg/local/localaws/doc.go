@@ -24,7 +24,15 @@
 //     keeps DynamoDB's semantics: all or nothing, serializable against
 //     single-item reads and writes of the same items,
 //     TransactionCanceledException with a reason per item, no two
-//     operations on one item, at most 100 items;
+//     operations on one item, at most 100 items, ClientRequestToken
+//     idempotency for 10 minutes (token.go);
+//   - answers contention and size as DynamoDB does (conflict.go,
+//     itemsize.go): a transaction that meets a running one is cancelled
+//     with TransactionConflict, a single-item write to an item a
+//     transaction holds fails with TransactionConflictException, items
+//     over 400 KB and transactions over 4 MB are refused.
+//     HOOKLINE_LOCAL_AWS_MODEL=off ([Options.NoModel]) turns this off
+//     for a baseline;
 //   - answers PutItem ReturnValues=ALL_OLD with the replaced item;
 //   - keeps each table as 64 minidyn tables (shards) by partition key, each
 //     shard in its own minidyn engine, because minidyn re-sorts a table's

@@ -8,10 +8,9 @@ import (
 	"hash/fnv"
 	"io"
 	"net/http"
-	"slices"
-	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	ddbtypes "github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
@@ -43,11 +42,20 @@ type dynamoFront struct {
 	keyMu sync.RWMutex
 	infos map[string]*tableInfo // by logical table name
 
-	locks [lockStripes]sync.RWMutex
+	locks *itemLocks // conflict.go
 
 	meta tableMeta // what minidyn does not keep (cli.go)
 
 	spill spill // items moved out of minidyn (spill.go)
+
+	// model is AWS's contention and limits: transactions that meet a
+	// running transaction are cancelled instead of waiting (conflict.go).
+	model bool
+	// singleConflicts counts the single-item writes refused with
+	// TransactionConflictException.
+	singleConflicts atomic.Int64
+
+	tokens *tokens // TransactWriteItems client tokens (token.go)
 }
 
 // lockStripes is the number of item locks. Two items share a lock only by
@@ -60,7 +68,8 @@ const targetPrefix = "DynamoDB_20120810."
 // newDynamoFront returns an empty DynamoDB that keeps hotItems items in
 // minidyn (0: DefaultHotItems; < 0: all of them).
 func newDynamoFront(hotItems int) *dynamoFront {
-	d := &dynamoFront{infos: map[string]*tableInfo{}, spill: newSpill(hotItems)}
+	d := &dynamoFront{infos: map[string]*tableInfo{}, spill: newSpill(hotItems), model: true,
+		locks: newItemLocks(), tokens: newTokens()}
 	for s := range d.engines {
 		d.engines[s] = newEngine()
 	}
@@ -94,17 +103,17 @@ func (d *dynamoFront) serve(op string, body []byte) (int, []byte) {
 	}
 	switch op {
 	case "TransactWriteItems":
-		return d.transactWrite(body)
+		return d.transactWriteOnce(body)
 	case "TransactGetItems":
 		return d.transactGet(body)
 	case "PutItem":
 		return d.putItem(body)
 	case "UpdateItem":
-		return itemOp(d, body, true, func(in *server.UpdateItemInput) (**string, item) { return &in.TableName, in.Key }, (*server.Client).UpdateItem)
+		return d.updateItem(body)
 	case "DeleteItem":
-		return itemOp(d, body, true, func(in *server.DeleteItemInput) (**string, item) { return &in.TableName, in.Key }, (*server.Client).DeleteItem)
+		return itemOp(d, body, writeSingle, func(in *server.DeleteItemInput) (**string, item) { return &in.TableName, in.Key }, (*server.Client).DeleteItem)
 	case "GetItem":
-		return itemOp(d, body, false, func(in *server.GetItemInput) (**string, item) { return &in.TableName, in.Key }, (*server.Client).GetItem)
+		return itemOp(d, body, readWait, func(in *server.GetItemInput) (**string, item) { return &in.TableName, in.Key }, (*server.Client).GetItem)
 	case "Query":
 		return d.query(body)
 	case "BatchWriteItem":
@@ -225,37 +234,10 @@ func stripeOf(id itemID) int {
 	return int(h.Sum32() % lockStripes)
 }
 
-// lock takes the locks of ids, in stripe order, exclusively or shared,
-// and returns the function that releases them.
-func (d *dynamoFront) lock(ids []itemID, exclusive bool) func() {
-	stripes := make([]int, 0, len(ids))
-	for _, id := range ids {
-		stripes = append(stripes, stripeOf(id))
-	}
-	sort.Ints(stripes)
-	stripes = slices.Compact(stripes)
-	for _, s := range stripes {
-		if exclusive {
-			d.locks[s].Lock()
-		} else {
-			d.locks[s].RLock()
-		}
-	}
-	return func() {
-		for _, s := range stripes {
-			if exclusive {
-				d.locks[s].Unlock()
-			} else {
-				d.locks[s].RUnlock()
-			}
-		}
-	}
-}
-
 // itemOp runs UpdateItem, DeleteItem or GetItem on the shard that holds
-// its item, under the item's lock. target returns the input's table name
-// field and key.
-func itemOp[In, Out any](d *dynamoFront, body []byte, exclusive bool, target func(*In) (**string, item),
+// its item, under the item's lock (mode m). target returns the input's
+// table name field and key.
+func itemOp[In, Out any](d *dynamoFront, body []byte, m lockMode, target func(*In) (**string, item),
 	run func(*server.Client, context.Context, *In) (Out, error)) (int, []byte) {
 	in := new(In)
 	if err := json.Unmarshal(body, in); err != nil {
@@ -269,13 +251,17 @@ func itemOp[In, Out any](d *dynamoFront, body []byte, exclusive bool, target fun
 	}
 	phys := physical(logical, shard)
 	*table = aws.String(phys)
-	defer d.lock([]itemID{id}, exclusive)()
+	release, status, b := d.lockItem(id, m)
+	if release == nil {
+		return status, b
+	}
+	defer release()
 	ref := itemRef{id, shard, key}
 	if err := d.warm(ref); err != nil {
 		return internalError(err)
 	}
 	out, err := run(d.client(shard), context.Background(), in)
-	if exclusive {
+	if m.exclusive() {
 		d.touch(ref)
 	}
 	if err != nil {
@@ -298,11 +284,18 @@ func (d *dynamoFront) putItem(body []byte) (int, []byte) {
 	if err != nil {
 		return locateError(err)
 	}
+	if d.model && itemSize(in.Item) > maxItemBytes {
+		return apiError(http.StatusBadRequest, "ValidationException", "Item size has exceeded the maximum allowed size")
+	}
 	phys := physical(logical, shard)
 	in.TableName = aws.String(phys)
 	allOld := in.ReturnValues == ddbtypes.ReturnValueAllOld
 	in.ReturnValues = ""
-	defer d.lock([]itemID{id}, true)()
+	release, status, b := d.lockItem(id, writeSingle)
+	if release == nil {
+		return status, b
+	}
+	defer release()
 	ref := itemRef{id, shard, key}
 	if err := d.warm(ref); err != nil {
 		return internalError(err)
@@ -319,4 +312,47 @@ func (d *dynamoFront) putItem(body []byte) (int, []byte) {
 		return status, renameResponse(b, phys, logical)
 	}
 	return encodeOK(server.PutItemOutput{Attributes: old})
+}
+
+// updateItem runs UpdateItem under its item's lock. With the model on, an
+// update that carries the item past DynamoDB's 400 KB is undone and
+// refused with ValidationException, as DynamoDB refuses it.
+func (d *dynamoFront) updateItem(body []byte) (int, []byte) {
+	var in server.UpdateItemInput
+	if err := json.Unmarshal(body, &in); err != nil {
+		return apiError(http.StatusBadRequest, "SerializationException", err.Error())
+	}
+	logical := aws.ToString(in.TableName)
+	id, shard, key, err := d.locate(logical, in.Key)
+	if err != nil {
+		return locateError(err)
+	}
+	phys := physical(logical, shard)
+	in.TableName = aws.String(phys)
+	release, status, b := d.lockItem(id, writeSingle)
+	if release == nil {
+		return status, b
+	}
+	defer release()
+	ref := itemRef{id, shard, key}
+	if err := d.warm(ref); err != nil {
+		return internalError(err)
+	}
+	defer d.touch(ref)
+	var old item
+	if d.model {
+		if old, err = d.engines[shard].get(phys, key); err != nil {
+			return internalError(err)
+		}
+	}
+	out, err := d.client(shard).UpdateItem(context.Background(), &in)
+	if err != nil {
+		status, b := wireError(err)
+		return status, renameResponse(b, phys, logical)
+	}
+	if d.model && d.grownTooLarge(shard, phys, key) {
+		d.restoreItem(shard, phys, key, old)
+		return apiError(http.StatusBadRequest, "ValidationException", "Item size to update has exceeded the maximum allowed size")
+	}
+	return encodeOK(out)
 }

@@ -39,7 +39,12 @@ type Options struct {
 	// storage, from which their next use brings them back (0:
 	// DefaultHotItems; negative: it keeps every item in its engine).
 	HotItems int
-	Logger   *slog.Logger
+	// NoModel turns off the embedded DynamoDB's model of AWS's contention
+	// and limits (docs/local-aws.md), for a baseline: transactions then
+	// wait for each other instead of conflicting. False reads
+	// HOOKLINE_LOCAL_AWS_MODEL ("off" turns it off).
+	NoModel bool
+	Logger  *slog.Logger
 }
 
 // Env is a running local AWS with every template resource created.
@@ -84,6 +89,11 @@ func Start(ctx context.Context, opts Options) (_ *Env, err error) {
 			return nil, err
 		}
 	}
+	if !opts.NoModel {
+		if opts.NoModel, err = ModelFromEnv(); err != nil {
+			return nil, err
+		}
+	}
 	if err = env.startEmulators(ctx, opts); err != nil {
 		return nil, err
 	}
@@ -99,7 +109,7 @@ func Start(ctx context.Context, opts Options) (_ *Env, err error) {
 func (e *Env) startEmulators(ctx context.Context, opts Options) error {
 	e.DynamoEndpoint = externalEndpoint("AWS_ENDPOINT_URL_DYNAMODB")
 	if e.DynamoEndpoint == "" {
-		url, h, closeFn, err := startDynamo(opts.DynamoDBPort, opts.Latency, opts.HotItems)
+		url, h, closeFn, err := startDynamo(opts)
 		if err != nil {
 			return err
 		}
@@ -144,12 +154,14 @@ func External() bool {
 
 // startDynamo serves the embedded DynamoDB on a loopback port and returns
 // its URL and its handler, which the harness's own client calls in-process.
-func startDynamo(port int, latency time.Duration, hotItems int) (string, http.Handler, func() error, error) {
-	ln, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", port))
+func startDynamo(opts Options) (string, http.Handler, func() error, error) {
+	ln, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", opts.DynamoDBPort))
 	if err != nil {
 		return "", nil, nil, fmt.Errorf("localaws: dynamodb listen: %w", err)
 	}
-	h := withLatency(newDynamoFront(hotItems), latency)
+	front := newDynamoFront(opts.HotItems)
+	front.model = !opts.NoModel
+	h := withLatency(front, opts.Latency)
 	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
 	go srv.Serve(ln)
 	closeFn := func() error {

@@ -182,8 +182,11 @@ func (d *dynamoFront) trim() {
 			s.owed++ // written again since: a later entry stands for it
 			continue
 		}
-		lk := &d.locks[stripeOf(r.id)]
-		if s.pinned[tableOf(r.id)] || !lk.TryLock() {
+		unlock, free := func() {}, false
+		if !s.pinned[tableOf(r.id)] {
+			unlock, free = d.locks.tryExclusive(r.id)
+		}
+		if !free {
 			if !s.pinned[tableOf(r.id)] {
 				s.order = append(s.order, r) // in use: try again later
 			} else {
@@ -194,7 +197,7 @@ func (d *dynamoFront) trim() {
 		if data, err := d.takeOut(r.itemRef); err == nil && data != nil {
 			s.cold[r.id] = spilled{shard: r.shard, data: data}
 		}
-		lk.Unlock()
+		unlock()
 		delete(s.hot, r.id)
 	}
 }

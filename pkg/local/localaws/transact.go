@@ -63,8 +63,11 @@ type reason struct {
 //     reason per item: ConditionalCheckFailed for the one that failed
 //     (with its item if asked), None for the rest.
 //
-// A GetItem or TransactGetItems of any of the items waits for the locks,
-// so it sees all of a transaction or none of it. Query, Scan and
+// With the model on (conflict.go), step 2 does not wait: an item held by
+// a running transaction cancels this one with TransactionConflict for
+// that item, as on DynamoDB, before anything is read or written. A
+// GetItem of any of the items waits for the locks, so it sees all of a
+// transaction or none of it. Query, Scan and
 // BatchGetItem do not lock: like DynamoDB's (read-committed), they may see
 // some items of a transaction before others, and here also, during the
 // brief restore of a cancelled one, the write that is being undone.
@@ -106,6 +109,9 @@ func (d *dynamoFront) transactWrite(body []byte) (int, []byte) {
 		if err != nil {
 			return locateError(err)
 		}
+		if it.kind == "Put" && d.model && itemSize(it.op.Item) > maxItemBytes {
+			return apiError(http.StatusBadRequest, "ValidationException", "Item size has exceeded the maximum allowed size")
+		}
 		if it.kind == "ConditionCheck" && it.op.ConditionExpression == "" {
 			return apiError(http.StatusBadRequest, "ValidationException", "A ConditionCheck needs a ConditionExpression")
 		}
@@ -119,7 +125,11 @@ func (d *dynamoFront) transactWrite(body []byte) (int, []byte) {
 		ids = append(ids, id)
 	}
 
-	defer d.lock(ids, true)()
+	release, conflicts := d.locks.acquire(ids, d.mode(txWrite))
+	if conflicts != nil {
+		return conflictCancel(ids, conflicts)
+	}
+	defer release()
 	refs := make([]itemRef, len(items))
 	for i, it := range items {
 		refs[i] = itemRef{it.id, it.shard, it.key}
@@ -135,7 +145,11 @@ func (d *dynamoFront) transactWrite(body []byte) (int, []byte) {
 		}
 		it.old = old
 	}
-	failed := -1
+	if d.model && transactionSize(items) > maxTransactionBytes {
+		return apiError(http.StatusBadRequest, "ValidationException",
+			"Transaction request cannot be larger than 4 MB")
+	}
+	failed, tooLarge := -1, false
 	for _, pass := range []bool{true, false} { // condition checks first: they write nothing
 		for i, it := range items {
 			if (it.kind == "ConditionCheck") != pass {
@@ -144,6 +158,10 @@ func (d *dynamoFront) transactWrite(body []byte) (int, []byte) {
 			err := d.apply(it)
 			if err == nil {
 				it.done = it.kind != "ConditionCheck"
+				if it.kind == "Update" && d.model && d.grownTooLarge(it.shard, it.phys, it.key) {
+					failed, tooLarge = i, true
+					break
+				}
 				continue
 			}
 			if _, ok := errors.AsType[*ddbtypes.ConditionalCheckFailedException](err); ok {
@@ -166,7 +184,10 @@ func (d *dynamoFront) transactWrite(body []byte) (int, []byte) {
 	codes := make([]string, len(items))
 	for i, it := range items {
 		reasons[i], codes[i] = reason{Code: "None"}, "None"
-		if i == failed {
+		if i == failed && tooLarge {
+			reasons[i] = reason{Code: "ValidationError", Message: "Item size to update has exceeded the maximum allowed size"}
+			codes[i] = "ValidationError"
+		} else if i == failed {
 			reasons[i] = reason{Code: "ConditionalCheckFailed", Message: "The conditional request failed"}
 			codes[i] = "ConditionalCheckFailed"
 			if it.op.ReturnValuesOnConditionCheckFailure == "ALL_OLD" {
@@ -174,6 +195,11 @@ func (d *dynamoFront) transactWrite(body []byte) (int, []byte) {
 			}
 		}
 	}
+	return cancel(reasons, codes)
+}
+
+// cancel answers TransactionCanceledException with a reason per item.
+func cancel(reasons []reason, codes []string) (int, []byte) {
 	out, _ := json.Marshal(map[string]any{
 		"__type": "com.amazonaws.dynamodb.v20120810#TransactionCanceledException",
 		"Message": "Transaction cancelled, please refer cancellation reasons for specific reasons [" +
@@ -181,6 +207,22 @@ func (d *dynamoFront) transactWrite(body []byte) (int, []byte) {
 		"CancellationReasons": reasons,
 	})
 	return http.StatusBadRequest, out
+}
+
+// conflictCancel cancels a transaction that met items held by a running
+// one: TransactionConflict for those, None for the rest, as DynamoDB
+// answers. Nothing was read or written.
+func conflictCancel(ids []itemID, conflicts map[itemID]bool) (int, []byte) {
+	reasons := make([]reason, len(ids))
+	codes := make([]string, len(ids))
+	for i, id := range ids {
+		reasons[i], codes[i] = reason{Code: "None"}, "None"
+		if conflicts[id] {
+			reasons[i] = reason{Code: "TransactionConflict", Message: "Transaction is ongoing for the item"}
+			codes[i] = "TransactionConflict"
+		}
+	}
+	return cancel(reasons, codes)
 }
 
 // probeName is an attribute no item has: REMOVE of it changes nothing.
@@ -240,23 +282,52 @@ func optional(expr string) *string {
 
 // undo restores every item the transaction wrote, from its reads.
 func (d *dynamoFront) undo(items []*txItem) {
-	ctx := context.Background()
 	for i := len(items) - 1; i >= 0; i-- {
 		it := items[i]
 		if !it.done {
 			continue
 		}
-		if it.old == nil {
-			d.client(it.shard).DeleteItem(ctx, &server.DeleteItemInput{TableName: aws.String(it.phys), Key: it.key})
-		} else {
-			d.client(it.shard).PutItem(ctx, &server.PutItemInput{TableName: aws.String(it.phys), Item: it.old})
-		}
+		d.restoreItem(it.shard, it.phys, it.key, it.old)
 		it.done = false
 	}
 }
 
+// restoreItem puts back an item as it was read (nil: absent).
+func (d *dynamoFront) restoreItem(shard int, phys string, key, old item) {
+	ctx := context.Background()
+	if old == nil {
+		d.client(shard).DeleteItem(ctx, &server.DeleteItemInput{TableName: aws.String(phys), Key: key})
+		return
+	}
+	d.client(shard).PutItem(ctx, &server.PutItemInput{TableName: aws.String(phys), Item: old})
+}
+
+// transactionSize is the aggregate size of a transaction's items, which
+// DynamoDB caps at 4 MB: each Put's new item, and the item as read for
+// every other operation.
+func transactionSize(items []*txItem) int {
+	n := 0
+	for _, it := range items {
+		if it.kind == "Put" {
+			n += itemSize(it.op.Item)
+		} else {
+			n += itemSize(it.old)
+		}
+	}
+	return n
+}
+
+// grownTooLarge reports whether an item an update just wrote is over
+// DynamoDB's item limit; the caller restores it.
+func (d *dynamoFront) grownTooLarge(shard int, phys string, key item) bool {
+	now, err := d.engines[shard].get(phys, key)
+	return err == nil && itemSize(now) > maxItemBytes
+}
+
 // transactGet runs TransactGetItems with every item's lock held (shared),
-// so it reads all of a concurrent transaction or none of it.
+// so it reads all of a concurrent transaction or none of it. With the
+// model on, an item held by a running write cancels it
+// (TransactionConflict), as on DynamoDB.
 func (d *dynamoFront) transactGet(body []byte) (int, []byte) {
 	var in struct {
 		TransactItems []struct{ Get *txOp }
@@ -289,7 +360,11 @@ func (d *dynamoFront) transactGet(body []byte) (int, []byte) {
 		}
 		seen[id], ids[i] = true, id
 	}
-	defer d.lock(ids, false)()
+	release, conflicts := d.locks.acquire(ids, d.mode(txRead))
+	if conflicts != nil {
+		return conflictCancel(ids, conflicts)
+	}
+	defer release()
 	if err := d.warmAll(refs); err != nil {
 		return internalError(err)
 	}
