@@ -12,12 +12,15 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 )
 
-// duplicateDelay is how long after a receive the fault layer delivers a
-// duplicate of a message (sqs-duplicate).
-const duplicateDelay = 500 * time.Millisecond
+// duplicateDelaySeconds is how long after a receive the fault layer
+// delivers a duplicate of a message (sqs-duplicate): the duplicate is sent
+// at once with this DelaySeconds, which also gives the proxy time to
+// record its original MessageId before anyone can receive it.
+const duplicateDelaySeconds = 1
 
 // sqsFaults is a reverse proxy in front of the SQS emulator that injects
 // the SQS faults.
@@ -27,6 +30,9 @@ type sqsFaults struct {
 	proxy  *httputil.ReverseProxy
 	client *http.Client
 	ctx    context.Context // cancelled at close: pending duplicates are dropped
+	// originals maps a duplicate's MessageId to the original's, which the
+	// proxy shows in its place, as SQS keeps a duplicate's MessageId.
+	originals sync.Map
 }
 
 // sqsOn reports whether l injects any SQS fault.
@@ -136,45 +142,78 @@ func (w *recorder) writeTo(dst http.ResponseWriter) {
 // receivedMessage holds the fields of a received message that a duplicate
 // carries.
 type receivedMessage struct {
+	// deliveryID is the emulator's ID of this copy; MessageID is the
+	// original's, which a duplicate keeps.
+	deliveryID        string
 	MessageID         string `json:"MessageId"`
 	Body              string
 	Attributes        map[string]string
 	MessageAttributes json.RawMessage
 }
 
-// receive forwards a receive and schedules a duplicate of each message
-// that sqs-duplicate picks. The decision's attempt is the message's
-// receive count, so each receive is decided afresh.
+// receive forwards a receive, shows each duplicate under its original's
+// MessageId, and sends a duplicate of each message that sqs-duplicate
+// picks. The decision's attempt is the message's receive count, so each
+// receive is decided afresh.
 func (f *sqsFaults) receive(w http.ResponseWriter, r *http.Request, req FaultRequest) {
 	if f.l.cfg.Rates[FaultSQSDuplicate] <= 0 {
 		f.proxy.ServeHTTP(w, r)
 		return
 	}
 	rec := f.capture(r)
-	rec.writeTo(w)
 	if rec.status != http.StatusOK {
+		rec.writeTo(w)
 		return
 	}
-	var out struct{ Messages []receivedMessage }
+	var out struct{ Messages []map[string]json.RawMessage }
 	if json.Unmarshal(rec.body.Bytes(), &out) != nil {
+		rec.writeTo(w)
 		return
 	}
-	for _, m := range out.Messages {
+	for _, raw := range out.Messages {
+		m := f.original(raw)
 		req.Attempt = 1
 		if n, err := strconv.Atoi(m.Attributes["ApproximateReceiveCount"]); err == nil && n > 0 {
 			req.Attempt = n
 		}
-		if f.l.fire(FaultSQSDuplicate, req, m.MessageID) {
-			time.AfterFunc(duplicateDelay, func() { f.resend(req.Queue, m) })
+		// Each copy draws on its own ID, so a duplicate is duplicated
+		// again only at the rate's odds, not always.
+		if f.l.fire(FaultSQSDuplicate, req, m.deliveryID) {
+			go f.resend(req.Queue, m)
 		}
 	}
+	body, err := json.Marshal(out)
+	if err != nil {
+		rec.writeTo(w)
+		return
+	}
+	for k, v := range rec.header {
+		w.Header()[k] = v
+	}
+	writeJSON(w, http.StatusOK, body)
+}
+
+// original decodes a received message and, for a duplicate, puts its
+// original's MessageId in raw.
+func (f *sqsFaults) original(raw map[string]json.RawMessage) receivedMessage {
+	var m receivedMessage
+	json.Unmarshal(raw["MessageId"], &m.MessageID)
+	json.Unmarshal(raw["Body"], &m.Body)
+	json.Unmarshal(raw["Attributes"], &m.Attributes)
+	m.MessageAttributes = raw["MessageAttributes"]
+	m.deliveryID = m.MessageID
+	if orig, ok := f.originals.Load(m.MessageID); ok {
+		m.MessageID = orig.(string)
+		raw["MessageId"], _ = json.Marshal(m.MessageID)
+	}
+	return m
 }
 
 // resend enqueues m again on queue, with its body and message attributes:
-// what a consumer sees of a duplicate delivery. The duplicate gets a new
-// MessageId (SQS would keep the original).
+// what a consumer sees of a duplicate delivery. The emulator gives it a
+// new MessageId, which the proxy maps back to m's.
 func (f *sqsFaults) resend(queue string, m receivedMessage) {
-	in := map[string]any{"QueueUrl": queue, "MessageBody": m.Body}
+	in := map[string]any{"QueueUrl": queue, "MessageBody": m.Body, "DelaySeconds": duplicateDelaySeconds}
 	if len(m.MessageAttributes) > 0 && string(m.MessageAttributes) != "null" {
 		in["MessageAttributes"] = m.MessageAttributes
 	}
@@ -189,8 +228,13 @@ func (f *sqsFaults) resend(queue string, m receivedMessage) {
 	if err != nil {
 		return
 	}
-	io.Copy(io.Discard, resp.Body)
-	resp.Body.Close()
+	defer resp.Body.Close()
+	var out struct {
+		MessageID string `json:"MessageId"`
+	}
+	if json.NewDecoder(resp.Body).Decode(&out) == nil && out.MessageID != "" {
+		f.originals.Store(out.MessageID, m.MessageID)
+	}
 }
 
 // deleteBatch answers success for the entries sqs-delete-lost picks

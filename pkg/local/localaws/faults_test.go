@@ -304,11 +304,12 @@ func TestSQSDuplicateDeliversAgainAfterDelete(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := receiveBodies(t, env, url, 0, 1); got["dup-me"] != 1 {
-		t.Fatalf("first receive = %v", got)
+	first := receiveN(t, env, url, 1)[0]
+	if _, err := env.SQS.DeleteMessage(context.Background(), &sqs.DeleteMessageInput{QueueUrl: aws.String(url), ReceiptHandle: first.ReceiptHandle}); err != nil {
+		t.Fatal(err)
 	}
 	// The original is deleted; its duplicate arrives later with the same
-	// body and message attributes.
+	// MessageId, body and message attributes.
 	out, err := env.SQS.ReceiveMessage(context.Background(), &sqs.ReceiveMessageInput{
 		QueueUrl: aws.String(url), WaitTimeSeconds: 3, MessageAttributeNames: []string{"All"},
 	})
@@ -317,6 +318,9 @@ func TestSQSDuplicateDeliversAgainAfterDelete(t *testing.T) {
 	}
 	if len(out.Messages) != 1 || aws.ToString(out.Messages[0].Body) != "dup-me" {
 		t.Fatalf("after delete received %d messages, want the duplicate", len(out.Messages))
+	}
+	if got, want := aws.ToString(out.Messages[0].MessageId), aws.ToString(first.MessageId); got != want {
+		t.Errorf("duplicate MessageId %s, want the original's %s", got, want)
 	}
 	if v := out.Messages[0].MessageAttributes["event_id"]; aws.ToString(v.StringValue) != "evt_1" {
 		t.Errorf("duplicate lost its message attributes: %v", out.Messages[0].MessageAttributes)
@@ -370,7 +374,8 @@ func TestSQSDeleteLostReturnsTheMessage(t *testing.T) {
 	}
 }
 
-// receiveN receives exactly n messages with a 1 s visibility timeout.
+// receiveN receives exactly n messages, with their message attributes,
+// under a 1 s visibility timeout.
 func receiveN(t *testing.T, env *localaws.Env, url string, n int) []sqstypes.Message {
 	t.Helper()
 	var msgs []sqstypes.Message
@@ -378,6 +383,7 @@ func receiveN(t *testing.T, env *localaws.Env, url string, n int) []sqstypes.Mes
 	for len(msgs) < n && time.Now().Before(deadline) {
 		out, err := env.SQS.ReceiveMessage(context.Background(), &sqs.ReceiveMessageInput{
 			QueueUrl: aws.String(url), MaxNumberOfMessages: int32(n - len(msgs)), WaitTimeSeconds: 1, VisibilityTimeout: 1,
+			MessageAttributeNames: []string{"All"},
 		})
 		if err != nil {
 			t.Fatal(err)
