@@ -49,8 +49,7 @@ func (l *faultLayer) dynamo(next http.Handler) http.Handler {
 		case l.fire(FaultDDBError, req, id):
 			writeAPIError(w, http.StatusInternalServerError, "InternalServerError", "Internal server error")
 		case l.fire(FaultDDBThrottle, req, id):
-			writeAPIError(w, http.StatusBadRequest, "ProvisionedThroughputExceededException",
-				"The level of configured provisioned throughput for the table was exceeded. Consider increasing your provisioning level with the UpdateTable API.")
+			writeThrottle(w, req.Table)
 		case l.fire(FaultDDBAmbiguous, req, id):
 			next.ServeHTTP(&recorder{header: http.Header{}}, r)
 			if l.draw("drop", op, id, req.Attempt) < 0.5 {
@@ -61,6 +60,24 @@ func (l *faultLayer) dynamo(next http.Handler) http.Handler {
 			next.ServeHTTP(w, r)
 		}
 	})
+}
+
+// writeThrottle answers as DynamoDB throttles a write to one partition
+// key: ProvisionedThroughputExceededException with its throttling reason
+// (KeyRangeThroughputExceeded), naming the table when the request does.
+func writeThrottle(w http.ResponseWriter, table string) {
+	reason := map[string]string{"reason": "TableWriteKeyRangeThroughputExceeded"}
+	if table != "" {
+		reason["resource"] = "arn:aws:dynamodb:us-east-1:000000000000:table/" + table
+	}
+	b, _ := json.Marshal(map[string]any{
+		"__type":            "com.amazonaws.dynamodb.v20120810#ProvisionedThroughputExceededException",
+		"message":           "The level of configured provisioned throughput for the table was exceeded. Consider increasing your provisioning level with the UpdateTable API.",
+		"ThrottlingReasons": []map[string]string{reason},
+	})
+	w.Header().Set("Content-Type", "application/x-amz-json-1.0")
+	w.WriteHeader(http.StatusBadRequest)
+	w.Write(b)
 }
 
 func (l *faultLayer) dynamoOn() bool {

@@ -141,6 +141,9 @@ func TestDynamoDBFaultsThroughTheSDK(t *testing.T) {
 					if got := itemExists(t, client, table, fmt.Sprintf("%s-%d", door, i)); got != tt.committed {
 						t.Errorf("%s: put %d committed = %v, want %v (err %v)", door, i, got, tt.committed, err)
 					}
+					if tt.fault == localaws.FaultDDBThrottle {
+						checkThrottleReason(t, err, table)
+					}
 					switch code := errorCode(err); {
 					case tt.wantCode != "" && code != tt.wantCode:
 						t.Errorf("%s: put %d error code %q, want %q (%v)", door, i, code, tt.wantCode, err)
@@ -158,6 +161,20 @@ func TestDynamoDBFaultsThroughTheSDK(t *testing.T) {
 				t.Errorf("Faults()[%s] = %d, want at least 24", tt.fault, got)
 			}
 		})
+	}
+}
+
+// checkThrottleReason checks a throttle carries DynamoDB's throttling
+// reason for a partition key over its limit, naming the table.
+func checkThrottleReason(t *testing.T, err error, table string) {
+	t.Helper()
+	var pte *ddbtypes.ProvisionedThroughputExceededException
+	if !errors.As(err, &pte) || len(pte.ThrottlingReasons) != 1 {
+		t.Fatalf("throttle %v carries no throttling reason", err)
+	}
+	r := pte.ThrottlingReasons[0]
+	if aws.ToString(r.Reason) != "TableWriteKeyRangeThroughputExceeded" || !strings.HasSuffix(aws.ToString(r.Resource), ":table/"+table) {
+		t.Errorf("throttling reason %s on %s, want TableWriteKeyRangeThroughputExceeded on table/%s", aws.ToString(r.Reason), aws.ToString(r.Resource), table)
 	}
 }
 
