@@ -419,3 +419,23 @@ func TestFaultCountsString(t *testing.T) {
 		t.Errorf("String() = %q, want %q", got, want)
 	}
 }
+
+func TestSQSDeleteBatchAllLost(t *testing.T) {
+	// Given every delete is lost, when a batch delete answers success for
+	// its only entry, then the message comes back.
+	env := localaws.StartFaultsForTest(t, localaws.Faults{Seed: 4, Rates: map[string]float64{localaws.FaultSQSDeleteLost: 1}})
+	url := env.QueueURL("payments")
+	ctx := context.Background()
+	if _, err := env.SQS.SendMessage(ctx, &sqs.SendMessageInput{QueueUrl: aws.String(url), MessageBody: aws.String("kept")}); err != nil {
+		t.Fatal(err)
+	}
+	m := receiveN(t, env, url, 1)[0]
+	out, err := env.SQS.DeleteMessageBatch(ctx, &sqs.DeleteMessageBatchInput{QueueUrl: aws.String(url),
+		Entries: []sqstypes.DeleteMessageBatchRequestEntry{{Id: aws.String("only"), ReceiptHandle: m.ReceiptHandle}}})
+	if err != nil || len(out.Successful) != 1 || aws.ToString(out.Successful[0].Id) != "only" {
+		t.Fatalf("batch delete = %+v, %v; want the entry successful", out, err)
+	}
+	if back := receiveN(t, env, url, 1); aws.ToString(back[0].Body) != "kept" {
+		t.Errorf("got %q back, want the undeleted message", aws.ToString(back[0].Body))
+	}
+}
