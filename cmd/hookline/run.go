@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/hookline/hookline/pkg/config"
+	"github.com/hookline/hookline/pkg/local/localaws"
 	"github.com/hookline/hookline/pkg/local/localrun"
 	"github.com/hookline/hookline/pkg/local/providersim"
 	"github.com/hookline/hookline/pkg/pager"
@@ -50,6 +51,9 @@ same directory, reach the same local AWS.`,
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
 		cfg, err := pay.localConfig()
 		if err != nil {
+			return usageErrorf("%w", err)
+		}
+		if cfg.AWSFaults, err = localaws.FaultsFromEnv(); err != nil {
 			return usageErrorf("%w", err)
 		}
 		return exit(runLocal(cmd.Context(), cmd.OutOrStdout(), addr, every, cfg))
@@ -123,7 +127,9 @@ func runLocal(ctx context.Context, out io.Writer, addr string, every time.Durati
 		fmt.Fprintln(stderr, "hookline run:", err)
 	}
 	printExamples(out, sys.URL)
+	stopFaults := printFaults(out, sys.AWS, faultsEvery)
 	<-ctx.Done()
+	stopFaults()
 	fmt.Fprintln(out, "stopping")
 	os.Remove(endpointsFile)
 	if err := sys.Close(); err != nil {
@@ -131,6 +137,42 @@ func runLocal(ctx context.Context, out io.Writer, addr string, every time.Durati
 		return exitFailure
 	}
 	return exitOK
+}
+
+// faultsEvery is how often `hookline run` prints its fault counts.
+const faultsEvery = 10 * time.Second
+
+// printFaults prints the `local aws faults:` line every interval while
+// the fault layer is on; the returned function prints it a last time and
+// stops. With the layer off it prints nothing.
+func printFaults(out io.Writer, env *localaws.Env, every time.Duration) (stop func()) {
+	if !env.FaultsOn() {
+		return func() {}
+	}
+	done, finished := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(finished)
+		tick := time.NewTicker(every)
+		defer tick.Stop()
+		for {
+			select {
+			case <-tick.C:
+				fmt.Fprintln(out, faultsLine(env))
+			case <-done:
+				return
+			}
+		}
+	}()
+	return func() {
+		close(done)
+		<-finished
+		fmt.Fprintln(out, faultsLine(env))
+	}
+}
+
+// faultsLine is "local aws faults: ddb-ambiguous=3 sqs-duplicate=1 ...".
+func faultsLine(env *localaws.Env) string {
+	return "local aws faults: " + env.Faults().String()
 }
 
 func envOr(name, def string) string {

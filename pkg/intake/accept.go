@@ -61,8 +61,7 @@ func (s *Store) newRecord(ev Event, now time.Time) Record {
 }
 
 // create puts rec if its key is new. Otherwise it returns the existing
-// record: from ReturnValuesOnConditionCheckFailure when the service sends
-// it, or from a consistent read when it does not (some emulators).
+// record ([Store.blocking]), unless that record is rec itself.
 func (s *Store) create(ctx context.Context, rec Record) (Record, bool, error) {
 	item, err := attributevalue.MarshalMap(rec)
 	if err != nil {
@@ -82,21 +81,39 @@ func (s *Store) create(ctx context.Context, rec Record) (Record, bool, error) {
 	if !errors.As(err, &ccf) {
 		return Record{}, false, unavailable("record intake", err)
 	}
-	if ccf.Item != nil {
-		var old Record
-		if err := attributevalue.UnmarshalMap(ccf.Item, &old); err != nil {
-			return Record{}, false, fmt.Errorf("intake: decode record: %w", err)
-		}
-		return old, false, nil
-	}
-	old, ok, err := s.Get(ctx, rec.Source, rec.EventID)
+	old, err := s.blocking(ctx, rec, ccf.Item)
 	if err != nil {
 		return Record{}, false, err
 	}
-	if !ok {
-		return Record{}, false, unavailable("record intake", errors.New("record vanished after a failed create"))
+	// The SDK retries a put whose answer was lost (a 500 or a dropped
+	// connection after it committed); the retry then fails its condition
+	// on the record the first attempt wrote. Lease tokens are random, so a
+	// record with this delivery's token is its own: go on and send.
+	if old.LeaseToken == rec.LeaseToken {
+		return rec, true, nil
 	}
 	return old, false, nil
+}
+
+// blocking returns the record that failed rec's create: from
+// ReturnValuesOnConditionCheckFailure when the service sends it, or from a
+// consistent read when it does not (some emulators).
+func (s *Store) blocking(ctx context.Context, rec Record, item map[string]ddbtypes.AttributeValue) (Record, error) {
+	if item != nil {
+		var old Record
+		if err := attributevalue.UnmarshalMap(item, &old); err != nil {
+			return Record{}, fmt.Errorf("intake: decode record: %w", err)
+		}
+		return old, nil
+	}
+	old, ok, err := s.Get(ctx, rec.Source, rec.EventID)
+	if err != nil {
+		return Record{}, err
+	}
+	if !ok {
+		return Record{}, unavailable("record intake", errors.New("record vanished after a failed create"))
+	}
+	return old, nil
 }
 
 // resume handles a redelivery that found the record "received": it takes
@@ -153,10 +170,26 @@ func (s *Store) takeLease(ctx context.Context, old Record, now time.Time) (Recor
 	case err == nil:
 		return rec, true, nil
 	case ddb.ConditionFailed(err):
-		return old, false, nil
+		return s.ownLease(ctx, old, rec)
 	default:
 		return old, false, unavailable("take send lease", err)
 	}
+}
+
+// ownLease decides a take-over whose condition failed. Usually another
+// delivery took the lease first. But the SDK retries an update whose
+// answer was lost after it committed, and that retry fails its condition
+// on the token the first attempt wrote: a record that carries rec's new
+// token, still received, is this delivery's own take-over.
+func (s *Store) ownLease(ctx context.Context, old, rec Record) (Record, bool, error) {
+	cur, ok, err := s.Get(ctx, old.Source, old.EventID)
+	if err != nil {
+		return old, false, err
+	}
+	if ok && cur.Status == StatusReceived && cur.LeaseToken == rec.LeaseToken {
+		return rec, true, nil
+	}
+	return old, false, nil
 }
 
 // send enqueues rec and marks it enqueued. Once SendMessage succeeds the

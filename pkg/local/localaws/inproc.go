@@ -18,10 +18,20 @@ type inProcess struct {
 	h http.Handler
 }
 
-func (t inProcess) RoundTrip(r *http.Request) (*http.Response, error) {
+func (t inProcess) RoundTrip(r *http.Request) (_ *http.Response, err error) {
 	if r.Body != nil {
 		defer r.Body.Close()
 	}
+	// A handler that aborts (http.ErrAbortHandler, as the fault layer's
+	// dropped connection does) is a transport error, as over a socket.
+	defer func() {
+		if v := recover(); v != nil {
+			if v != http.ErrAbortHandler {
+				panic(v)
+			}
+			err = errDropped
+		}
+	}()
 	w := &recorder{header: http.Header{}}
 	t.h.ServeHTTP(w, r)
 	if w.status == 0 {

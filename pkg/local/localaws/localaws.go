@@ -44,7 +44,15 @@ type Options struct {
 	// wait for each other instead of conflicting. False reads
 	// HOOKLINE_LOCAL_AWS_MODEL ("off" turns it off).
 	NoModel bool
-	Logger  *slog.Logger
+	// Faults injects seeded faults into the embedded emulators' answers
+	// (faults.go); the zero value injects none.
+	Faults Faults
+	// FaultsFromEnv reads Faults from HOOKLINE_LOCAL_AWS_FAULTS
+	// ([FaultsEnv]) when Faults injects nothing. Only runs and tests that
+	// ask for faults set it, so a value left in a shell changes no other
+	// test.
+	FaultsFromEnv bool
+	Logger        *slog.Logger
 }
 
 // Env is a running local AWS with every template resource created.
@@ -65,7 +73,16 @@ type Env struct {
 	// dynamoHandler serves the embedded DynamoDB in-process to DynamoDB
 	// above; nil when an external endpoint is used.
 	dynamoHandler http.Handler
+	// faults injects and counts the seeded faults; nil when off.
+	faults *faultLayer
 }
+
+// Faults returns how many faults of each configured name were injected so
+// far; it is empty when the fault layer is off.
+func (e *Env) Faults() FaultCounts { return e.faults.snapshot() }
+
+// FaultsOn reports whether the fault layer injects anything.
+func (e *Env) FaultsOn() bool { return e.faults != nil }
 
 // Start brings up local AWS (or attaches to AWS_ENDPOINT_URL*) and creates
 // every queue and table in the template.
@@ -94,6 +111,16 @@ func Start(ctx context.Context, opts Options) (_ *Env, err error) {
 			return nil, err
 		}
 	}
+	if !opts.Faults.On() && opts.FaultsFromEnv {
+		if opts.Faults, err = FaultsFromEnv(); err != nil {
+			return nil, err
+		}
+	}
+	if opts.Faults.On() && External() {
+		opts.Logger.Warn("local aws faults are off: an external AWS endpoint is set", "faults", opts.Faults.String())
+		opts.Faults = Faults{}
+	}
+	env.faults = newFaultLayer(opts.Faults)
 	if err = env.startEmulators(ctx, opts); err != nil {
 		return nil, err
 	}
@@ -109,7 +136,7 @@ func Start(ctx context.Context, opts Options) (_ *Env, err error) {
 func (e *Env) startEmulators(ctx context.Context, opts Options) error {
 	e.DynamoEndpoint = externalEndpoint("AWS_ENDPOINT_URL_DYNAMODB")
 	if e.DynamoEndpoint == "" {
-		url, h, closeFn, err := startDynamo(opts)
+		url, h, closeFn, err := startDynamo(opts, e.faults)
 		if err != nil {
 			return err
 		}
@@ -126,6 +153,14 @@ func (e *Env) startEmulators(ctx context.Context, opts Options) error {
 		e.closers = append(e.closers, proc.Close)
 		if opts.Latency > 0 {
 			url, closeFn, err := delayProxy(proc.URL, opts.Latency)
+			if err != nil {
+				return err
+			}
+			e.SQSEndpoint = url
+			e.closers = append(e.closers, closeFn)
+		}
+		if e.faults.sqsOn() {
+			url, closeFn, err := e.faults.sqsProxy(e.SQSEndpoint)
 			if err != nil {
 				return err
 			}
@@ -154,14 +189,14 @@ func External() bool {
 
 // startDynamo serves the embedded DynamoDB on a loopback port and returns
 // its URL and its handler, which the harness's own client calls in-process.
-func startDynamo(opts Options) (string, http.Handler, func() error, error) {
+func startDynamo(opts Options, faults *faultLayer) (string, http.Handler, func() error, error) {
 	ln, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", opts.DynamoDBPort))
 	if err != nil {
 		return "", nil, nil, fmt.Errorf("localaws: dynamodb listen: %w", err)
 	}
 	front := newDynamoFront(opts.HotItems)
 	front.model = !opts.NoModel
-	h := withLatency(front, opts.Latency)
+	h := faults.dynamo(withLatency(front, opts.Latency))
 	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
 	go srv.Serve(ln)
 	closeFn := func() error {

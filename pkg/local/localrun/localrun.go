@@ -37,6 +37,12 @@ type Config struct {
 	// AWSLatency is added to every call the embedded DynamoDB and SQS
 	// answer ([localaws.Options.Latency]).
 	AWSLatency time.Duration
+	// AWSFaults injects seeded faults into the embedded DynamoDB and SQS
+	// ([localaws.Options.Faults]).
+	AWSFaults localaws.Faults
+	// AWSFaultsFromEnv reads AWSFaults from HOOKLINE_LOCAL_AWS_FAULTS when
+	// it injects nothing ([localaws.Options.FaultsFromEnv]).
+	AWSFaultsFromEnv bool
 	// PaymentProvider is the payment worker's PAYMENT_PROVIDER: "generic"
 	// (the template's default) or "stripe", which charges through the
 	// simulator's Stripe face and needs Sim.APIKey.
@@ -93,7 +99,9 @@ func Start(ctx context.Context, cfg Config) (*System, error) {
 	if cfg.Addr == "" {
 		cfg.Addr = "127.0.0.1:8080"
 	}
-	env, err := localaws.Start(ctx, localaws.Options{Logger: cfg.Logger, Latency: cfg.AWSLatency})
+	env, err := localaws.Start(ctx, localaws.Options{
+		Logger: cfg.Logger, Latency: cfg.AWSLatency, Faults: cfg.AWSFaults, FaultsFromEnv: cfg.AWSFaultsFromEnv,
+	})
 	if err != nil {
 		return nil, fmt.Errorf("localrun: %w", err)
 	}
