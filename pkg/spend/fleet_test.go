@@ -208,6 +208,24 @@ func TestUsageRecordWritesNothingToTheWorkloadsIndex(t *testing.T) {
 		t.Errorf("a usage record's total update writes the single-partition index (gsi1pk=WORKLOADS): %v", got)
 	}
 	t.Logf("one usage record: %d items written %v, calls %v", len(ws), keysOf(ws), calls)
+	// and every item it writes is one write unit (2 in a transaction)
+	out, err := env.DynamoDB.GetItem(context.Background(), &dynamodb.GetItemInput{TableName: aws.String(table),
+		Key: workloadKey("hot"), ConsistentRead: aws.Bool(true)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sizes := map[string]int{"WL#hot/WORKLOAD": itemSize(out.Item)}
+	for _, w := range ws {
+		if w.Put != nil {
+			sizes[w.Key] = itemSize(w.Put)
+		}
+	}
+	for k, n := range sizes {
+		if n > 1024 {
+			t.Errorf("item %s is %d bytes: more than one write unit", k, n)
+		}
+	}
+	t.Logf("item sizes in bytes: %v", sizes)
 
 	// and when a record crosses the cap, the pause writes no index attribute either
 	f.apply(t, usage("ur_2", "hot", 1000))
@@ -287,4 +305,28 @@ func TestListPagesPastOneBatch(t *testing.T) {
 			t.Fatalf("List[%d] = %s cap %d, want %s cap 10", i, w.ID, w.Cap, want)
 		}
 	}
+}
+
+// itemSize is an item's size as DynamoDB bills it, closely enough for
+// strings, numbers, sets and booleans: attribute names plus values.
+func itemSize(item map[string]types.AttributeValue) int {
+	n := 0
+	for name, v := range item {
+		n += len(name)
+		switch v := v.(type) {
+		case *types.AttributeValueMemberS:
+			n += len(v.Value)
+		case *types.AttributeValueMemberN:
+			n += (len(v.Value)+1)/2 + 1
+		case *types.AttributeValueMemberSS:
+			for _, e := range v.Value {
+				n += len(e)
+			}
+		case *types.AttributeValueMemberBOOL:
+			n++
+		default:
+			n += 8
+		}
+	}
+	return n
 }
