@@ -193,3 +193,31 @@ func TestConcurrentBatchesForOneWorkloadCountEachRecordOnce(t *testing.T) {
 	// once, and nothing is dead-lettered
 	f.check(t, "hot", batches*8*30, "")
 }
+
+// contendedLedger answers every batch as the ledger does when its
+// transaction stayed contended after every retry.
+type contendedLedger struct{ failingLedger }
+
+func (contendedLedger) ApplyBatch(_ context.Context, us []spend.Usage) ([]spend.Result, []error) {
+	errs := make([]error, len(us))
+	for i := range errs {
+		errs[i] = fmt.Errorf("apply batch for hot: %w", spend.ErrBatchContended)
+	}
+	return make([]spend.Result, len(us)), errs
+}
+
+func TestAContendedBatchReturnsToTheQueueNotTheDLQ(t *testing.T) {
+	// Given a ledger whose batch transaction stays contended
+	w, err := spendworker.New(spendworker.Config{Ledger: contendedLedger{}, Queue: noQueue{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// when a batch with a valid and a malformed record arrives
+	resp, err := w.Handle(context.Background(), events.SQSEvent{Records: []events.SQSMessage{
+		usageMessage("evt_c1", "ur_c1", "hot", 10), message("evt_c2", `{"id":"evt_c2"}`)}})
+	// then both go back to the queue: the valid one to be applied again,
+	// the malformed one because its dead-letter failed (noQueue)
+	if err != nil || len(resp.BatchItemFailures) != 2 {
+		t.Fatalf("Handle = %+v, %v; want both records failed back to the queue", resp, err)
+	}
+}
