@@ -59,7 +59,7 @@ type hotFixture struct {
 	writes *totalWrites
 }
 
-func newHotFixture(t *testing.T, caps map[string]int64) *hotFixture {
+func newHotFixture(t testing.TB, caps map[string]int64) *hotFixture {
 	t.Helper()
 	env := localaws.StartForTest(t)
 	outbox, err := pager.NewOutbox(pager.OutboxConfig{DB: env.DynamoDB, Table: env.TableName("LedgerTable")})
