@@ -17,7 +17,9 @@ import (
 // as it did before batches were folded.
 type perRecord struct{ l *spend.Ledger }
 
-func (p perRecord) Apply(ctx context.Context, u spend.Usage) (spend.Result, error) { return p.l.Apply(ctx, u) }
+func (p perRecord) Apply(ctx context.Context, u spend.Usage) (spend.Result, error) {
+	return p.l.Apply(ctx, u)
+}
 
 // BenchmarkHotWorkload runs 10 concurrent batches of 10 records at a time,
 // all for one workload, as the usage event source does, and reports the
