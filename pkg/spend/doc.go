@@ -45,6 +45,11 @@
 //	workload   WL#<id>         WORKLOAD   WORKLOADS        <id>
 //	alias      ALIAS#<ref>     ALIAS      ALIASES#<id>     <ref>
 //
+// The workloads table's gsi1 projects KEYS_ONLY. All workloads share its
+// one partition WORKLOADS, so it must not carry what usage changes: a
+// total update or a cap decision writes no key attribute and therefore
+// nothing to the index, and only creating a workload writes it.
+//
 // Every workload has an alias for its own ID, so resolving any reference is
 // one GetItem on ALIAS#<ref>. The workload item holds the running total
 // (attribute "total", always written through a #name placeholder since
@@ -75,6 +80,13 @@
 //     Update WL#<id> ADD total if it exists and is not retired, and on the
 //     webhook path Put the record's marker, which reconciliation confirms
 //     against the export or flags (recon.go)].
+//   - Apply a queue batch ([Ledger.ApplyBatch]): one BatchGetItem of the
+//     records' aliases, then per workload (up to [MaxBatchRecords] records)
+//     one TransactWriteItems [each record's entry if absent and marker,
+//     Update WL#<id> ADD the records' summed units]; entries that exist are
+//     taken out and the rest run again; one cap check per transaction.
+//   - List workloads: Query gsi1 WORKLOADS (keys), then BatchGetItem
+//     WL#<id>/WORKLOAD (consistent), 100 keys a call.
 //   - Classify a conflict: GetItem REC#<record>/ENTRY, only when the
 //     transaction was cancelled on the entry.
 //   - Check the cap: GetItem WL#<id> (consistent) after the transaction.
@@ -83,7 +95,7 @@
 //   - Admission: GetItem WL#<id>.
 //   - Explain a workload: GetItem WL#<id>; Query pk WL#<id> begins_with
 //     DECISION# and RECON# (newest first); Query gsi1 DISAGREE#<id>; Query
-//     gsi1 ALIASES#<id> and gsi1 DEFERRED#open for the pending deferred
+//     gsi1 ALIASES#<id> (the references are its sort keys) and gsi1 DEFERRED#open for the pending deferred
 //     amount.
 //   - Explain an event: GetItem REC#<id>/ENTRY, else Query gsi1 EVENT#<id>,
 //     else GetItem REC#<id>/QUARANTINE and REC#<id>/DEFERRED.

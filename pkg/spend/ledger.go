@@ -217,6 +217,23 @@ func (s *core) apply(ctx context.Context, u Usage, id string) (Result, error) {
 // workload's total, if the workload exists and is not retired.
 func (s *core) applyTx(u Usage, id string) ([]types.TransactWriteItem, error) {
 	now := ddb.Stamp(s.now())
+	tx, err := s.entryItems(u, id, now)
+	if err != nil {
+		return nil, err
+	}
+	total, err := s.totalUpdate(id, u.Units, u, now)
+	if err != nil {
+		return nil, err
+	}
+	// The workload's update stays the second item: apply reads its
+	// cancellation reason by position.
+	return slices.Insert(tx, 1, total), nil
+}
+
+// entryItems are the ledger items of one record: its entry, conditioned on
+// being absent, and for a webhook record the marker reconciliation
+// confirms against the export (recon.go).
+func (s *core) entryItems(u Usage, id, now string) ([]types.TransactWriteItem, error) {
 	ei := entryItem{PK: "REC#" + u.RecordID, SK: skEntry, RecordID: u.RecordID, WorkloadID: id,
 		WorkloadRef: u.WorkloadRef, Units: u.Units, EventID: u.EventID, Path: u.Path, Paths: []string{u.Path},
 		OccurredAt: ddb.Stamp(u.OccurredAt), ObservedAt: ddb.Stamp(u.ObservedAt), AcceptedAt: now}
@@ -227,32 +244,9 @@ func (s *core) applyTx(u Usage, id string) ([]types.TransactWriteItem, error) {
 	if err != nil {
 		return nil, fmt.Errorf("spend: encode entry %s: %w", u.RecordID, err)
 	}
-	upd := expression.Add(expression.Name("total"), expression.Value(u.Units)).
-		Set(expression.Name("last_event_id"), expression.Value(u.EventID)).
-		Set(expression.Name("last_record_id"), expression.Value(u.RecordID)).
-		Set(expression.Name("last_units"), expression.Value(u.Units)).
-		Set(expression.Name("last_path"), expression.Value(u.Path)).
-		Set(expression.Name("last_observed_at"), expression.Value(ddb.Stamp(u.ObservedAt))).
-		Set(expression.Name("last_accepted_at"), expression.Value(now)).
-		Set(expression.Name("updated_at"), expression.Value(now))
-	// The total never passes MaxTotal: the record that would carry it past
-	// fails this condition and is refused with an *OverflowError.
-	cond := expression.AttributeExists(expression.Name("pk")).
-		And(expression.Name("status").NotEqual(expression.Value(string(StatusRetired)))).
-		And(expression.Or(expression.AttributeNotExists(expression.Name("total")),
-			expression.Name("total").LessThanEqual(expression.Value(MaxTotal-u.Units))))
-	expr, err := expression.NewBuilder().WithUpdate(upd).WithCondition(cond).Build()
-	if err != nil {
-		return nil, err
-	}
-	tx := []types.TransactWriteItem{
-		{Put: &types.Put{TableName: aws.String(s.ledger), Item: item,
-			ConditionExpression: aws.String("attribute_not_exists(pk)")}},
-		{Update: &types.Update{TableName: aws.String(s.workloads), Key: workloadKey(id),
-			UpdateExpression: expr.Update(), ConditionExpression: expr.Condition(),
-			ExpressionAttributeNames: expr.Names(), ExpressionAttributeValues: expr.Values()}},
-	}
-	if u.Path == PathWebhook { // reconciliation confirms it against the export (recon.go)
+	tx := []types.TransactWriteItem{{Put: &types.Put{TableName: aws.String(s.ledger), Item: item,
+		ConditionExpression: aws.String("attribute_not_exists(pk)")}}}
+	if u.Path == PathWebhook {
 		m, err := s.markerPut(u, id, now)
 		if err != nil {
 			return nil, err
@@ -260,6 +254,35 @@ func (s *core) applyTx(u Usage, id string) ([]types.TransactWriteItem, error) {
 		tx = append(tx, m)
 	}
 	return tx, nil
+}
+
+// totalUpdate adds units to workload id's running total and records last
+// as its last accepted record, if the workload exists, is not retired, and
+// the total stays within MaxTotal. It is the one definition of spend: a
+// single record's Apply adds its own units, a batch adds the sum of its
+// new records for the workload.
+func (s *core) totalUpdate(id string, units int64, last Usage, now string) (types.TransactWriteItem, error) {
+	upd := expression.Add(expression.Name("total"), expression.Value(units)).
+		Set(expression.Name("last_event_id"), expression.Value(last.EventID)).
+		Set(expression.Name("last_record_id"), expression.Value(last.RecordID)).
+		Set(expression.Name("last_units"), expression.Value(last.Units)).
+		Set(expression.Name("last_path"), expression.Value(last.Path)).
+		Set(expression.Name("last_observed_at"), expression.Value(ddb.Stamp(last.ObservedAt))).
+		Set(expression.Name("last_accepted_at"), expression.Value(now)).
+		Set(expression.Name("updated_at"), expression.Value(now))
+	// The total never passes MaxTotal: the record that would carry it past
+	// fails this condition and is refused with an *OverflowError.
+	cond := expression.AttributeExists(expression.Name("pk")).
+		And(expression.Name("status").NotEqual(expression.Value(string(StatusRetired)))).
+		And(expression.Or(expression.AttributeNotExists(expression.Name("total")),
+			expression.Name("total").LessThanEqual(expression.Value(MaxTotal-units))))
+	expr, err := expression.NewBuilder().WithUpdate(upd).WithCondition(cond).Build()
+	if err != nil {
+		return types.TransactWriteItem{}, err
+	}
+	return types.TransactWriteItem{Update: &types.Update{TableName: aws.String(s.workloads), Key: workloadKey(id),
+		UpdateExpression: expr.Update(), ConditionExpression: expr.Condition(),
+		ExpressionAttributeNames: expr.Names(), ExpressionAttributeValues: expr.Values()}}, nil
 }
 
 // ErrContended means a transaction was cancelled by conflicting

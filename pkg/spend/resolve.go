@@ -41,29 +41,45 @@ func (s *Workloads) ResolveRefs(ctx context.Context, refs []string) (map[string]
 	return out, nil
 }
 
-// resolveBatch reads one batch of aliases into ids, reading again the keys
-// DynamoDB left unprocessed.
+// resolveBatch reads one batch of aliases into ids.
 func (s *core) resolveBatch(ctx context.Context, keys []map[string]types.AttributeValue, ids map[string]string) error {
+	err := s.batchGet(ctx, keys, func(item map[string]types.AttributeValue) error {
+		var al aliasItem
+		if err := attributevalue.UnmarshalMap(item, &al); err != nil {
+			return fmt.Errorf("decode alias: %w", err)
+		}
+		ids[strings.TrimPrefix(al.PK, "ALIAS#")] = al.WorkloadID
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("spend: resolve references: %w", err)
+	}
+	return nil
+}
+
+// batchGet reads up to [maxBatchGet] keys of the workloads table with one
+// consistent BatchGetItem, reading again, with backoff, the keys DynamoDB
+// left unprocessed (it does so when a partition is throttled), and hands
+// each item found to fn, in no particular order.
+func (s *core) batchGet(ctx context.Context, keys []map[string]types.AttributeValue, fn func(map[string]types.AttributeValue) error) error {
 	pending := map[string]types.KeysAndAttributes{s.workloads: {Keys: keys, ConsistentRead: aws.Bool(true)}}
 	wait := 10 * time.Millisecond
 	for attempt := 1; len(pending) > 0; attempt++ {
 		out, err := s.db.BatchGetItem(ctx, &dynamodb.BatchGetItemInput{RequestItems: pending})
 		if err != nil {
-			return fmt.Errorf("spend: resolve references: %w", err)
+			return err
 		}
 		for _, item := range out.Responses[s.workloads] {
-			var al aliasItem
-			if err := attributevalue.UnmarshalMap(item, &al); err != nil {
-				return fmt.Errorf("spend: decode alias: %w", err)
+			if err := fn(item); err != nil {
+				return err
 			}
-			ids[strings.TrimPrefix(al.PK, "ALIAS#")] = al.WorkloadID
 		}
 		pending = out.UnprocessedKeys
 		if len(pending) == 0 {
 			return nil
 		}
 		if attempt == 8 {
-			return fmt.Errorf("spend: resolve references: %d keys still unprocessed", len(pending[s.workloads].Keys))
+			return fmt.Errorf("%d keys still unprocessed", len(pending[s.workloads].Keys))
 		}
 		select {
 		case <-ctx.Done():

@@ -59,6 +59,13 @@ func newFixture(t testing.TB) *fixture {
 
 func newFixtureOn(t testing.TB, env *localaws.Env, sender pager.Sender) *fixture {
 	t.Helper()
+	return newFixtureWith(t, env, env.DynamoDB, sender)
+}
+
+// newFixtureWith is newFixtureOn with the ledger's client replaced by db
+// (a wrapper around env.DynamoDB).
+func newFixtureWith(t testing.TB, env *localaws.Env, db DB, sender pager.Sender) *fixture {
+	t.Helper()
 	f := &fixture{metrics: &recorder{counts: map[string]int64{}, durations: map[string]int{}},
 		now: time.Date(2026, 11, 30, 3, 18, 0, 0, time.UTC)}
 	var err error
@@ -67,7 +74,7 @@ func newFixtureOn(t testing.TB, env *localaws.Env, sender pager.Sender) *fixture
 	if err != nil {
 		t.Fatal(err)
 	}
-	f.s, err = New(Config{DB: env.DynamoDB, LedgerTable: env.TableName("LedgerTable"),
+	f.s, err = New(Config{DB: db, LedgerTable: env.TableName("LedgerTable"),
 		WorkloadsTable: env.TableName("WorkloadsTable"), Pages: f.outbox,
 		Webhook:    PathContract{ExpectedArrival: 5 * time.Second, MaxAge: maxAge, Interval: time.Minute},
 		Poll:       PathContract{ExpectedArrival: 10 * time.Minute, MaxAge: maxAge, Interval: 15 * time.Minute},

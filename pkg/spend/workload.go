@@ -238,27 +238,66 @@ func (s *Workloads) Get(ctx context.Context, id string) (Workload, error) {
 	return wi.workload(), nil
 }
 
-// List returns every registered workload, ordered by ID.
+// List returns every registered workload, ordered by ID. The index gsi1
+// holds the workloads' keys only (one partition, WORKLOADS, for the whole
+// fleet, so it must not carry the running totals that every usage record
+// changes): List reads the IDs from it and each workload item itself with
+// consistent BatchGetItem reads.
 func (s *Workloads) List(ctx context.Context) ([]Workload, error) {
-	var ws []Workload
-	err := queryItems(ctx, s.db, s.workloads, indexName, expression.Key("gsi1pk").Equal(expression.Value("WORKLOADS")), true, 0, func(wi workloadItem) error {
-		ws = append(ws, wi.workload())
-		return nil
-	})
+	ids, err := s.indexKeys(ctx, "WORKLOADS")
 	if err != nil {
 		return nil, fmt.Errorf("spend: list workloads: %w", err)
+	}
+	byID := make(map[string]Workload, len(ids))
+	for start := 0; start < len(ids); start += maxBatchGet {
+		batch := ids[start:min(start+maxBatchGet, len(ids))]
+		keys := make([]map[string]types.AttributeValue, len(batch))
+		for i, id := range batch {
+			keys[i] = workloadKey(id)
+		}
+		err := s.batchGet(ctx, keys, func(item map[string]types.AttributeValue) error {
+			var wi workloadItem
+			if err := attributevalue.UnmarshalMap(item, &wi); err != nil {
+				return fmt.Errorf("decode workload: %w", err)
+			}
+			byID[wi.ID] = wi.workload()
+			return nil
+		})
+		if err != nil {
+			return nil, fmt.Errorf("spend: list workloads: %w", err)
+		}
+	}
+	ws := make([]Workload, 0, len(ids))
+	for _, id := range ids {
+		if w, ok := byID[id]; ok { // deleted between the index and the read
+			ws = append(ws, w)
+		}
 	}
 	return ws, nil
 }
 
+// indexKeys returns the gsi1sk of every item in the gsi1 partition pk, in
+// order. It reads only keys, so it works whatever the index projects.
+func (s *Workloads) indexKeys(ctx context.Context, pk string) ([]string, error) {
+	var out []string
+	err := queryItems(ctx, s.db, s.workloads, indexName, expression.Key("gsi1pk").Equal(expression.Value(pk)), true, 0,
+		func(k indexKey) error {
+			out = append(out, k.GSI1SK)
+			return nil
+		})
+	return out, err
+}
+
+// indexKey is what every projection of gsi1 carries.
+type indexKey struct {
+	GSI1SK string `dynamodbav:"gsi1sk"`
+}
+
 // Aliases returns the references that map to workload id, its own ID
-// included.
+// included. An alias's index sort key is its reference, so the index's
+// keys answer.
 func (s *Workloads) Aliases(ctx context.Context, id string) ([]string, error) {
-	var refs []string
-	err := queryItems(ctx, s.db, s.workloads, indexName, expression.Key("gsi1pk").Equal(expression.Value("ALIASES#"+id)), true, 0, func(al aliasItem) error {
-		refs = append(refs, al.Ref)
-		return nil
-	})
+	refs, err := s.indexKeys(ctx, "ALIASES#"+id)
 	if err != nil {
 		return nil, fmt.Errorf("spend: aliases of %s: %w", id, err)
 	}

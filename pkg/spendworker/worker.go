@@ -27,6 +27,16 @@ type Ledger interface {
 	Apply(ctx context.Context, u spend.Usage) (spend.Result, error)
 }
 
+// BatchLedger applies a whole batch's records, with one ledger
+// transaction per workload; [*spend.Ledger] is one. A Ledger that is also
+// a BatchLedger gets each SQS batch in one call, so that a hot workload's
+// item is written once per batch rather than once per record.
+type BatchLedger interface {
+	ApplyBatch(ctx context.Context, us []spend.Usage) ([]spend.Result, []error)
+}
+
+var _ BatchLedger = (*spend.Ledger)(nil)
+
 // Quarantiner stores a record the ledger refused and pages its owner once;
 // [*spend.Ledger] is one. A Ledger that is also a Quarantiner gets refused
 // records quarantined and acknowledged; otherwise they are dead-lettered.
@@ -124,11 +134,72 @@ func New(cfg Config) (*Worker, error) {
 // Handle is the Lambda entry point.
 func (w *Worker) Handle(ctx context.Context, ev events.SQSEvent) (events.SQSEventResponse, error) {
 	keys := &pageKeys{}
-	resp := queue.HandleBatch(ctx, ev, w.cfg.Concurrency, func(ctx context.Context, m events.SQSMessage) bool {
-		return w.process(ctx, m, keys)
-	})
+	var resp events.SQSEventResponse
+	if bl, ok := w.cfg.Ledger.(BatchLedger); ok {
+		resp = w.handleBatch(ctx, bl, ev, keys)
+	} else {
+		resp = queue.HandleBatch(ctx, ev, w.cfg.Concurrency, func(ctx context.Context, m events.SQSMessage) bool {
+			return w.process(ctx, m, keys)
+		})
+	}
 	w.flush(ctx, keys.keys)
 	return resp, nil
+}
+
+// parsed is one message of a batch with the record read from it.
+type parsed struct {
+	m          events.SQSMessage
+	u          spend.Usage
+	receivedAt time.Time
+}
+
+// handleBatch applies the batch's records with one ApplyBatch call, then
+// finishes each record (quarantine, attribution mark, metrics) as
+// [Worker.process] does, at most Concurrency at a time.
+func (w *Worker) handleBatch(ctx context.Context, bl BatchLedger, ev events.SQSEvent, keys *pageKeys) events.SQSEventResponse {
+	now := w.cfg.Now()
+	msgs := make([]parsed, len(ev.Records))
+	parseErrs := make([]error, len(ev.Records))
+	var us []spend.Usage
+	var at []int // at[k] is the message of us[k]
+	for i, m := range ev.Records {
+		u, receivedAt, err := parse(m, now)
+		msgs[i], parseErrs[i] = parsed{m: m, u: u, receivedAt: receivedAt}, err
+		if err == nil {
+			us = append(us, u)
+			at = append(at, i)
+		}
+	}
+	results := make([]spend.Result, len(ev.Records))
+	errs := make([]error, len(ev.Records))
+	if len(us) > 0 {
+		rs, es := bl.ApplyBatch(ctx, us)
+		for k, i := range at {
+			results[i], errs[i] = rs[k], es[k]
+		}
+	}
+	acked := make([]bool, len(ev.Records))
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, w.cfg.Concurrency)
+	for i := range ev.Records {
+		sem <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-sem }()
+			if parseErrs[i] != nil {
+				acked[i] = w.malformed(ctx, msgs[i].m, parseErrs[i])
+				return
+			}
+			acked[i] = w.finish(ctx, msgs[i], results[i], errs[i], keys)
+		})
+	}
+	wg.Wait()
+	var resp events.SQSEventResponse
+	for i, m := range ev.Records {
+		if !acked[i] {
+			resp.BatchItemFailures = append(resp.BatchItemFailures, events.SQSBatchItemFailure{ItemIdentifier: m.MessageId})
+		}
+	}
+	return resp
 }
 
 // flush sends the pages this batch enqueued, or every pending page when a
@@ -172,6 +243,15 @@ func (w *Worker) process(ctx context.Context, m events.SQSMessage, keys *pageKey
 		return w.malformed(ctx, m, err)
 	}
 	res, err := w.cfg.Ledger.Apply(ctx, u)
+	return w.finish(ctx, parsed{m: m, u: u, receivedAt: receivedAt}, res, err, keys)
+}
+
+// finish completes one record after the ledger: a refused record is
+// quarantined, a failed one returns to the queue, an applied one is
+// marked on its intake record and counted. It reports whether the message
+// is acknowledged.
+func (w *Worker) finish(ctx context.Context, p parsed, res spend.Result, err error, keys *pageKeys) bool {
+	m, u := p.m, p.u
 	if spend.IsRefused(err) {
 		return w.refused(ctx, m, u, err, keys)
 	}
@@ -189,7 +269,7 @@ func (w *Worker) process(ctx context.Context, m events.SQSMessage, keys *pageKey
 	if !w.markAttribution(ctx, m, u, state, workload, reason) {
 		return false
 	}
-	w.observe(u, receivedAt, res)
+	w.observe(u, p.receivedAt, res)
 	w.cfg.Logger.InfoContext(ctx, "usage "+string(res.Outcome), "record_id", u.RecordID, "event_id", u.EventID,
 		"workload", res.WorkloadID, "total", res.Total, "decisions", len(res.Decisions))
 	return true

@@ -70,7 +70,7 @@ if ! table_exists hookline-workloads; then
   awslocal dynamodb create-table --table-name hookline-workloads --billing-mode PAY_PER_REQUEST \
     --attribute-definitions AttributeName=gsi1pk,AttributeType=S AttributeName=gsi1sk,AttributeType=S AttributeName=pk,AttributeType=S AttributeName=sk,AttributeType=S \
     --key-schema AttributeName=pk,KeyType=HASH AttributeName=sk,KeyType=RANGE \
-    --global-secondary-indexes '[{"IndexName":"gsi1","KeySchema":[{"AttributeName":"gsi1pk","KeyType":"HASH"},{"AttributeName":"gsi1sk","KeyType":"RANGE"}],"Projection":{"ProjectionType":"ALL"}}]' >/dev/null
+    --global-secondary-indexes '[{"IndexName":"gsi1","KeySchema":[{"AttributeName":"gsi1pk","KeyType":"HASH"},{"AttributeName":"gsi1sk","KeyType":"RANGE"}],"Projection":{"ProjectionType":"KEYS_ONLY"}}]' >/dev/null
   awslocal dynamodb wait table-exists --table-name hookline-workloads
   awslocal dynamodb update-time-to-live --table-name hookline-workloads --time-to-live-specification Enabled=true,AttributeName=expires_at >/dev/null
   awslocal dynamodb update-continuous-backups --table-name hookline-workloads --point-in-time-recovery-specification PointInTimeRecoveryEnabled=true >/dev/null
