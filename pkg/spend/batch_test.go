@@ -74,7 +74,7 @@ func TestApplyBatchRetriesATransactionConflict(t *testing.T) {
 	db := &batchConflicting{DB: env.DynamoDB}
 	f := newFixtureWith(t, env, db, nil)
 	f.workload(t, "hot", 1000, 0)
-	// given a batch whose transaction meets two batchConflicting transactions
+	// given a batch whose transaction meets two conflicting transactions
 	db.n = 2
 	res, errs := f.s.Ledger.ApplyBatch(context.Background(), batchOf("hot", 10, 7))
 	// then it is retried until it commits, once, with every record applied
