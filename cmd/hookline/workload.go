@@ -71,14 +71,9 @@ func newWorkloadListCmd() *cobra.Command {
 	}
 	asJSON := jsonFlag(cmd)
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
-		s, err := connectCmd(cmd)
+		ws, err := listWorkloads(cmd, "workload list")
 		if err != nil {
 			return err
-		}
-		ws, err := s.ledger.Workloads.List(cmd.Context())
-		if err != nil {
-			s.hint("workload list")
-			return exit(fail("workload list", err))
 		}
 		views := make([]ops.WorkloadView, 0, len(ws))
 		for _, w := range ws {
@@ -103,6 +98,21 @@ func newWorkloadListCmd() *cobra.Command {
 	return cmd
 }
 
+// listWorkloads connects and reads every workload for the command named
+// name, printing a failure.
+func listWorkloads(cmd *cobra.Command, name string) ([]spend.Workload, error) {
+	s, err := connectCmd(cmd)
+	if err != nil {
+		return nil, err
+	}
+	ws, err := s.ledger.Workloads.List(cmd.Context())
+	if err != nil {
+		s.hint(name)
+		return nil, exit(fail(name, err))
+	}
+	return ws, nil
+}
+
 // idProblem is a registered workload whose ID is outside the alphabet.
 type idProblem struct {
 	ID     string `json:"id"`
@@ -120,14 +130,9 @@ func newWorkloadCheckCmd() *cobra.Command {
 	}
 	asJSON := jsonFlag(cmd)
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
-		s, err := connectCmd(cmd)
+		ws, err := listWorkloads(cmd, "workload check")
 		if err != nil {
 			return err
-		}
-		ws, err := s.ledger.Workloads.List(cmd.Context())
-		if err != nil {
-			s.hint("workload check")
-			return exit(fail("workload check", err))
 		}
 		bad := []idProblem{}
 		for _, w := range ws {
