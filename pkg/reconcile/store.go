@@ -59,6 +59,9 @@ type Store struct {
 	table string
 }
 
+// changeRetry is ChangeTier's budget against conflicts and throttling.
+var changeRetry = ddb.Retry{Attempts: 10, Base: 5 * time.Millisecond, Max: 250 * time.Millisecond}
+
 // NewStore returns a Store for cfg.
 func NewStore(cfg StoreConfig) (*Store, error) {
 	if err := cfg.Validate(); err != nil {
@@ -353,7 +356,10 @@ type changeItem struct {
 
 // ChangeTier moves a workload to a new tier and records the change, in one
 // transaction, on condition that its tier is still prev.Tier (absent when
-// found is false). It reports false when another run changed it first.
+// found is false). It reports false when another run changed it first. A
+// cancellation by a conflict or throttling is retried, never taken for
+// another run's change; when it persists the error wraps
+// [ddb.ErrContended].
 func (s *Store) ChangeTier(ctx context.Context, prev Schedule, found bool, ch IntervalChange) (bool, error) {
 	upd := expression.Set(expression.Name("workload_id"), expression.Value(ch.WorkloadID)).
 		Set(expression.Name("tier"), expression.Value(string(ch.To))).
@@ -375,14 +381,13 @@ func (s *Store) ChangeTier(ctx context.Context, prev Schedule, found bool, ch In
 	if err != nil {
 		return false, fmt.Errorf("reconcile: encode interval change: %w", err)
 	}
-	_, err = s.db.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: []types.TransactWriteItem{
+	err = changeRetry.Transact(ctx, s.db, []types.TransactWriteItem{
 		{Update: &types.Update{TableName: aws.String(s.table), Key: ddb.Key("WL#"+ch.WorkloadID, skSchedule),
 			UpdateExpression: expr.Update(), ConditionExpression: expr.Condition(),
 			ExpressionAttributeNames: expr.Names(), ExpressionAttributeValues: expr.Values()}},
 		{Put: &types.Put{TableName: aws.String(s.table), Item: item}},
-	}})
-	var tce *types.TransactionCanceledException
-	if errors.As(err, &tce) {
+	})
+	if failed, _, ok := ddb.Cancelled(err); ok && failed[0] {
 		return false, nil
 	}
 	if err != nil {

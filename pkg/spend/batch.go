@@ -4,11 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math/rand/v2"
 	"slices"
 	"time"
 
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/hookline/hookline/pkg/internal/ddb"
@@ -19,14 +17,10 @@ import (
 // update stay within DynamoDB's 100 items a transaction.
 const MaxBatchRecords = 40
 
-// Batch transaction retries: a cancellation for TransactionConflict or
-// throttling is retried with jittered exponential backoff, from
-// batchBaseWait up to batchMaxWait, at most batchAttempts times.
-const (
-	batchAttempts = 10
-	batchBaseWait = 10 * time.Millisecond
-	batchMaxWait  = 500 * time.Millisecond
-)
+// batchRetry is how a batch's transaction is retried while conflicts or
+// throttling cancel it: jittered exponential backoff from 10 ms up to
+// 500 ms, at most 10 attempts.
+var batchRetry = ddb.Retry{Attempts: 10, Base: 10 * time.Millisecond, Max: 500 * time.Millisecond}
 
 // ErrBatchContended means a batch's transaction was still cancelled by
 // conflicts or throttling after every retry; its records are unapplied
@@ -295,21 +289,9 @@ func (b *batch) fail(recs []int, err error) {
 // throttling. A cancellation with a failed condition is returned at once:
 // the caller takes the failed records out and runs the rest.
 func (s *core) transactBatch(ctx context.Context, items []types.TransactWriteItem) error {
-	wait := batchBaseWait
-	for i := 1; ; i++ {
-		_, err := s.db.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: items})
-		failed, conflict, ok := cancelled(err)
-		if err == nil || !ok || !conflict || slices.Contains(failed, true) {
-			return err
-		}
-		if i == batchAttempts {
-			return fmt.Errorf("%w: %w", ErrBatchContended, err)
-		}
-		select {
-		case <-ctx.Done():
-			return err
-		case <-time.After(wait/2 + rand.N(wait)):
-		}
-		wait = min(2*wait, batchMaxWait)
+	err := batchRetry.Transact(ctx, s.db, items)
+	if errors.Is(err, ddb.ErrContended) {
+		return fmt.Errorf("%w: %w", ErrBatchContended, err)
 	}
+	return err
 }

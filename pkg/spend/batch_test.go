@@ -10,9 +10,9 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/hookline/hookline/pkg/local/localaws"
+	"github.com/hookline/hookline/pkg/local/testkit"
 )
 
 // batchConflicting cancels, as DynamoDB does, the next n transactions that add
@@ -44,12 +44,7 @@ func (c *batchConflicting) TransactWriteItems(ctx context.Context, in *dynamodb.
 	if !cancel {
 		return c.DB.TransactWriteItems(ctx, in, opts...)
 	}
-	reasons := make([]types.CancellationReason, len(in.TransactItems))
-	for i := range reasons {
-		reasons[i].Code = aws.String("None")
-	}
-	reasons[pos].Code = aws.String("TransactionConflict")
-	return nil, &types.TransactionCanceledException{Message: aws.String("Transaction cancelled"), CancellationReasons: reasons}
+	return nil, testkit.Conflict(len(in.TransactItems), pos)
 }
 
 func batchOf(ref string, n int, units int64) []Usage {
@@ -102,8 +97,8 @@ func TestApplyBatchGivesUpOnEndlessContentionWithoutApplying(t *testing.T) {
 			t.Fatalf("record %d: err = %v, want ErrBatchContended", i, err)
 		}
 	}
-	if db.attempts != batchAttempts || f.total(t, "hot") != 0 {
-		t.Fatalf("attempts = %d, total = %d; want %d attempts and 0", db.attempts, f.total(t, "hot"), batchAttempts)
+	if db.attempts != batchRetry.Attempts || f.total(t, "hot") != 0 {
+		t.Fatalf("attempts = %d, total = %d; want %d attempts and 0", db.attempts, f.total(t, "hot"), batchRetry.Attempts)
 	}
 }
 

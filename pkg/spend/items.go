@@ -2,7 +2,6 @@ package spend
 
 import (
 	"context"
-	"errors"
 	"fmt"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -244,23 +243,9 @@ type reconRunItem struct {
 }
 
 // cancelled reports, for a cancelled transaction, which items failed their
-// condition. ok is false when err is not a cancellation.
-func cancelled(err error) (failed []bool, conflict bool, ok bool) {
-	var tce *types.TransactionCanceledException
-	if !errors.As(err, &tce) {
-		return nil, false, false
-	}
-	failed = make([]bool, len(tce.CancellationReasons))
-	for i, r := range tce.CancellationReasons {
-		switch aws.ToString(r.Code) {
-		case "ConditionalCheckFailed":
-			failed[i] = true
-		case "TransactionConflict", "ThrottlingError", "ProvisionedThroughputExceeded":
-			conflict = true
-		}
-	}
-	return failed, conflict, true
-}
+// condition and whether a conflict or throttling cancelled it
+// ([ddb.Cancelled]). ok is false when err is not a cancellation.
+func cancelled(err error) (failed []bool, conflict bool, ok bool) { return ddb.Cancelled(err) }
 
 // getItem reads one item with a consistent read and decodes it into T. An
 // absent item is reported as notFound, wrapped with what it was.

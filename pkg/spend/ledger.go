@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math/rand/v2"
 	"slices"
 	"strconv"
 	"time"
@@ -285,46 +284,22 @@ func (s *core) totalUpdate(id string, units int64, last Usage, now string) (type
 		ExpressionAttributeNames: expr.Names(), ExpressionAttributeValues: expr.Values()}}, nil
 }
 
-// ErrContended means a transaction was cancelled by conflicting
-// transactions (or throttled) on every attempt: nothing of it was applied,
+// ErrContended means a transaction kept being cancelled by conflicting
+// transactions or throttling: nothing was applied, nothing was decided,
 // and the caller should retry later.
-var ErrContended = errors.New("spend: transaction kept conflicting")
+var ErrContended = ddb.ErrContended
 
-// Retry budget of [core.transact]: backoff with full jitter from
-// transactBaseWait, doubling to transactMaxWait, for transactAttempts
-// attempts (about 5 s of waiting at most).
-const (
-	transactAttempts = 25
-	transactBaseWait = 2 * time.Millisecond
-	transactMaxWait  = 250 * time.Millisecond
-)
+// transactRetry is [core.transact]'s budget: backoff with full jitter from
+// 2 ms, doubling to 250 ms, for 25 attempts (about 5 s of waiting at most).
+var transactRetry = ddb.Retry{Attempts: 25, Base: 2 * time.Millisecond, Max: 250 * time.Millisecond}
 
 // transact runs a transaction, retrying cancellations caused by a
-// conflicting transaction or throttling (not by a failed condition). On a
-// hot workload item every concurrent record's transaction meets the
-// others' (DynamoDB cancels, never waits), so the retry is what applies
-// them. When every attempt met a conflict it returns an error wrapping
-// [ErrContended] that is not a cancellation: callers that read a
-// cancellation as a failed condition ("another Apply got there first")
-// must not read it so, since nothing decided anything.
+// conflicting transaction or throttling (not by a failed condition), as
+// [ddb.Retry.Transact] does. On a hot workload item every concurrent
+// record's transaction meets the others' (DynamoDB cancels, never waits),
+// so the retry is what applies them.
 func (s *core) transact(ctx context.Context, items []types.TransactWriteItem) error {
-	wait := transactBaseWait
-	for i := 1; ; i++ {
-		_, err := s.db.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: items})
-		failed, conflict, ok := cancelled(err)
-		if err == nil || !ok || !conflict || slices.Contains(failed, true) {
-			return err
-		}
-		if i == transactAttempts {
-			return fmt.Errorf("%w (%d attempts): %v", ErrContended, i, err)
-		}
-		select {
-		case <-ctx.Done():
-			return fmt.Errorf("%w (%d attempts): %w: %v", ErrContended, i, ctx.Err(), err)
-		case <-time.After(rand.N(wait) + time.Millisecond):
-		}
-		wait = min(2*wait, transactMaxWait)
-	}
+	return transactRetry.Transact(ctx, s.db, items)
 }
 
 // conflict classifies a record whose entry already exists.

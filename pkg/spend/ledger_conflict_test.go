@@ -7,11 +7,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/hookline/hookline/pkg/local/localaws"
+	"github.com/hookline/hookline/pkg/local/testkit"
 	"github.com/hookline/hookline/pkg/pager"
 )
 
@@ -40,19 +40,30 @@ func (c *conflicting) TransactWriteItems(ctx context.Context, in *dynamodb.Trans
 	if !conflict {
 		return c.DB.TransactWriteItems(ctx, in, opts...)
 	}
-	reasons := make([]types.CancellationReason, len(in.TransactItems))
-	for i := range reasons {
-		reasons[i].Code = aws.String("None")
-	}
-	reasons[0].Code = aws.String("TransactionConflict")
-	return nil, &types.TransactionCanceledException{Message: aws.String("Transaction cancelled [TransactionConflict]"),
-		CancellationReasons: reasons}
+	return nil, testkit.Conflict(len(in.TransactItems), 0)
 }
 
 func (c *conflicting) conflictAfter(n int) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.pass, c.healed = c.seen+n, false
+}
+
+// cancelNext cancels the next n transactions, then heals.
+func (c *conflicting) cancelNext(n int) {
+	c.conflictAfter(0)
+	go func() {
+		for {
+			c.mu.Lock()
+			done := c.cancelled >= n
+			c.mu.Unlock()
+			if done {
+				c.heal()
+				return
+			}
+			time.Sleep(time.Millisecond)
+		}
+	}()
 }
 
 func (c *conflicting) heal() {
@@ -92,19 +103,7 @@ func TestLedgerRetriesATransactionConflict(t *testing.T) {
 	f, db := newConflictFixture(t)
 	f.workload(t, "w1", 1000, 0)
 	ctx := context.Background()
-	db.conflictAfter(0)
-	go func() {
-		for {
-			db.mu.Lock()
-			n := db.cancelled
-			db.mu.Unlock()
-			if n >= 3 {
-				db.heal()
-				return
-			}
-			time.Sleep(time.Millisecond)
-		}
-	}()
+	db.cancelNext(3)
 
 	// When a record is applied
 	res, err := f.s.Ledger.Apply(ctx, usage("r1", "w1", 7))

@@ -116,8 +116,9 @@ func (n NewWorkload) validate() error {
 }
 
 // CreateWorkload registers an active workload with a zero total, and an
-// alias from its own ID, in one transaction. Its first reconciliation is
-// the reconciler's next run (see [RunSchedule]).
+// alias from its own ID, in one transaction, retried while it meets a
+// running one. Its first reconciliation is the reconciler's next run (see
+// [RunSchedule]).
 func (s *Workloads) CreateWorkload(ctx context.Context, n NewWorkload) (Workload, error) {
 	if err := n.validate(); err != nil {
 		return Workload{}, err
@@ -139,10 +140,10 @@ func (s *Workloads) CreateWorkload(ctx context.Context, n NewWorkload) (Workload
 	if err != nil {
 		return Workload{}, err
 	}
-	_, err = s.db.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: []types.TransactWriteItem{
+	err = s.transact(ctx, []types.TransactWriteItem{
 		{Put: &types.Put{TableName: aws.String(s.workloads), Item: wItem, ConditionExpression: aws.String("attribute_not_exists(pk)")}},
 		{Put: &types.Put{TableName: aws.String(s.workloads), Item: aItem, ConditionExpression: aws.String("attribute_not_exists(pk)")}},
-	}})
+	})
 	if failed, _, ok := cancelled(err); ok {
 		if len(failed) > 0 && failed[0] {
 			return Workload{}, fmt.Errorf("spend: create workload %s: %w", n.ID, ErrWorkloadExists)
@@ -175,11 +176,11 @@ func (s *Workloads) AddAlias(ctx context.Context, ref, id string) error {
 	if err != nil {
 		return err
 	}
-	_, err = s.db.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: []types.TransactWriteItem{
+	err = s.transact(ctx, []types.TransactWriteItem{
 		{ConditionCheck: &types.ConditionCheck{TableName: aws.String(s.workloads), Key: workloadKey(id),
 			ConditionExpression: aws.String("attribute_exists(pk)")}},
 		{Put: &types.Put{TableName: aws.String(s.workloads), Item: item, ConditionExpression: aws.String("attribute_not_exists(pk)")}},
-	}})
+	})
 	failed, _, ok := cancelled(err)
 	switch {
 	case err == nil:
