@@ -85,16 +85,41 @@ func (f *fold) start(ctx context.Context) *lanes {
 		l.in[i] = make(chan resolved, laneBuffer)
 		l.wg.Go(func() {
 			for r := range l.in[i] {
+				rs := gather(l.in[i], r)
 				if l.ctx.Err() != nil {
 					continue // drain: the run already failed
 				}
-				if err := f.one(l.ctx, r.rec, r.id); err != nil {
+				if err := f.batch(l.ctx, rs); err != nil {
 					l.cancel(err)
 				}
 			}
 		})
 	}
 	return l
+}
+
+// foldBatch is how many waiting records of a lane one ledger call folds:
+// a lane's references share its batches, and the ledger writes each
+// workload of a batch in one transaction ([spend.MaxBatchRecords] records
+// at most), so a busy workload's item takes one write per batch.
+const foldBatch = 2 * spend.MaxBatchRecords
+
+// gather returns first and the records already waiting in ch, up to
+// foldBatch, without waiting for more.
+func gather(ch <-chan resolved, first resolved) []resolved {
+	rs := []resolved{first}
+	for len(rs) < foldBatch {
+		select {
+		case r, ok := <-ch:
+			if !ok {
+				return rs
+			}
+			rs = append(rs, r)
+		default:
+			return rs
+		}
+	}
+	return rs
 }
 
 // page is the callback of [Export.ListUsage].
@@ -148,16 +173,46 @@ func (l *lanes) wait() error {
 	return err
 }
 
-// one folds one record through the same Apply as the webhook path (with
-// its reference resolved already to id) and classifies it. A record the
-// ledger refuses is quarantined and counted; it does not fail the run.
-func (f *fold) one(ctx context.Context, rec provider.UsageRecord, id string) error {
-	u := spend.Usage{RecordID: rec.RecordID, WorkloadRef: rec.WorkloadRef, Units: rec.Units,
-		OccurredAt: rec.OccurredAt, ObservedAt: f.now, Path: spend.PathPoll}
-	if err := schemaProblem(rec, f.now); err != nil {
-		return f.quarantine(ctx, u, err)
+// batch folds records through the same ledger as the webhook path, in one
+// batch (their references resolved already), and classifies each. A record
+// outside the schema, or one the ledger refuses, is quarantined and
+// counted; it does not fail the run.
+func (f *fold) batch(ctx context.Context, rs []resolved) error {
+	var us []spend.Usage
+	var recs []provider.UsageRecord
+	ids := map[string]string{}
+	for _, r := range rs {
+		u := usageOf(r.rec, f.now)
+		if err := schemaProblem(r.rec, f.now); err != nil {
+			if err := f.quarantine(ctx, u, err); err != nil {
+				return err
+			}
+			continue
+		}
+		us, recs = append(us, u), append(recs, r.rec)
+		ids[r.rec.WorkloadRef] = r.id
 	}
-	res, err := f.r.cfg.Ledger.ApplyResolved(ctx, u, id)
+	if len(us) == 0 {
+		return nil
+	}
+	res, errs := f.r.cfg.Ledger.ApplyBatchResolved(ctx, us, ids)
+	for i := range us {
+		if err := f.classify(ctx, recs[i], us[i], res[i], errs[i]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// usageOf is an export record as the ledger takes it from the poll.
+func usageOf(rec provider.UsageRecord, now time.Time) spend.Usage {
+	return spend.Usage{RecordID: rec.RecordID, WorkloadRef: rec.WorkloadRef, Units: rec.Units,
+		OccurredAt: rec.OccurredAt, ObservedAt: now, Path: spend.PathPoll}
+}
+
+// classify counts one folded record by its outcome, confirms the webhook
+// entry it matched, and quarantines a record the ledger refused.
+func (f *fold) classify(ctx context.Context, rec provider.UsageRecord, u spend.Usage, res spend.Result, err error) error {
 	if spend.IsRefused(err) {
 		return f.quarantine(ctx, u, err)
 	}

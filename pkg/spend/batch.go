@@ -38,7 +38,15 @@ var ErrBatchContended = errors.New("spend: batch transaction still contended aft
 // outcome is unknown and the caller should retry it; [IsRefused] errors
 // are refusals, as from Apply.
 func (s *Ledger) ApplyBatch(ctx context.Context, us []Usage) ([]Result, []error) {
-	b := &batch{s: s.core, us: us, res: make([]Result, len(us)), errs: make([]error, len(us))}
+	return s.ApplyBatchResolved(ctx, us, nil)
+}
+
+// ApplyBatchResolved is [Ledger.ApplyBatch] for records whose references
+// the caller resolved already: ids maps each reference to its workload ID
+// ("" or absent for none, as [Ledger.ApplyResolved] takes it). A nil ids
+// resolves them.
+func (s *Ledger) ApplyBatchResolved(ctx context.Context, us []Usage, ids map[string]string) ([]Result, []error) {
+	b := &batch{s: s.core, us: us, res: make([]Result, len(us)), errs: make([]error, len(us)), resolved: ids}
 	b.run(ctx)
 	return b.res, b.errs
 }
@@ -49,7 +57,8 @@ type batch struct {
 	us   []Usage
 	res  []Result
 	errs []error
-	// resolved maps each reference to its workload ID.
+	// resolved maps each reference to its workload ID; nil until plan
+	// resolves them, unless the caller gave them.
 	resolved map[string]string
 	// first is the first record of the batch with each record ID.
 	first map[string]int
@@ -102,16 +111,19 @@ func (b *batch) plan(ctx context.Context) ([]*group, []int) {
 		}
 		refs = append(refs, u.WorkloadRef)
 	}
-	ids, err := b.s.asWorkloads().ResolveRefs(ctx, refs)
-	if err != nil {
-		for i := range b.us {
-			if b.errs[i] == nil {
-				b.errs[i] = err
+	if b.resolved == nil {
+		ids, err := b.s.asWorkloads().ResolveRefs(ctx, refs)
+		if err != nil {
+			for i := range b.us {
+				if b.errs[i] == nil {
+					b.errs[i] = err
+				}
 			}
+			return nil, nil
 		}
-		return nil, nil
+		b.resolved = ids
 	}
-	b.resolved = ids
+	ids := b.resolved
 	var groups []*group
 	byID := map[string]*group{}
 	b.first = map[string]int{}

@@ -322,6 +322,11 @@ func (s *Recon) ApplyResolved(ctx context.Context, u Usage, id string) (Result, 
 	return s.asLedger().ApplyResolved(ctx, u, id)
 }
 
+// ApplyBatchResolved is [Ledger.ApplyBatchResolved].
+func (s *Recon) ApplyBatchResolved(ctx context.Context, us []Usage, ids map[string]string) ([]Result, []error) {
+	return s.asLedger().ApplyBatchResolved(ctx, us, ids)
+}
+
 // Redrive is [Ledger.Redrive].
 func (s *Recon) Redrive(ctx context.Context, recordID string) (Result, error) {
 	return s.asLedger().Redrive(ctx, recordID)
