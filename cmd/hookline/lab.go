@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"runtime/debug"
 	"runtime/pprof"
 	"strings"
 	"time"
@@ -281,6 +282,9 @@ applied without a restart. Ctrl-C stops everything.`,
 		var err error
 		if cfg.Profile, err = providersim.ParseProfile(profile); err != nil {
 			return usageErrorf("%v", err)
+		}
+		if gogc := defaultLabGOGC(); gogc > 0 {
+			debug.SetGCPercent(gogc) // as hookline lab: one process holds everything
 		}
 		return exit(serveLab(cmd.Context(), cmd.OutOrStdout(), addr, cfg))
 	}

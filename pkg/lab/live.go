@@ -151,10 +151,14 @@ func (l *Live) offer(ctx context.Context) {
 // eachSecond samples the queue once a second, keeps the second that just
 // ended, forgets old events and sends the state to every subscriber.
 func (l *Live) eachSecond(ctx context.Context) {
+	n := 0
 	everySecond(ctx, func() {
 		l.e.obs.sample(l.e.queueDepth(ctx))
 		l.keepSeconds()
 		l.e.obs.forget(time.Now().Add(-forgetAfter))
+		if n++; n%int(forgetAfter/time.Second) == 0 {
+			l.e.acks.forgetOld()
+		}
 		l.publish()
 	})
 }

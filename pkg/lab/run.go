@@ -46,7 +46,7 @@ type experiment struct {
 	// batchesBefore is how many batches the worker was invoked with
 	// before the run (in the warm-up).
 	batchesBefore int64
-	acks          sync.Map // message ID -> *atomic.Int64, deletes asked for it
+	acks          ackCounts // deletes asked for, by message ID
 	// acksAsked and acksLost count the deletes asked for and those lost.
 	acksAsked, acksLost atomic.Int64
 	// workers are the payment worker without and with idempotency;
@@ -202,14 +202,44 @@ func (e *experiment) dropAck(messageID string) bool {
 	if e.warming.Load() {
 		return false
 	}
-	n, _ := e.acks.LoadOrStore(messageID, new(atomic.Int64))
-	k := n.(*atomic.Int64).Add(1)
+	k := e.acks.next(messageID)
 	e.acksAsked.Add(1)
 	lost := e.roll("ack", messageID, strconv.FormatInt(k, 10)) < e.lostAckShare()
 	if lost {
 		e.acksLost.Add(1)
 	}
 	return lost
+}
+
+// ackCounts counts the deletes asked for each message. A live lab calls
+// forgetOld now and then: a message not deleted since the call before
+// last is forgotten, so memory stays bounded.
+type ackCounts struct {
+	mu        sync.Mutex
+	cur, prev map[string]int64
+}
+
+// next counts one more delete of id and returns how many were asked for.
+func (a *ackCounts) next(id string) int64 {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.cur == nil {
+		a.cur = map[string]int64{}
+	}
+	n, ok := a.cur[id]
+	if !ok {
+		n = a.prev[id]
+	}
+	n++
+	a.cur[id] = n
+	return n
+}
+
+// forgetOld drops the counts not touched since the last call.
+func (a *ackCounts) forgetOld() {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.prev, a.cur = a.cur, map[string]int64{}
 }
 
 // lostAckShare is the share of acknowledgements lost now.

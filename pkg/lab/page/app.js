@@ -48,7 +48,7 @@ function chart(svg, seconds, series, opts) {
     label.textContent = tickLabel(v, step);
   }
   const xstep = niceStep((t1 - t0) / 6);
-  for (let t = Math.ceil(t0 / xstep) * xstep; t < t1 - xstep / 2; t += xstep) {
+  for (let t = Math.ceil(t0 / xstep) * xstep; x(t) < W - m.r - 60; t += xstep) {
     const label = el("text", { x: x(t), y: H - 6, "text-anchor": "middle" }, svg);
     label.textContent = t;
   }
@@ -130,7 +130,7 @@ function render(st) {
   ], { y: "ms", changes: ch });
 
   renderBeforeAfter(st.last);
-  renderCapacity(st.capacity);
+  renderCapacity(st.capacity, now.seconds);
   renderAnswers(st.answers);
 }
 
@@ -149,8 +149,8 @@ function renderBeforeAfter(last) {
   $("before-after").innerHTML = h + "</table>";
 }
 
-function renderCapacity(rows) {
-  let h = "<tr><th></th><th>design</th><th>at these settings</th><th>measured, last 10 s</th></tr>";
+function renderCapacity(rows, seconds) {
+  let h = `<tr><th></th><th>design</th><th>at these settings</th><th>measured, last ${seconds} s</th></tr>`;
   for (const r of rows) h += `<tr><td>${r.quantity}</td><td>${r.design}</td><td>${r.expected}</td><td>${r.measured}</td></tr>`;
   $("capacity").innerHTML = h;
 }
