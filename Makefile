@@ -53,6 +53,15 @@ bench: deps ## Run the benchmarks; figures are rates, ratios and latencies with 
 lab: deps ## Payments lab: idempotency off, on, and a 3x spike, 500 webhooks/s for 60 s each; writes docs/lab/.
 	$(GO) run ./cmd/hookline lab --suite --rate 500 --duration 60s --out docs/lab
 
+.PHONY: lab-serve
+lab-serve: deps ## The live lab: 500 webhooks/s, 0.2% of acks lost, idempotency off, and a page with a copilot at http://127.0.0.1:8090/ (Ctrl-C stops it).
+	$(GO) build -o bin/hookline ./cmd/hookline
+	exec ./bin/hookline lab serve
+
+.PHONY: lab-shots
+lab-shots: deps ## Drive the live lab's page in headless Chromium and save its screenshots to docs/lab/ (needs chromium).
+	HOOKLINE_LAB_SHOTS=$(CURDIR)/docs/lab $(GO) test -count=1 -run '^TestLivePageInBrowser$$' -v ./pkg/lab
+
 .PHONY: soak
 soak: deps ## Longer payment fault model (20,000 events per provider profile), then each provider fault alone against each profile.
 	$(GO) test -count=1 -timeout 60m ./pkg/paymentworker -run 'TestFaultModel$$|TestFaultMatrix' -v -model-events 20000 -model-matrix

@@ -2,9 +2,13 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
+	"net"
+	"net/http"
 	"os"
+	"runtime/debug"
 	"runtime/pprof"
 	"strings"
 	"time"
@@ -12,6 +16,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/hookline/hookline/pkg/lab"
+	"github.com/hookline/hookline/pkg/local/localaws"
 	"github.com/hookline/hookline/pkg/local/providersim"
 )
 
@@ -101,6 +106,7 @@ and SVG plots there.`,
 		}
 		return exit(runLab(cmd.Context(), cmd.OutOrStdout(), cfg, f))
 	}
+	cmd.AddCommand(newLabServeCmd())
 	return cmd
 }
 
@@ -124,8 +130,7 @@ func runLabSuite(ctx context.Context, out io.Writer, base lab.Config, f labFlags
 		fmt.Fprintf(out, "== running %s\n", cfg.Name)
 		rep, err := lab.Run(ctx, cfg)
 		if err != nil {
-			fmt.Fprintln(stderr, "hookline lab:", err)
-			return exitFailure
+			return failed(err)
 		}
 		lab.Summary(out, rep)
 		reports = append(reports, rep)
@@ -209,8 +214,7 @@ func writeHeapProfile(path string) {
 func runLab(ctx context.Context, out io.Writer, cfg lab.Config, f labFlags) int {
 	rep, err := lab.Run(ctx, cfg)
 	if err != nil {
-		fmt.Fprintln(stderr, "hookline lab:", err)
-		return exitFailure
+		return failed(err)
 	}
 	if f.out != "" {
 		if err := lab.WriteReport(f.out, rep); err != nil {
@@ -225,5 +229,99 @@ func runLab(ctx context.Context, out io.Writer, cfg lab.Config, f labFlags) int 
 		return exitOK
 	}
 	lab.Summary(out, rep)
+	return exitOK
+}
+
+// failed prints why a lab could not run and returns its exit code: 2 for
+// a bad HOOKLINE_LOCAL_AWS_FAULTS, which nothing ran with, else 1.
+func failed(err error) int {
+	fmt.Fprintln(stderr, "hookline lab:", err)
+	if errors.Is(err, localaws.ErrBadFaults) {
+		return exitUsage
+	}
+	return exitFailure
+}
+
+// newLabServeCmd serves the live lab page.
+func newLabServeCmd() *cobra.Command {
+	var (
+		addr, idempotency, profile string
+		rate, lostAcks             float64
+		seed                       uint64
+	)
+	cmd := &cobra.Command{
+		Use:   "serve",
+		Short: "Run the payment pipeline under load and serve a live page with a copilot",
+		Long: `Start the whole local system and offer signed webhooks at --rate, with
+--lost-acks of SQS acknowledgements lost and idempotency off, as the design's
+lab does. It serves a page on --addr and prints its URL: the pipeline with its
+live figures, charts updated every second, the design's capacity estimate
+beside the same quantities measured, and a copilot that takes "turn on
+idempotency", "what broke?", "traffic spike 3x" and more ("help" lists them),
+applied without a restart. Ctrl-C stops everything.`,
+		Example: `  hookline lab serve
+  hookline lab serve --addr 127.0.0.1:8090 --rate 200 --lost-acks 0.01`,
+		Args: cobra.NoArgs,
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&addr, "addr", "127.0.0.1:8090", "where the page listens")
+	fl.Float64Var(&rate, "rate", 500, "offered webhooks/s at the start, open loop")
+	fl.Float64Var(&lostAcks, "lost-acks", 0.002, "share of SQS acknowledgements lost at the start")
+	fl.StringVar(&idempotency, "idempotency", "off", "the worker's idempotency registry at the start: on or off")
+	fl.StringVar(&profile, "provider-profile", "ignores_keys", "the provider's idempotency profile at the start: honours_keys, replays_successes or ignores_keys")
+	fl.Uint64Var(&seed, "seed", 1, "seed of lost acknowledgements")
+	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
+		cfg := lab.LiveConfig{Rate: rate, LostAcks: lostAcks, Seed: seed}
+		if verbose {
+			cfg.Logger = logger(true)
+		}
+		if idempotency != "on" && idempotency != "off" {
+			return usageErrorf("--idempotency must be on or off, not %q", idempotency)
+		}
+		cfg.Idempotency = idempotency == "on"
+		var err error
+		if cfg.Profile, err = providersim.ParseProfile(profile); err != nil {
+			return usageErrorf("%v", err)
+		}
+		if gogc := defaultLabGOGC(); gogc > 0 {
+			debug.SetGCPercent(gogc) // as hookline lab: one process holds everything
+		}
+		return exit(serveLab(cmd.Context(), cmd.OutOrStdout(), addr, cfg))
+	}
+	return cmd
+}
+
+// serveLab runs the live lab on addr until ctx ends.
+func serveLab(ctx context.Context, out io.Writer, addr string, cfg lab.LiveConfig) int {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		fmt.Fprintln(stderr, "hookline lab serve:", err)
+		return exitUsage
+	}
+	live, err := lab.StartLive(ctx, cfg)
+	if err != nil {
+		ln.Close()
+		if errors.Is(err, lab.ErrInvalidConfig) {
+			fmt.Fprintln(stderr, "hookline lab serve:", err)
+			return exitUsage
+		}
+		return failed(err)
+	}
+	defer live.Close()
+	// Requests live in ctx, so that Ctrl-C ends the event streams too.
+	srv := &http.Server{Handler: live.Handler(), ReadHeaderTimeout: 5 * time.Second,
+		BaseContext: func(net.Listener) context.Context { return ctx }}
+	fmt.Fprintf(out, "hookline lab: http://%s/ (Ctrl-C stops it)\n", ln.Addr())
+	done := make(chan error, 1)
+	go func() { done <- srv.Serve(ln) }()
+	select {
+	case <-ctx.Done():
+	case err := <-done:
+		fmt.Fprintln(stderr, "hookline lab serve:", err)
+		return exitFailure
+	}
+	shut, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Second)
+	defer cancel()
+	srv.Shutdown(shut)
 	return exitOK
 }

@@ -36,4 +36,21 @@
 //
 // [Findings] names each goal a run missed, with the figure, why it broke
 // and the fix; [WriteReport] writes report.md, report.json and SVG plots.
+//
+// [StartLive] runs the same pipeline until Close, with knobs that change
+// while it runs (idempotency, rate, a spike, the share of lost
+// acknowledgements, the provider's profile), and [Live.Handler] serves
+// the live page: the pipeline with its figures, charts updated every
+// second from server-sent events, the design's capacity estimate beside
+// the measured figures, before and after each change, and a copilot
+// ([ParseCommand], [Live.Ask]) whose "what broke?" answers with the same
+// [Findings]:
+//
+//	live, err := lab.StartLive(ctx, lab.LiveConfig{Rate: 500, LostAcks: 0.002})
+//	if err != nil {
+//		return err
+//	}
+//	defer live.Close()
+//	reply, err := live.Ask("turn on idempotency")
+//	http.ListenAndServe("127.0.0.1:8090", live.Handler())
 package lab

@@ -18,6 +18,9 @@ const (
 	GoalDrain   = 30.0  // s, after a spike
 )
 
+// goalNoDuplicates is the goal the design puts first.
+const goalNoDuplicates = "zero duplicate charges"
+
 // Finding is one goal a run missed: the figure, why, and the fix.
 type Finding struct {
 	Goal     string `json:"goal"`
@@ -40,7 +43,7 @@ func Findings(r *Report) []Finding {
 	var out []Finding
 	add := func(f Finding) { out = append(out, f) }
 	if r.Duplicates > 0 {
-		f := Finding{Goal: "zero duplicate charges", Critical: true,
+		f := Finding{Goal: goalNoDuplicates, Critical: true,
 			Measured: fmt.Sprintf("%d customers charged twice (%.0f a day at %.0f webhooks/s)", r.Duplicates, r.DuplicatesPerDay, r.Rate),
 			Why:      fmt.Sprintf("lost acknowledgements (%.1f%%) made SQS redeliver %d processed events, and each delivery charged again", 100*r.LostAcks, r.Redeliveries),
 			Fix:      "turn on idempotency (--idempotency on): claim source:event_id before charging, look up before charging again"}

@@ -2,6 +2,7 @@ package lab
 
 import (
 	"context"
+	"math"
 	"slices"
 	"sync"
 	"time"
@@ -158,6 +159,28 @@ func (o *observer) sample(depth int) {
 	s.OldestAge = now.Sub(oldest).Seconds()
 }
 
+// forget drops the events due before t, and the latencies of the seconds
+// before it, so that a live lab's memory stays bounded. An event forgotten
+// is no longer counted when it comes back.
+func (o *observer) forget(t time.Time) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	for id, due := range o.offered {
+		if due.Before(t) {
+			delete(o.offered, id)
+			delete(o.accepted, id)
+			delete(o.charged, id)
+			delete(o.declined, id)
+			delete(o.dead, id)
+			delete(o.stamps, id)
+			delete(o.unsettled, id)
+		}
+	}
+	for i := range min(max(int(t.Sub(o.start)/time.Second), 0), len(o.lat)) {
+		o.lat[i] = nil
+	}
+}
+
 // settled reports whether id was charged, declined or dead-lettered.
 func (o *observer) settled(id string) bool {
 	o.mu.Lock()
@@ -221,12 +244,16 @@ func (o *observer) secondLocked(i int) Second {
 }
 
 // latencies returns every webhook -> charge latency.
-func (o *observer) latencies() []time.Duration {
+func (o *observer) latencies() []time.Duration { return o.latenciesOf(0, math.MaxInt) }
+
+// latenciesOf returns the webhook -> charge latencies of the seconds
+// from <= T < to.
+func (o *observer) latenciesOf(from, to int) []time.Duration {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	var all []time.Duration
-	for _, l := range o.lat {
-		all = append(all, l...)
+	for i := max(from, 0); i < min(to, len(o.lat)); i++ {
+		all = append(all, o.lat[i]...)
 	}
 	return all
 }

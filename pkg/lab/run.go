@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"hash/fnv"
 	"io"
+	"math"
 	"net/http"
 	"runtime"
 	"runtime/debug"
@@ -45,7 +46,16 @@ type experiment struct {
 	// batchesBefore is how many batches the worker was invoked with
 	// before the run (in the warm-up).
 	batchesBefore int64
-	acks          sync.Map // message ID -> *atomic.Int64, deletes asked for it
+	acks          ackCounts // deletes asked for, by message ID
+	// acksAsked and acksLost count the deletes asked for and those lost.
+	acksAsked, acksLost atomic.Int64
+	// workers are the payment worker without and with idempotency;
+	// idempotent picks the one each batch goes to, and lostAcks (float64
+	// bits) is the share of acknowledgements lost. Both start from cfg;
+	// only the live lab changes them.
+	workers    [2]*paymentworker.Worker
+	idempotent atomic.Bool
+	lostAcks   atomic.Uint64
 	// cpuFull and cpuBare measure where the CPU went in each path's
 	// bursts.
 	cpuFull, cpuBare cpuMeter
@@ -66,23 +76,36 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	if cfg.GCPercent > 0 {
 		defer debug.SetGCPercent(debug.SetGCPercent(cfg.GCPercent))
 	}
+	e, err := newExperiment(ctx, cfg)
+	if err != nil {
+		return nil, err
+	}
+	defer e.sys.Close()
+	runCtx, stop := context.WithCancel(ctx)
+	defer stop()
+	go e.mapping.Run(runCtx)
+	return e.run(ctx)
+}
+
+// newExperiment starts a fresh local system for cfg (already defaulted)
+// and sets it up; the caller closes e.sys.
+func newExperiment(ctx context.Context, cfg Config) (*experiment, error) {
 	sys, err := localrun.Start(ctx, localrun.Config{
-		Addr: "127.0.0.1:0", NoWorkers: true, Logger: cfg.Logger, AWSLatency: cfg.AWSLatency,
+		Addr: "127.0.0.1:0", NoWorkers: true, Logger: cfg.Logger, AWSLatency: cfg.AWSLatency, AWSFaultsFromEnv: true,
 		Sim: providersim.Config{Profile: cfg.Profile, Seed: cfg.Seed},
 	})
 	if err != nil {
 		return nil, err
 	}
-	defer sys.Close()
 	e := &experiment{cfg: cfg, sys: sys, secret: localrun.DevSecrets[localrun.SecretVar("payments")],
 		http: &http.Client{Transport: &http.Transport{MaxIdleConns: maxInFlight, MaxIdleConnsPerHost: maxInFlight}, Timeout: 10 * time.Second}}
+	e.idempotent.Store(cfg.Idempotency)
+	e.setLostAcks(cfg.LostAcks)
 	if err := e.setUp(ctx); err != nil {
+		sys.Close()
 		return nil, err
 	}
-	runCtx, stop := context.WithCancel(ctx)
-	defer stop()
-	go e.mapping.Run(runCtx)
-	return e.run(ctx)
+	return e, nil
 }
 
 // setUp shortens the queue's visibility (lost acknowledgements come back
@@ -99,9 +122,12 @@ func (e *experiment) setUp(ctx context.Context) error {
 		e.sys.Sim.Faults.SetFaultFunc(e.providerFault)
 	}
 	e.obs = newObserver(time.Now())
-	w, err := e.worker(url)
-	if err != nil {
-		return err
+	for i, on := range []bool{false, true} {
+		w, err := e.worker(url, on)
+		if err != nil {
+			return err
+		}
+		e.workers[i] = w
 	}
 	e.mapping, err = lambdalocal.NewSQSMapping(lambdalocal.SQSMappingConfig{
 		SQS: e.sys.AWS.SQS, QueueURL: url, Function: "PaymentWorkerFunction", ReportBatchItemFailures: true,
@@ -117,6 +143,10 @@ func (e *experiment) setUp(ctx context.Context) error {
 				}
 			}
 			e.obs.redelivered(redelivered)
+			w := e.workers[0]
+			if e.idempotent.Load() {
+				w = e.workers[1]
+			}
 			start := time.Now()
 			defer func() { e.busy.Add(int64(time.Since(start))) }()
 			return w.Handle(ctx, ev)
@@ -126,7 +156,7 @@ func (e *experiment) setUp(ctx context.Context) error {
 }
 
 // worker builds the payment worker with idempotency on or off.
-func (e *experiment) worker(url string) (*paymentworker.Worker, error) {
+func (e *experiment) worker(url string, idempotent bool) (*paymentworker.Worker, error) {
 	client, err := provider.New(provider.Config{BaseURL: e.sys.Sim.URL(), Timeout: 2 * time.Second})
 	if err != nil {
 		return nil, err
@@ -137,7 +167,7 @@ func (e *experiment) worker(url string) (*paymentworker.Worker, error) {
 	}
 	var reg paymentworker.Registry = unguarded{}
 	var charger paymentworker.Charger = blindCharger{client}
-	if e.cfg.Idempotency {
+	if idempotent {
 		store, err := idempotency.NewDynamoDB(idempotency.DynamoDBConfig{Client: e.sys.AWS.DynamoDB, Table: e.sys.AWS.TableName("IdempotencyTable")})
 		if err != nil {
 			return nil, err
@@ -172,10 +202,50 @@ func (e *experiment) dropAck(messageID string) bool {
 	if e.warming.Load() {
 		return false
 	}
-	n, _ := e.acks.LoadOrStore(messageID, new(atomic.Int64))
-	k := n.(*atomic.Int64).Add(1)
-	return e.roll("ack", messageID, strconv.FormatInt(k, 10)) < e.cfg.LostAcks
+	k := e.acks.next(messageID)
+	e.acksAsked.Add(1)
+	lost := e.roll("ack", messageID, strconv.FormatInt(k, 10)) < e.lostAckShare()
+	if lost {
+		e.acksLost.Add(1)
+	}
+	return lost
 }
+
+// ackCounts counts the deletes asked for each message. A live lab calls
+// forgetOld now and then: a message not deleted since the call before
+// last is forgotten, so memory stays bounded.
+type ackCounts struct {
+	mu        sync.Mutex
+	cur, prev map[string]int64
+}
+
+// next counts one more delete of id and returns how many were asked for.
+func (a *ackCounts) next(id string) int64 {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.cur == nil {
+		a.cur = map[string]int64{}
+	}
+	n, ok := a.cur[id]
+	if !ok {
+		n = a.prev[id]
+	}
+	n++
+	a.cur[id] = n
+	return n
+}
+
+// forgetOld drops the counts not touched since the last call.
+func (a *ackCounts) forgetOld() {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.prev, a.cur = a.cur, map[string]int64{}
+}
+
+// lostAckShare is the share of acknowledgements lost now.
+func (e *experiment) lostAckShare() float64 { return math.Float64frombits(e.lostAcks.Load()) }
+
+func (e *experiment) setLostAcks(share float64) { e.lostAcks.Store(math.Float64bits(share)) }
 
 // providerFault draws the hostile faults of the provider contract.
 func (e *experiment) providerFault(key string, n int) providersim.Fault {
@@ -299,17 +369,7 @@ func (e *experiment) offerFor(ctx context.Context, d time.Duration, rate func(ti
 		for float64(len(ids)) < due {
 			id := fmt.Sprintf("%s%07d", prefix, len(ids))
 			ids = append(ids, id)
-			e.obs.offer(id, now)
-			select {
-			case slots <- struct{}{}:
-				i := len(ids)
-				wg.Go(func() {
-					defer func() { <-slots }()
-					e.obs.accept(id, e.post(ctx, id, i))
-				})
-			default: // the sender is saturated: offered, never sent
-				e.obs.accept(id, RefusedUnsent)
-			}
+			e.offerOne(ctx, id, len(ids), now, slots, &wg)
 		}
 		if sec := int(t / time.Second); progress && sec > printed {
 			printed = sec
@@ -318,6 +378,21 @@ func (e *experiment) offerFor(ctx context.Context, d time.Duration, rate func(ti
 	}
 	wg.Wait()
 	return ids
+}
+
+// offerOne offers webhook id, the i-th of its run, due now: it is sent
+// in a goroutine of wg when a slot is free, and refused unsent when not.
+func (e *experiment) offerOne(ctx context.Context, id string, i int, now time.Time, slots chan struct{}, wg *sync.WaitGroup) {
+	e.obs.offer(id, now)
+	select {
+	case slots <- struct{}{}:
+		wg.Go(func() {
+			defer func() { <-slots }()
+			e.obs.accept(id, e.post(ctx, id, i))
+		})
+	default: // the sender is saturated: offered, never sent
+		e.obs.accept(id, RefusedUnsent)
+	}
 }
 
 // warmUp offers load at the run's base rate for cfg.Warmup, with no
@@ -428,6 +503,11 @@ func (e *experiment) progress(n int) {
 
 // sampleEachSecond records the queue's depth once a second.
 func (e *experiment) sampleEachSecond(ctx context.Context) {
+	everySecond(ctx, func() { e.obs.sample(e.queueDepth(ctx)) })
+}
+
+// everySecond calls f once a second until ctx ends.
+func everySecond(ctx context.Context, f func()) {
 	t := time.NewTicker(time.Second)
 	defer t.Stop()
 	for {
@@ -435,17 +515,26 @@ func (e *experiment) sampleEachSecond(ctx context.Context) {
 		case <-ctx.Done():
 			return
 		case <-t.C:
+			f()
 		}
-		out, err := e.sys.AWS.SQS.GetQueueAttributes(ctx, &sqs.GetQueueAttributesInput{
-			QueueUrl:       aws.String(e.sys.AWS.QueueURL("payments")),
-			AttributeNames: []sqstypes.QueueAttributeName{sqstypes.QueueAttributeNameApproximateNumberOfMessages},
-		})
-		depth := -1
-		if err == nil {
-			depth, _ = strconv.Atoi(out.Attributes[string(sqstypes.QueueAttributeNameApproximateNumberOfMessages)])
-		}
-		e.obs.sample(depth)
 	}
+}
+
+// queueDepth is the payments queue's approximate depth, -1 when it could
+// not be read.
+func (e *experiment) queueDepth(ctx context.Context) int {
+	out, err := e.sys.AWS.SQS.GetQueueAttributes(ctx, &sqs.GetQueueAttributesInput{
+		QueueUrl:       aws.String(e.sys.AWS.QueueURL("payments")),
+		AttributeNames: []sqstypes.QueueAttributeName{sqstypes.QueueAttributeNameApproximateNumberOfMessages},
+	})
+	if err != nil {
+		return -1
+	}
+	depth, err := strconv.Atoi(out.Attributes[string(sqstypes.QueueAttributeNameApproximateNumberOfMessages)])
+	if err != nil {
+		return -1
+	}
+	return depth
 }
 
 // drain waits until every accepted event settled, then one visibility

@@ -8,12 +8,14 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
-	"gonum.org/v1/plot/plotutil"
 	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
+	"gonum.org/v1/plot/vg/vgsvg"
 )
 
 // rates lists burst rates ("712, 698, 731, 705").
@@ -155,61 +157,150 @@ func WriteReport(dir string, runs ...*Report) error {
 	return os.WriteFile(filepath.Join(dir, "report.md"), []byte(md.String()), 0o644)
 }
 
-// plotSpec is one plot of a run's seconds.
+// plotSpec is one figure of a run's seconds: a title over one panel, or
+// several stacked on a shared time axis, each with a y-axis of its own.
 type plotSpec struct {
-	file, title, y string
-	lines          []line
+	file, title string
+	panels      []panel
 }
 
-type line struct {
-	name string
-	val  func(Second) float64
+// panel is one plot area, its y-axis and its lines.
+type panel struct {
+	y     string
+	lines []line
 }
+
+// line is one series with a look of its own: a wide pale line under a
+// narrow dark one stays visible where the two are equal.
+type line struct {
+	name  string
+	val   func(Second) float64
+	color color.RGBA
+	width vg.Length
+	dash  bool
+}
+
+var (
+	grey   = color.RGBA{R: 0x9a, G: 0xa5, B: 0xb1, A: 0xff}
+	blue   = color.RGBA{R: 0x23, G: 0x57, B: 0xa6, A: 0xff}
+	pale   = color.RGBA{R: 0xa8, G: 0xcc, B: 0xee, A: 0xff}
+	green  = color.RGBA{R: 0x1e, G: 0x8a, B: 0x4c, A: 0xff}
+	red    = color.RGBA{R: 0xb3, G: 0x26, B: 0x1e, A: 0xff}
+	purple = color.RGBA{R: 0x6b, G: 0x3f, B: 0xa0, A: 0xff}
+	orange = color.RGBA{R: 0xc2, G: 0x6a, B: 0x00, A: 0xff}
+)
 
 var plots = []plotSpec{
-	{"rate.svg", "rate", "events/s", []line{
-		{"offered", func(s Second) float64 { return float64(s.Offered) }},
-		{"accepted", func(s Second) float64 { return float64(s.Accepted) }},
-		{"charged", func(s Second) float64 { return float64(s.Charged) }},
-	}},
-	{"latency.svg", "webhook → charge", "ms", []line{
-		{"p50", func(s Second) float64 { return s.P50 }},
-		{"p99", func(s Second) float64 { return s.P99 }},
-	}},
-	{"duplicates.svg", "duplicates and redeliveries", "per second", []line{
-		{"duplicate charges", func(s Second) float64 { return float64(s.Duplicates) }},
-		{"redeliveries", func(s Second) float64 { return float64(s.Redeliveries) }},
-	}},
-	{"queue.svg", "queue", "messages / seconds", []line{
-		{"depth (messages)", func(s Second) float64 { return float64(s.QueueDepth) }},
-		{"oldest unsettled (s)", func(s Second) float64 { return s.OldestAge }},
+	{"rate.svg", "offered, accepted and charged", []panel{{"events/s", []line{
+		{"offered", func(s Second) float64 { return float64(s.Offered) }, grey, 5, false},
+		{"accepted", func(s Second) float64 { return float64(s.Accepted) }, blue, 1.5, true},
+		{"charged", func(s Second) float64 { return float64(s.Charged) }, green, 1, false},
+	}}}},
+	{"latency.svg", "webhook → charge", []panel{{"ms", []line{
+		{"p50", func(s Second) float64 { return s.P50 }, blue, 1.5, false},
+		{"p99", func(s Second) float64 { return s.P99 }, red, 1.5, true},
+	}}}},
+	{"duplicates.svg", "duplicate charges and redeliveries", []panel{{"per second", []line{
+		{"redeliveries", func(s Second) float64 { return float64(s.Redeliveries) }, pale, 7, false},
+		{"duplicate charges", func(s Second) float64 { return float64(s.Duplicates) }, red, 1.5, false},
+	}}}},
+	{"queue.svg", "queue", []panel{
+		{"messages", []line{{"depth", func(s Second) float64 { return float64(s.QueueDepth) }, purple, 1.5, false}}},
+		{"seconds", []line{{"oldest unsettled", func(s Second) float64 { return s.OldestAge }, orange, 1.5, false}}},
 	}},
 }
 
+// Figure layout: the title on a strip of its own, and the legends in a
+// column right of the plot areas, text after its sample, so that a
+// wider font than the one laid out runs into empty space, not off the
+// frame.
+const (
+	figureWidth  = 8 * vg.Inch
+	panelHeight  = 2.6 * vg.Inch
+	titleHeight  = 0.35 * vg.Inch
+	legendWidth  = 2.1 * vg.Inch
+	figureMargin = 0.1 * vg.Inch
+)
+
 func (p plotSpec) draw(r *Report, path string) error {
+	height := titleHeight + vg.Length(len(p.panels))*panelHeight
+	c := vgsvg.New(figureWidth, height)
+	dc := draw.New(c)
+	title := plot.New().Title.TextStyle
+	title.XAlign, title.YAlign = draw.XCenter, draw.YTop
+	dc.FillText(title, vg.Point{X: figureWidth / 2, Y: height - figureMargin}, fmt.Sprintf("%s: %s", r.Name, p.title))
+	body := draw.Crop(dc, 0, -legendWidth, 0, -titleHeight)
+	pls := make([][]*plot.Plot, len(p.panels))
+	legends := make([]plot.Legend, len(p.panels))
+	for i, pn := range p.panels {
+		pl, lg, err := pn.plot(r)
+		if err != nil {
+			return err
+		}
+		if i == len(p.panels)-1 {
+			pl.X.Label.Text = "second"
+		}
+		pls[i], legends[i] = []*plot.Plot{pl}, lg
+	}
+	tiles := draw.Tiles{Rows: len(p.panels), Cols: 1, PadX: figureMargin, PadY: figureMargin, PadLeft: figureMargin, PadBottom: figureMargin}
+	areas := plot.Align(pls, tiles, body)
+	for i := range pls {
+		pls[i][0].Draw(areas[i][0])
+		side := areas[i][0]
+		side.Min.X, side.Max.X = side.Max.X+figureMargin, figureWidth-figureMargin
+		legends[i].Draw(draw.Crop(side, 0, 0, 0, -figureMargin))
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return fmt.Errorf("lab: plot %s: %w", path, err)
+	}
+	defer f.Close()
+	if _, err := c.WriteTo(f); err != nil {
+		return fmt.Errorf("lab: plot %s: %w", path, err)
+	}
+	return nil
+}
+
+// plot is one panel's plot and its legend, its lines drawn in order: a
+// later one on top.
+func (pn panel) plot(r *Report) (*plot.Plot, plot.Legend, error) {
 	pl := plot.New()
-	pl.Title.Text = fmt.Sprintf("%s: %s", r.Name, p.title)
-	pl.X.Label.Text = "second"
-	pl.Y.Label.Text = p.y
-	pl.Legend.Top = true
-	for i, l := range p.lines {
+	pl.Y.Label.Text = pn.y
+	pl.Y.Min = 0
+	pl.Y.Tick.Marker = plainTicks{}
+	lg := plot.NewLegend()
+	lg.Left, lg.Top = true, true
+	lg.TextStyle.Font.Size = vg.Points(10)
+	lg.Padding = vg.Points(5)
+	for _, l := range pn.lines {
 		pts := make(plotter.XYs, len(r.Seconds))
 		for j, s := range r.Seconds {
 			pts[j].X, pts[j].Y = float64(s.T), max(l.val(s), 0)
 		}
 		ln, err := plotter.NewLine(pts)
 		if err != nil {
-			return fmt.Errorf("lab: plot: %w", err)
+			return nil, lg, fmt.Errorf("lab: plot: %w", err)
 		}
-		ln.Color = plotutil.Color(i)
-		if ln.Color == nil {
-			ln.Color = color.Black
+		ln.Color, ln.Width = l.color, l.width
+		if l.dash {
+			ln.Dashes = []vg.Length{vg.Points(5), vg.Points(3)}
 		}
 		pl.Add(ln)
-		pl.Legend.Add(l.name, ln)
+		lg.Add(l.name, ln)
 	}
-	if err := pl.Save(8*vg.Inch, 3*vg.Inch, path); err != nil {
-		return fmt.Errorf("lab: plot %s: %w", path, err)
+	return pl, lg, nil
+}
+
+// plainTicks are gonum's default ticks labelled without trailing zeros
+// ("500", not "500.00").
+type plainTicks struct{}
+
+func (plainTicks) Ticks(lo, hi float64) []plot.Tick {
+	ticks := plot.DefaultTicks{}.Ticks(lo, hi)
+	for i, t := range ticks {
+		if t.Label != "" {
+			ticks[i].Label = strconv.FormatFloat(t.Value, 'f', -1, 64)
+		}
 	}
-	return nil
+	return ticks
 }
