@@ -139,10 +139,12 @@ func (s *Workloads) CreateWorkload(ctx context.Context, n NewWorkload) (Workload
 	if err != nil {
 		return Workload{}, err
 	}
-	_, err = s.db.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: []types.TransactWriteItem{
+	// transact retries a cancellation for a conflict or throttling, which
+	// says nothing about the conditions.
+	err = s.transact(ctx, []types.TransactWriteItem{
 		{Put: &types.Put{TableName: aws.String(s.workloads), Item: wItem, ConditionExpression: aws.String("attribute_not_exists(pk)")}},
 		{Put: &types.Put{TableName: aws.String(s.workloads), Item: aItem, ConditionExpression: aws.String("attribute_not_exists(pk)")}},
-	}})
+	})
 	if failed, _, ok := cancelled(err); ok {
 		if len(failed) > 0 && failed[0] {
 			return Workload{}, fmt.Errorf("spend: create workload %s: %w", n.ID, ErrWorkloadExists)
@@ -175,11 +177,11 @@ func (s *Workloads) AddAlias(ctx context.Context, ref, id string) error {
 	if err != nil {
 		return err
 	}
-	_, err = s.db.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: []types.TransactWriteItem{
+	err = s.transact(ctx, []types.TransactWriteItem{ // retries conflicts and throttling
 		{ConditionCheck: &types.ConditionCheck{TableName: aws.String(s.workloads), Key: workloadKey(id),
 			ConditionExpression: aws.String("attribute_exists(pk)")}},
 		{Put: &types.Put{TableName: aws.String(s.workloads), Item: item, ConditionExpression: aws.String("attribute_not_exists(pk)")}},
-	}})
+	})
 	failed, _, ok := cancelled(err)
 	switch {
 	case err == nil:
