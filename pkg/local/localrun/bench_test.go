@@ -304,9 +304,10 @@ func BenchmarkHotWorkload(b *testing.B) {
 		b.ReportMetric(float64(on.p99.Milliseconds()), "on_ledger_p99_ms")
 		b.ReportMetric(float64(off.dead+on.dead), "dead_letters")
 		b.ReportMetric(float64(on.throttles), "on_throttles")
+		b.ReportMetric(on.workloadWCU, "on_workload_wcu/s")
 		b.ReportMetric(0, "ns/op")
-		fmt.Printf("hot workload: %d events at 500/s to one workload; limits off %.0f/s (event→ledger p99 %s), on %.0f/s (p99 %s, %d throttles answered); ratio on/off %.2f; %d dead letters\n",
-			*hotEvents, off.rate, off.p99.Round(time.Millisecond), on.rate, on.p99.Round(time.Millisecond), on.throttles,
+		fmt.Printf("hot workload: %d events at 500/s to one workload; limits off %.0f/s (event→ledger p99 %s), on %.0f/s (p99 %s, %d throttles answered, the workload's item at %.0f write units/s of 1,000); ratio on/off %.2f; %d dead letters\n",
+			*hotEvents, off.rate, off.p99.Round(time.Millisecond), on.rate, on.p99.Round(time.Millisecond), on.throttles, on.workloadWCU,
 			on.rate/off.rate, off.dead+on.dead)
 	}
 }
@@ -317,6 +318,9 @@ type hotRun struct {
 	p99       time.Duration
 	dead      int
 	throttles int64
+	// workloadWCU is the write units a second the workloads table took
+	// (the hot workload's item, and nothing else is written there).
+	workloadWCU float64
 }
 
 // runHot sends n usage events for one workload at rate/s with the
@@ -401,7 +405,9 @@ func runHot(b *testing.B, model bool, n, rate int) hotRun {
 	if run.dead != 0 {
 		b.Fatalf("model %v: %d usage records dead-lettered", model, run.dead)
 	}
-	for _, t := range u.sys.AWS.Capacity().Tables {
+	capacity := u.sys.AWS.Capacity()
+	run.workloadWCU = capacity.Tables[u.sys.AWS.TableName("WorkloadsTable")].WriteUnits / elapsed.Seconds()
+	for _, t := range capacity.Tables {
 		run.throttles += t.ReadThrottles + t.WriteThrottles
 		for _, ix := range t.Indexes {
 			run.throttles += ix.ReadThrottles + ix.WriteThrottles
