@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -375,20 +376,55 @@ func (s *Store) ChangeTier(ctx context.Context, prev Schedule, found bool, ch In
 	if err != nil {
 		return false, fmt.Errorf("reconcile: encode interval change: %w", err)
 	}
-	_, err = s.db.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: []types.TransactWriteItem{
+	items := []types.TransactWriteItem{
 		{Update: &types.Update{TableName: aws.String(s.table), Key: ddb.Key("WL#"+ch.WorkloadID, skSchedule),
 			UpdateExpression: expr.Update(), ConditionExpression: expr.Condition(),
 			ExpressionAttributeNames: expr.Names(), ExpressionAttributeValues: expr.Values()}},
 		{Put: &types.Put{TableName: aws.String(s.table), Item: item}},
-	}})
-	var tce *types.TransactionCanceledException
-	if errors.As(err, &tce) {
-		return false, nil
+	}
+	for wait, attempt := changeBaseWait, 1; ; wait, attempt = min(2*wait, changeMaxWait), attempt+1 {
+		_, err = s.db.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: items})
+		var tce *types.TransactionCanceledException
+		if !errors.As(err, &tce) {
+			break
+		}
+		if conditionFailed(tce) {
+			return false, nil
+		}
+		// A conflict or throttling cancelled it before any condition was
+		// decided: send it again.
+		if attempt == changeAttempts {
+			break
+		}
+		select {
+		case <-ctx.Done():
+			return false, fmt.Errorf("reconcile: change tier of %s: %w", ch.WorkloadID, ctx.Err())
+		case <-time.After(wait/2 + rand.N(wait)):
+		}
 	}
 	if err != nil {
 		return false, fmt.Errorf("reconcile: change tier of %s: %w", ch.WorkloadID, err)
 	}
 	return true, nil
+}
+
+// A tier change cancelled by a conflicting transaction or by throttling
+// is sent again after changeBaseWait, doubling to changeMaxWait, for
+// changeAttempts attempts in all.
+const (
+	changeAttempts = 10
+	changeBaseWait = 10 * time.Millisecond
+	changeMaxWait  = 500 * time.Millisecond
+)
+
+// conditionFailed reports whether a cancellation decided a condition.
+func conditionFailed(tce *types.TransactionCanceledException) bool {
+	for _, r := range tce.CancellationReasons {
+		if aws.ToString(r.Code) == "ConditionalCheckFailed" {
+			return true
+		}
+	}
+	return false
 }
 
 // IntervalChanges returns a workload's latest interval changes, newest
