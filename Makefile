@@ -48,6 +48,8 @@ bench: deps ## Run the benchmarks; figures are rates, ratios and latencies with 
 	$(GO) test -run '^$$' -bench E2E -benchtime 1x ./pkg/paymentworker ./pkg/local/localrun
 	@echo "== usage path paced at 500/s, open loop (attributed/offered, event->page p50/p99)"
 	$(GO) test -run '^$$' -bench UsagePaced -benchtime 1x ./pkg/local/localrun
+	@echo "== one hot workload paced at 500/s (ratio_on/off = rate with the local DynamoDB's AWS limits on / off, same run; event->ledger p99, dead letters)"
+	$(GO) test -run '^$$' -bench HotWorkload -benchtime 1x ./pkg/local/localrun
 
 .PHONY: lab
 lab: deps ## Payments lab: idempotency off, on, and a 3x spike, 500 webhooks/s for 60 s each; writes docs/lab/.

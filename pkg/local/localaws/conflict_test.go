@@ -47,6 +47,10 @@ func TestConcurrentTransactionsOnOneItemConflict(t *testing.T) {
 	// Given one hot item that every writer adds to, and a private item per
 	// transaction writer
 	env := localaws.StartForTest(t)
+	// This drives one item past the 1,000 write units and 3,000 read units
+	// a second a DynamoDB partition serves, on purpose: it tests
+	// contention, not throughput (capacity_test.go tests the limits).
+	env.LiftThroughputLimits()
 	ctx := context.Background()
 	table := env.TableName("LedgerTable")
 	putAcct(t, env, table, "hot", 0)

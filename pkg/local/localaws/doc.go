@@ -30,9 +30,17 @@
 //     itemsize.go): a transaction that meets a running one is cancelled
 //     with TransactionConflict, a single-item write to an item a
 //     transaction holds fails with TransactionConflictException, items
-//     over 400 KB and transactions over 4 MB are refused.
-//     HOOKLINE_LOCAL_AWS_MODEL=off ([Options.NoModel]) turns this off
-//     for a baseline;
+//     over 400 KB and transactions over 4 MB are refused;
+//   - meters every partition key value of a table and of each global
+//     secondary index at DynamoDB's per-partition limit, 1,000 write
+//     units or 3,000 read units a second as one budget, with units from
+//     item sizes by DynamoDB's rules and index writes by projection
+//     (capacity*.go); past it, ProvisionedThroughputExceededException with
+//     ThrottlingReasons, a transaction cancelled with ThrottlingError, a
+//     batch's requests unprocessed. ReturnConsumedCapacity is answered,
+//     and [Env.Capacity] counts the units and throttles.
+//     HOOKLINE_LOCAL_AWS_MODEL=off ([Options.NoModel]) turns all of this
+//     off for a baseline;
 //   - answers PutItem ReturnValues=ALL_OLD with the replaced item;
 //   - keeps each table as 64 minidyn tables (shards) by partition key, each
 //     shard in its own minidyn engine, because minidyn re-sorts a table's

@@ -56,6 +56,9 @@ type dynamoFront struct {
 	singleConflicts atomic.Int64
 
 	tokens *tokens // TransactWriteItems client tokens (token.go)
+
+	// meter is the partitions' throughput with the model on (capacity.go).
+	meter *meter
 }
 
 // lockStripes is the number of item locks. Two items share a lock only by
@@ -69,7 +72,7 @@ const targetPrefix = "DynamoDB_20120810."
 // minidyn (0: DefaultHotItems; < 0: all of them).
 func newDynamoFront(hotItems int) *dynamoFront {
 	d := &dynamoFront{infos: map[string]*tableInfo{}, spill: newSpill(hotItems), model: true,
-		locks: newItemLocks(), tokens: newTokens()}
+		locks: newItemLocks(), tokens: newTokens(), meter: newMeter()}
 	for s := range d.engines {
 		d.engines[s] = newEngine()
 	}
@@ -111,9 +114,9 @@ func (d *dynamoFront) serve(op string, body []byte) (int, []byte) {
 	case "UpdateItem":
 		return d.updateItem(body)
 	case "DeleteItem":
-		return itemOp(d, body, writeSingle, func(in *server.DeleteItemInput) (**string, item) { return &in.TableName, in.Key }, (*server.Client).DeleteItem)
+		return d.deleteItem(body)
 	case "GetItem":
-		return itemOp(d, body, readWait, func(in *server.GetItemInput) (**string, item) { return &in.TableName, in.Key }, (*server.Client).GetItem)
+		return d.getItem(body)
 	case "Query":
 		return d.query(body)
 	case "BatchWriteItem":
@@ -234,46 +237,12 @@ func stripeOf(id itemID) int {
 	return int(h.Sum32() % lockStripes)
 }
 
-// itemOp runs UpdateItem, DeleteItem or GetItem on the shard that holds
-// its item, under the item's lock (mode m). target returns the input's
-// table name field and key.
-func itemOp[In, Out any](d *dynamoFront, body []byte, m lockMode, target func(*In) (**string, item),
-	run func(*server.Client, context.Context, *In) (Out, error)) (int, []byte) {
-	in := new(In)
-	if err := json.Unmarshal(body, in); err != nil {
-		return apiError(http.StatusBadRequest, "SerializationException", err.Error())
-	}
-	table, key := target(in)
-	logical := aws.ToString(*table)
-	id, shard, _, err := d.locate(logical, key)
-	if err != nil {
-		return locateError(err)
-	}
-	phys := physical(logical, shard)
-	*table = aws.String(phys)
-	release, status, b := d.lockItem(id, m)
-	if release == nil {
-		return status, b
-	}
-	defer release()
-	ref := itemRef{id, shard, key}
-	if err := d.warm(ref); err != nil {
-		return internalError(err)
-	}
-	out, err := run(d.client(shard), context.Background(), in)
-	if m.exclusive() {
-		d.touch(ref)
-	}
-	if err != nil {
-		status, b := wireError(err)
-		return status, renameResponse(b, phys, logical)
-	}
-	return encodeOK(out)
-}
-
 // putItem runs PutItem under its item's lock, and answers
 // ReturnValues=ALL_OLD with the item the put replaced, or none for a new
-// key, as DynamoDB does.
+// key, as DynamoDB does. With the model on it is metered (capacity.go)
+// once the lock is held, before it is applied: billed on the larger of
+// the item it replaces and the new one, plus the index writes; a failed
+// condition gives the index writes back.
 func (d *dynamoFront) putItem(body []byte) (int, []byte) {
 	var in server.PutItemInput
 	if err := json.Unmarshal(body, &in); err != nil {
@@ -302,21 +271,127 @@ func (d *dynamoFront) putItem(body []byte) (int, []byte) {
 	}
 	defer d.touch(ref)
 	var old item
-	if allOld {
+	if allOld || d.model {
 		if old, err = d.engines[shard].get(phys, key); err != nil {
 			return internalError(err)
 		}
 	}
+	cs := d.writeCharges(logical, key, old, in.Item, 1)
+	if which := d.meterTake(cs); which != nil {
+		return throttleError(cs, which)
+	}
 	if _, err := d.client(shard).PutItem(context.Background(), &in); err != nil {
+		d.unapplied(err, cs)
 		status, b := wireError(err)
 		return status, renameResponse(b, phys, logical)
 	}
-	return encodeOK(server.PutItemOutput{Attributes: old})
+	if !allOld {
+		old = nil
+	}
+	status, out := encodeOK(server.PutItemOutput{Attributes: old})
+	return withConsumed(status, out, cs, string(in.ReturnConsumedCapacity), false)
+}
+
+// deleteItem runs DeleteItem under its item's lock, metered like putItem:
+// billed on the deleted item's size (1 unit if there is none).
+func (d *dynamoFront) deleteItem(body []byte) (int, []byte) {
+	var in server.DeleteItemInput
+	if err := json.Unmarshal(body, &in); err != nil {
+		return apiError(http.StatusBadRequest, "SerializationException", err.Error())
+	}
+	logical := aws.ToString(in.TableName)
+	id, shard, key, err := d.locate(logical, in.Key)
+	if err != nil {
+		return locateError(err)
+	}
+	phys := physical(logical, shard)
+	in.TableName = aws.String(phys)
+	release, status, b := d.lockItem(id, writeSingle)
+	if release == nil {
+		return status, b
+	}
+	defer release()
+	ref := itemRef{id, shard, key}
+	if err := d.warm(ref); err != nil {
+		return internalError(err)
+	}
+	defer d.touch(ref)
+	var cs []charge
+	if d.model {
+		old, err := d.engines[shard].get(phys, key)
+		if err != nil {
+			return internalError(err)
+		}
+		cs = d.writeCharges(logical, key, old, nil, 1)
+		if which := d.meterTake(cs); which != nil {
+			return throttleError(cs, which)
+		}
+	}
+	out, err := d.client(shard).DeleteItem(context.Background(), &in)
+	if err != nil {
+		d.unapplied(err, cs)
+		status, b := wireError(err)
+		return status, renameResponse(b, phys, logical)
+	}
+	status, answer := encodeOK(out)
+	return withConsumed(status, answer, cs, string(in.ReturnConsumedCapacity), false)
+}
+
+// getItem runs GetItem under its item's lock (shared). With the model on
+// it is metered once read: the whole item's size, whatever the projection
+// returns, 4 KB a unit, half for an eventually consistent read; a
+// throttled read answers nothing.
+func (d *dynamoFront) getItem(body []byte) (int, []byte) {
+	var in server.GetItemInput
+	if err := json.Unmarshal(body, &in); err != nil {
+		return apiError(http.StatusBadRequest, "SerializationException", err.Error())
+	}
+	logical := aws.ToString(in.TableName)
+	id, shard, key, err := d.locate(logical, in.Key)
+	if err != nil {
+		return locateError(err)
+	}
+	phys := physical(logical, shard)
+	in.TableName = aws.String(phys)
+	release, status, b := d.lockItem(id, readWait)
+	if release == nil {
+		return status, b
+	}
+	defer release()
+	if err := d.warm(itemRef{id, shard, key}); err != nil {
+		return internalError(err)
+	}
+	out, err := d.client(shard).GetItem(context.Background(), &in)
+	if err != nil {
+		status, b := wireError(err)
+		return status, renameResponse(b, phys, logical)
+	}
+	var cs []charge
+	if d.model {
+		full := out.Item
+		if in.ProjectionExpression != nil || len(in.AttributesToGet) > 0 {
+			if full, err = d.engines[shard].get(phys, key); err != nil {
+				return internalError(err)
+			}
+		}
+		ti, _ := d.info(logical)
+		cs = []charge{tableRead(logical, ti, key, itemSize(full), aws.ToBool(in.ConsistentRead), 1)}
+		if which := d.meterTake(cs); which != nil {
+			return throttleError(cs, which)
+		}
+	}
+	status, answer := encodeOK(out)
+	return withConsumed(status, answer, cs, string(in.ReturnConsumedCapacity), false)
 }
 
 // updateItem runs UpdateItem under its item's lock. With the model on, an
 // update that carries the item past DynamoDB's 400 KB is undone and
-// refused with ValidationException, as DynamoDB refuses it.
+// refused with ValidationException, as DynamoDB refuses it; and it is
+// metered once applied, when the item after it is known: billed on the
+// larger of the item before and after, plus the index writes. A throttled
+// update is undone (under the lock, so no GetItem sees it) and answered
+// ProvisionedThroughputExceededException; a failed condition is billed on
+// the item as it stands.
 func (d *dynamoFront) updateItem(body []byte) (int, []byte) {
 	var in server.UpdateItemInput
 	if err := json.Unmarshal(body, &in); err != nil {
@@ -347,12 +422,60 @@ func (d *dynamoFront) updateItem(body []byte) (int, []byte) {
 	}
 	out, err := d.client(shard).UpdateItem(context.Background(), &in)
 	if err != nil {
+		if _, ok := errors.AsType[*ddbtypes.ConditionalCheckFailedException](err); ok && d.model {
+			cs := d.writeCharges(logical, key, old, old, 1)
+			cs = cs[:min(1, len(cs))]
+			if which := d.meterTake(cs); which != nil {
+				return throttleError(cs, which)
+			}
+		}
 		status, b := wireError(err)
 		return status, renameResponse(b, phys, logical)
 	}
-	if d.model && d.grownTooLarge(shard, phys, key) {
+	if !d.model {
+		return encodeOK(out)
+	}
+	now, err := d.engines[shard].get(phys, key)
+	if err != nil {
+		return internalError(err)
+	}
+	if itemSize(now) > maxItemBytes {
 		d.restoreItem(shard, phys, key, old)
 		return apiError(http.StatusBadRequest, "ValidationException", "Item size to update has exceeded the maximum allowed size")
 	}
-	return encodeOK(out)
+	cs := d.writeCharges(logical, key, old, now, 1)
+	if which := d.meterTake(cs); which != nil {
+		d.restoreItem(shard, phys, key, old)
+		return throttleError(cs, which)
+	}
+	status, answer := encodeOK(out)
+	return withConsumed(status, answer, cs, string(in.ReturnConsumedCapacity), false)
+}
+
+// writeCharges are the charges of a write of one item from old to now
+// (nil: absent) with the model on: the table's write, times mult, then
+// its index writes. With the model off there are none.
+func (d *dynamoFront) writeCharges(table string, key, old, now item, mult float64) []charge {
+	if !d.model {
+		return nil
+	}
+	ti, err := d.info(table)
+	if err != nil {
+		return nil
+	}
+	return append([]charge{tableWrite(table, ti, key, old, now, mult)}, indexWrites(table, ti, old, now)...)
+}
+
+// unapplied gives back what a metered single-item write took when it
+// failed: a failed condition still consumed the table's write (developer
+// guide, "Condition expressions": a failed conditional write consumes
+// write capacity) but wrote no index; any other error consumed nothing.
+func (d *dynamoFront) unapplied(err error, cs []charge) {
+	if len(cs) == 0 {
+		return
+	}
+	if _, ok := errors.AsType[*ddbtypes.ConditionalCheckFailedException](err); ok {
+		cs = cs[1:]
+	}
+	d.meter.refund(cs)
 }

@@ -73,6 +73,9 @@ type Env struct {
 	// dynamoHandler serves the embedded DynamoDB in-process to DynamoDB
 	// above; nil when an external endpoint is used.
 	dynamoHandler http.Handler
+	// front is the embedded DynamoDB, for its counters; nil when an
+	// external endpoint is used.
+	front *dynamoFront
 	// faults injects and counts the seeded faults; nil when off.
 	faults *faultLayer
 }
@@ -136,11 +139,11 @@ func Start(ctx context.Context, opts Options) (_ *Env, err error) {
 func (e *Env) startEmulators(ctx context.Context, opts Options) error {
 	e.DynamoEndpoint = externalEndpoint("AWS_ENDPOINT_URL_DYNAMODB")
 	if e.DynamoEndpoint == "" {
-		url, h, closeFn, err := startDynamo(opts, e.faults)
+		url, h, front, closeFn, err := startDynamo(opts, e.faults)
 		if err != nil {
 			return err
 		}
-		e.DynamoEndpoint, e.dynamoHandler = url, h
+		e.DynamoEndpoint, e.dynamoHandler, e.front = url, h, front
 		e.closers = append(e.closers, closeFn)
 	}
 	e.SQSEndpoint = externalEndpoint("AWS_ENDPOINT_URL_SQS")
@@ -188,11 +191,12 @@ func External() bool {
 }
 
 // startDynamo serves the embedded DynamoDB on a loopback port and returns
-// its URL and its handler, which the harness's own client calls in-process.
-func startDynamo(opts Options, faults *faultLayer) (string, http.Handler, func() error, error) {
+// its URL, its handler, which the harness's own client calls in-process,
+// and the front inside it.
+func startDynamo(opts Options, faults *faultLayer) (string, http.Handler, *dynamoFront, func() error, error) {
 	ln, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", opts.DynamoDBPort))
 	if err != nil {
-		return "", nil, nil, fmt.Errorf("localaws: dynamodb listen: %w", err)
+		return "", nil, nil, nil, fmt.Errorf("localaws: dynamodb listen: %w", err)
 	}
 	front := newDynamoFront(opts.HotItems)
 	front.model = !opts.NoModel
@@ -204,7 +208,7 @@ func startDynamo(opts Options, faults *faultLayer) (string, http.Handler, func()
 		defer cancel()
 		return srv.Shutdown(ctx)
 	}
-	return "http://" + ln.Addr().String(), h, closeFn, nil
+	return "http://" + ln.Addr().String(), h, front, closeFn, nil
 }
 
 func (e *Env) connect(ctx context.Context) error {

@@ -10,9 +10,11 @@ import (
 	"math/big"
 	"net/http"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/truora/minidyn/server"
 )
 
@@ -32,9 +34,10 @@ func physical(table string, shard int) string { return fmt.Sprintf("%s.s%02d", t
 
 // tableInfo is a table's key schema and its indexes' key schemas.
 type tableInfo struct {
-	keys    []string // hash, range
-	types   map[string]string
-	indexes map[string][]string // index name -> hash, range
+	keys        []string // hash, range
+	types       map[string]string
+	indexes     map[string][]string   // index name -> hash, range
+	projections map[string]projection // index name -> what it projects
 }
 
 // info describes a table once, from its first shard.
@@ -54,8 +57,9 @@ func (d *dynamoFront) info(table string) (*tableInfo, error) {
 			KeySchema              []struct{ AttributeName, KeyType string }
 			AttributeDefinitions   []struct{ AttributeName, AttributeType string }
 			GlobalSecondaryIndexes []struct {
-				IndexName string
-				KeySchema []struct{ AttributeName, KeyType string }
+				IndexName  string
+				KeySchema  []struct{ AttributeName, KeyType string }
+				Projection projection
 			}
 		}
 	}
@@ -73,12 +77,14 @@ func (d *dynamoFront) info(table string) (*tableInfo, error) {
 		}
 		return names
 	}
-	ti = &tableInfo{keys: order(out.Table.KeySchema), types: map[string]string{}, indexes: map[string][]string{}}
+	ti = &tableInfo{keys: order(out.Table.KeySchema), types: map[string]string{}, indexes: map[string][]string{},
+		projections: map[string]projection{}}
 	for _, a := range out.Table.AttributeDefinitions {
 		ti.types[a.AttributeName] = a.AttributeType
 	}
 	for _, g := range out.Table.GlobalSecondaryIndexes {
 		ti.indexes[g.IndexName] = order(g.KeySchema)
+		ti.projections[g.IndexName] = g.Projection
 	}
 	if len(ti.keys) == 0 {
 		return nil, errNoTable
@@ -296,6 +302,8 @@ func (d *dynamoFront) query(body []byte) (int, []byte) {
 		ScanIndexForward          *bool
 		Select                    string
 		ExclusiveStartKey         map[string]json.RawMessage
+		ConsistentRead            bool
+		ReturnConsumedCapacity    string
 	}
 	if err := json.Unmarshal(body, &in); err != nil {
 		return apiError(http.StatusBadRequest, "SerializationException", err.Error())
@@ -307,38 +315,73 @@ func (d *dynamoFront) query(body []byte) (int, []byte) {
 	if err := d.pin(in.TableName); err != nil {
 		return internalError(err)
 	}
+	hash := ti.keys[0]
+	idx, ok := ti.indexes[in.IndexName]
+	switch {
+	case in.IndexName == "":
+	case !ok:
+		return d.callRaw(0, "Query", body) // minidyn names the missing index
+	default:
+		hash = idx[0]
+	}
+	var pkValue json.RawMessage
+	if kc, ok := in.KeyConditions[hash]; ok && len(kc.AttributeValueList) == 1 {
+		pkValue = kc.AttributeValueList[0]
+	}
+	for _, m := range keyEq.FindAllStringSubmatch(in.KeyConditionExpression, -1) {
+		name := m[1]
+		if strings.HasPrefix(name, "#") {
+			name = in.ExpressionAttributeNames[name]
+		}
+		if name == hash {
+			pkValue = in.ExpressionAttributeValues[m[2]]
+		}
+	}
+	if pkValue == nil && in.IndexName == "" {
+		return apiError(http.StatusBadRequest, "ValidationException", "Query condition missed key schema element: "+hash)
+	}
+	var status int
+	var out []byte
 	if in.IndexName == "" {
-		var pkValue json.RawMessage
-		if kc, ok := in.KeyConditions[ti.keys[0]]; ok && len(kc.AttributeValueList) == 1 {
-			pkValue = kc.AttributeValueList[0]
-		}
-		for _, m := range keyEq.FindAllStringSubmatch(in.KeyConditionExpression, -1) {
-			name := m[1]
-			if strings.HasPrefix(name, "#") {
-				name = in.ExpressionAttributeNames[name]
-			}
-			if name == ti.keys[0] {
-				pkValue = in.ExpressionAttributeValues[m[2]]
-			}
-		}
-		if pkValue == nil {
-			return apiError(http.StatusBadRequest, "ValidationException", "Query condition missed key schema element: "+ti.keys[0])
-		}
 		shard := shardOf(pkValue)
 		phys := physical(in.TableName, shard)
 		b, err := withTable(body, in.TableName, phys)
 		if err != nil {
 			return apiError(http.StatusBadRequest, "SerializationException", err.Error())
 		}
-		status, out := d.callRaw(shard, "Query", b)
-		return status, renameResponse(out, phys, in.TableName)
+		status, out = d.callRaw(shard, "Query", b)
+		out = renameResponse(out, phys, in.TableName)
+	} else {
+		status, out = d.queryIndex(in.TableName, ti, idx, body, in.Limit, in.ScanIndexForward == nil || *in.ScanIndexForward,
+			in.Select == "COUNT", in.ExclusiveStartKey)
 	}
-	idx, ok := ti.indexes[in.IndexName]
-	if !ok {
-		return d.callRaw(0, "Query", body) // minidyn names the missing index
+	if status != http.StatusOK || !d.model {
+		return status, out
 	}
-	return d.queryIndex(in.TableName, ti, idx, body, in.Limit, in.ScanIndexForward == nil || *in.ScanIndexForward,
-		in.Select == "COUNT", in.ExclusiveStartKey)
+	cs, err := queryCharge(in.TableName, in.IndexName, rawPartition(pkValue), out, in.ConsistentRead)
+	if err != nil {
+		return internalError(err)
+	}
+	if which := d.meterTake(cs); which != nil {
+		return throttleError(cs, which)
+	}
+	return withConsumed(status, out, cs, in.ReturnConsumedCapacity, false)
+}
+
+// queryCharge is the charge of a Query that answered out: the items it
+// returned are read at once, their sizes summed and rounded up to 4 KB
+// once (developer guide, "DynamoDB read and write operations", Query),
+// from the partition it read. An index is read eventually consistently.
+func queryCharge(table, index, pk string, out []byte, consistent bool) ([]charge, error) {
+	var page struct{ Items []item }
+	if err := json.Unmarshal(out, &page); err != nil {
+		return nil, err
+	}
+	size := 0
+	for _, it := range page.Items {
+		size += itemSize(it)
+	}
+	return []charge{{table: table, index: index, key: pk, read: readUnits(size, consistent && index == "")}}, nil
 }
 
 // indexState is the cursor of a merged index query: per shard, where to
@@ -476,15 +519,18 @@ func compareAttr(a, b json.RawMessage, typ string) int {
 }
 
 // batchWrite routes each request of a BatchWriteItem to its item's shard.
+// With the model on each request is metered as the PutItem or DeleteItem
+// it is (developer guide, "DynamoDB read and write operations",
+// BatchWriteItem): a request whose partition lacks capacity is not
+// applied and comes back in UnprocessedItems, and when every request
+// lacks it the call is ProvisionedThroughputExceededException.
 func (d *dynamoFront) batchWrite(body []byte) (int, []byte) {
 	var in server.BatchWriteItemInput
 	if err := json.Unmarshal(body, &in); err != nil {
 		return apiError(http.StatusBadRequest, "SerializationException", err.Error())
 	}
-	var req [tableShards]map[string][]server.WriteRequest
-	logical := map[string]string{}
+	var ws []batchEntry
 	var ids []itemID
-	var refs []itemRef
 	for table, writes := range in.RequestItems {
 		for _, w := range writes {
 			var attrs item
@@ -500,22 +546,52 @@ func (d *dynamoFront) batchWrite(body []byte) (int, []byte) {
 			if err != nil {
 				return locateError(err)
 			}
-			phys := physical(table, shard)
-			logical[phys] = table
-			if req[shard] == nil {
-				req[shard] = map[string][]server.WriteRequest{}
-			}
-			req[shard][phys] = append(req[shard][phys], w)
+			ws = append(ws, batchEntry{table: table, ref: itemRef{id, shard, key}, write: w})
 			ids = append(ids, id)
-			refs = append(refs, itemRef{id, shard, key})
 		}
 	}
 	defer d.lock(ids, true)()
+	refs := make([]itemRef, len(ws))
+	for i, w := range ws {
+		refs[i] = w.ref
+	}
 	if err := d.warmAll(refs); err != nil {
 		return internalError(err)
 	}
 	defer d.touch(refs...)
+	var cs []charge
+	if d.model {
+		for i, w := range ws {
+			old, err := d.engines[w.ref.shard].get(physical(w.table, w.ref.shard), w.ref.key)
+			if err != nil {
+				return internalError(err)
+			}
+			var now item
+			if w.write.PutRequest != nil {
+				now = w.write.PutRequest.Item
+			}
+			cs = appendOwned(cs, d.writeCharges(w.table, w.ref.key, old, now, 1), i)
+		}
+	}
+	taken, refused, which := d.takeEach(cs)
+	if len(ws) > 0 && len(refused) == len(ws) {
+		return throttleError(cs, which)
+	}
+	var req [tableShards]map[string][]server.WriteRequest
+	logical := map[string]string{}
 	unprocessed := map[string][]server.WriteRequest{}
+	for i, w := range ws {
+		if refused[i] {
+			unprocessed[w.table] = append(unprocessed[w.table], w.write)
+			continue
+		}
+		phys := physical(w.table, w.ref.shard)
+		logical[phys] = w.table
+		if req[w.ref.shard] == nil {
+			req[w.ref.shard] = map[string][]server.WriteRequest{}
+		}
+		req[w.ref.shard][phys] = append(req[w.ref.shard][phys], w.write)
+	}
 	for shard, items := range req {
 		if items == nil {
 			continue
@@ -528,7 +604,50 @@ func (d *dynamoFront) batchWrite(body []byte) (int, []byte) {
 			unprocessed[logical[phys]] = append(unprocessed[logical[phys]], ws...)
 		}
 	}
-	return encodeOK(server.BatchWriteItemOutput{UnprocessedItems: unprocessed})
+	status, out := encodeOK(server.BatchWriteItemOutput{UnprocessedItems: unprocessed})
+	return withConsumed(status, out, taken, string(in.ReturnConsumedCapacity), true)
+}
+
+// batchEntry is one request of a batch: its table, its item and, for a
+// write, what it writes.
+type batchEntry struct {
+	table string
+	ref   itemRef
+	write server.WriteRequest
+	key   item // a BatchGetItem's key as asked
+}
+
+// appendOwned appends charges that belong to request item owner.
+func appendOwned(cs, mine []charge, owner int) []charge {
+	for _, c := range mine {
+		c.owner = owner
+		cs = append(cs, c)
+	}
+	return cs
+}
+
+// takeEach meters each request item of a batch on its own, as DynamoDB
+// does: it returns the charges taken, the request items refused, and the
+// positions in cs of the charges that did not fit.
+func (d *dynamoFront) takeEach(cs []charge) (taken []charge, refused map[int]bool, which []int) {
+	refused = map[int]bool{}
+	for start := 0; start < len(cs); {
+		end := start
+		for end < len(cs) && cs[end].owner == cs[start].owner {
+			end++
+		}
+		group := cs[start:end]
+		if w := d.meterTake(group); w != nil {
+			refused[cs[start].owner] = true
+			for _, i := range w {
+				which = append(which, start+i)
+			}
+		} else {
+			taken = append(taken, group...)
+		}
+		start = end
+	}
+	return taken, refused, which
 }
 
 // renamedError is the answer for an error of an operation on several
@@ -542,7 +661,10 @@ func renamedError(err error, logical map[string]string) (int, []byte) {
 }
 
 // batchGet routes each key of a BatchGetItem to its item's shard and
-// answers under the logical table names.
+// answers under the logical table names. With the model on each key is
+// metered as the GetItem it is: a key whose partition lacks capacity comes
+// back in UnprocessedKeys without its item, and when every key lacks it
+// the call is ProvisionedThroughputExceededException.
 func (d *dynamoFront) batchGet(body []byte) (int, []byte) {
 	var in server.BatchGetItemInput
 	if err := json.Unmarshal(body, &in); err != nil {
@@ -551,14 +673,15 @@ func (d *dynamoFront) batchGet(body []byte) (int, []byte) {
 	var req [tableShards]map[string]server.KeysAndAttributes
 	logical := map[string]string{}
 	var ids []itemID
-	var refs []itemRef
+	var gets []batchEntry
 	for table, spec := range in.RequestItems {
 		for _, k := range spec.Keys {
 			id, shard, key, err := d.locate(table, k)
 			if err != nil {
 				return locateError(err)
 			}
-			ids, refs = append(ids, id), append(refs, itemRef{id, shard, key})
+			ids = append(ids, id)
+			gets = append(gets, batchEntry{table: table, ref: itemRef{id, shard, key}, key: k})
 			phys := physical(table, shard)
 			logical[phys] = table
 			if req[shard] == nil {
@@ -574,6 +697,10 @@ func (d *dynamoFront) batchGet(body []byte) (int, []byte) {
 		}
 	}
 	defer d.lock(ids, false)()
+	refs := make([]itemRef, len(gets))
+	for i, g := range gets {
+		refs[i] = g.ref
+	}
 	if err := d.warmAll(refs); err != nil {
 		return internalError(err)
 	}
@@ -593,5 +720,59 @@ func (d *dynamoFront) batchGet(body []byte) (int, []byte) {
 			merged[logical[phys]] = append(merged[logical[phys]], items...)
 		}
 	}
-	return encodeOK(map[string]any{"Responses": merged, "UnprocessedKeys": map[string]any{}})
+	if !d.model {
+		return encodeOK(map[string]any{"Responses": merged, "UnprocessedKeys": map[string]any{}})
+	}
+	return d.meterBatchGet(in, gets, merged)
+}
+
+// meterBatchGet meters a BatchGetItem's keys, each on its item's size
+// (the item as returned) or the minimum for an absent one, and answers.
+func (d *dynamoFront) meterBatchGet(in server.BatchGetItemInput, gets []batchEntry, merged map[string][]item) (int, []byte) {
+	found := map[itemID]item{}
+	for table, items := range merged {
+		for _, it := range items {
+			if id, _, _, err := d.locate(table, it); err == nil {
+				found[id] = it
+			}
+		}
+	}
+	var cs []charge
+	for i, g := range gets {
+		ti, err := d.info(g.table)
+		if err != nil {
+			return locateError(err)
+		}
+		c := tableRead(g.table, ti, g.ref.key, itemSize(found[g.ref.id]), aws.ToBool(in.RequestItems[g.table].ConsistentRead), 1)
+		cs = appendOwned(cs, []charge{c}, i)
+	}
+	taken, refused, which := d.takeEach(cs)
+	if len(gets) > 0 && len(refused) == len(gets) {
+		return throttleError(cs, which)
+	}
+	unprocessed := map[string]server.KeysAndAttributes{}
+	drop := map[itemID]bool{}
+	for i, g := range gets {
+		if !refused[i] {
+			continue
+		}
+		drop[g.ref.id] = true
+		ka, ok := unprocessed[g.table]
+		if !ok {
+			ka = in.RequestItems[g.table]
+			ka.Keys = nil
+		}
+		ka.Keys = append(ka.Keys, g.key)
+		unprocessed[g.table] = ka
+	}
+	if len(drop) > 0 {
+		for table, items := range merged {
+			merged[table] = slices.DeleteFunc(items, func(it item) bool {
+				id, _, _, err := d.locate(table, it)
+				return err == nil && drop[id]
+			})
+		}
+	}
+	status, out := encodeOK(map[string]any{"Responses": merged, "UnprocessedKeys": unprocessed})
+	return withConsumed(status, out, taken, string(in.ReturnConsumedCapacity), true)
 }

@@ -39,6 +39,7 @@ type txItem struct {
 	phys  string // the shard's table
 	key   item
 	old   item
+	now   item // the item after the operation (with the model on)
 	done  bool // written; undone on cancellation
 }
 
@@ -76,6 +77,7 @@ func (d *dynamoFront) transactWrite(body []byte) (int, []byte) {
 		TransactItems []struct {
 			ConditionCheck, Put, Update, Delete *txOp
 		}
+		ReturnConsumedCapacity string
 	}
 	if err := json.Unmarshal(body, &in); err != nil {
 		return apiError(http.StatusBadRequest, "SerializationException", err.Error())
@@ -158,7 +160,13 @@ func (d *dynamoFront) transactWrite(body []byte) (int, []byte) {
 			err := d.apply(it)
 			if err == nil {
 				it.done = it.kind != "ConditionCheck"
-				if it.kind == "Update" && d.model && d.grownTooLarge(it.shard, it.phys, it.key) {
+				if d.model && it.kind == "Update" {
+					if it.now, err = d.engines[it.shard].get(it.phys, it.key); err != nil {
+						d.undo(items)
+						return internalError(err)
+					}
+				}
+				if it.kind == "Update" && itemSize(it.now) > maxItemBytes {
 					failed, tooLarge = i, true
 					break
 				}
@@ -177,7 +185,12 @@ func (d *dynamoFront) transactWrite(body []byte) (int, []byte) {
 		}
 	}
 	if failed < 0 {
-		return http.StatusOK, []byte("{}")
+		cs := d.transactCharges(items)
+		if which := d.meterTake(cs); which != nil {
+			d.undo(items)
+			return throttleCancel(len(items), cs, which)
+		}
+		return withConsumed(http.StatusOK, []byte("{}"), cs, in.ReturnConsumedCapacity, true)
 	}
 	d.undo(items)
 	reasons := make([]reason, len(items))
@@ -207,6 +220,41 @@ func cancel(reasons []reason, codes []string) (int, []byte) {
 		"CancellationReasons": reasons,
 	})
 	return http.StatusBadRequest, out
+}
+
+// transactCharges are the charges of a transaction that applied, with the
+// model on (developer guide, "Capacity management for transactions",
+// https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/transaction-apis.html#transaction-capacity-handling):
+// each Put, Update and Delete is a write billed twice on the larger of
+// its item before and after, plus its index writes; each ConditionCheck a
+// transactional read (twice a strongly consistent one) of its item.
+func (d *dynamoFront) transactCharges(items []*txItem) []charge {
+	if !d.model {
+		return nil
+	}
+	var cs []charge
+	for i, it := range items {
+		ti, err := d.info(it.op.TableName)
+		if err != nil {
+			continue
+		}
+		var mine []charge
+		switch it.kind {
+		case "ConditionCheck":
+			mine = []charge{tableRead(it.op.TableName, ti, it.key, itemSize(it.old), true, transactional)}
+		case "Put":
+			mine = d.writeCharges(it.op.TableName, it.key, it.old, it.op.Item, transactional)
+		case "Update":
+			mine = d.writeCharges(it.op.TableName, it.key, it.old, it.now, transactional)
+		default:
+			mine = d.writeCharges(it.op.TableName, it.key, it.old, nil, transactional)
+		}
+		for _, c := range mine {
+			c.owner = i
+			cs = append(cs, c)
+		}
+	}
+	return cs
 }
 
 // conflictCancel cancels a transaction that met items held by a running
@@ -317,20 +365,14 @@ func transactionSize(items []*txItem) int {
 	return n
 }
 
-// grownTooLarge reports whether an item an update just wrote is over
-// DynamoDB's item limit; the caller restores it.
-func (d *dynamoFront) grownTooLarge(shard int, phys string, key item) bool {
-	now, err := d.engines[shard].get(phys, key)
-	return err == nil && itemSize(now) > maxItemBytes
-}
-
 // transactGet runs TransactGetItems with every item's lock held (shared),
 // so it reads all of a concurrent transaction or none of it. With the
 // model on, an item held by a running write cancels it
 // (TransactionConflict), as on DynamoDB.
 func (d *dynamoFront) transactGet(body []byte) (int, []byte) {
 	var in struct {
-		TransactItems []struct{ Get *txOp }
+		TransactItems          []struct{ Get *txOp }
+		ReturnConsumedCapacity string
 	}
 	if err := json.Unmarshal(body, &in); err != nil {
 		return apiError(http.StatusBadRequest, "SerializationException", err.Error())
@@ -369,6 +411,7 @@ func (d *dynamoFront) transactGet(body []byte) (int, []byte) {
 		return internalError(err)
 	}
 	responses := make([]server.ItemResponse, len(in.TransactItems))
+	var cs []charge
 	for i, ti := range in.TransactItems {
 		get := &server.GetItemInput{TableName: aws.String(phys[i]), Key: ti.Get.Key, ConsistentRead: aws.Bool(true)}
 		if ti.Get.ProjectionExpression != "" {
@@ -381,6 +424,22 @@ func (d *dynamoFront) transactGet(body []byte) (int, []byte) {
 			return status, renameResponse(b, phys[i], ti.Get.TableName)
 		}
 		responses[i].Item = out.Item
+		if d.model {
+			full := out.Item
+			if get.ProjectionExpression != nil {
+				if full, err = d.engines[shards[i]].get(phys[i], refs[i].key); err != nil {
+					return internalError(err)
+				}
+			}
+			info, _ := d.info(ti.Get.TableName)
+			c := tableRead(ti.Get.TableName, info, refs[i].key, itemSize(full), true, transactional)
+			c.owner = i
+			cs = append(cs, c)
+		}
 	}
-	return encodeOK(server.TransactGetItemsOutput{Responses: responses})
+	if which := d.meterTake(cs); which != nil {
+		return throttleCancel(len(responses), cs, which)
+	}
+	status, out := encodeOK(server.TransactGetItemsOutput{Responses: responses})
+	return withConsumed(status, out, cs, in.ReturnConsumedCapacity, true)
 }

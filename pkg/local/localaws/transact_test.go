@@ -75,6 +75,10 @@ func casUpdate(table, pk string, ver, delta int64) *ddbtypes.Update {
 func TestTransactionsRaceConditionalSingleItemWrites(t *testing.T) {
 	// Given two accounts holding 1,000 between them
 	env := localaws.StartForTest(t)
+	// This drives one item past the 1,000 write units and 3,000 read units
+	// a second a DynamoDB partition serves, on purpose: it tests
+	// contention, not throughput (capacity_test.go tests the limits).
+	env.LiftThroughputLimits()
 	ctx := context.Background()
 	table := env.TableName("LedgerTable")
 	putAcct(t, env, table, "a", 500)
@@ -216,6 +220,10 @@ func TestReadersNeverSeeHalfATransaction(t *testing.T) {
 	// Given a pair of items that every transaction sets to one value, and
 	// every third transaction that also fails a condition after writing
 	env := localaws.StartForTest(t)
+	// This drives one item past the 1,000 write units and 3,000 read units
+	// a second a DynamoDB partition serves, on purpose: it tests
+	// contention, not throughput (capacity_test.go tests the limits).
+	env.LiftThroughputLimits()
 	ctx := context.Background()
 	table := env.TableName("LedgerTable")
 	putAcct(t, env, table, "p", 0)

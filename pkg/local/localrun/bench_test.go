@@ -10,11 +10,17 @@ import (
 	"net/http"
 	"regexp"
 	"slices"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
+
+	"github.com/hookline/hookline/pkg/local/localaws"
 	"github.com/hookline/hookline/pkg/local/localrun"
 	"github.com/hookline/hookline/pkg/local/providersim"
 	"github.com/hookline/hookline/pkg/pager"
@@ -273,4 +279,150 @@ func runUsagePaced(b *testing.B, workloads, perWorkload int, units int64, rate i
 	b.ReportMetric(0, "ns/op")
 	fmt.Printf("usage paced: %d events offered at %.0f/s, attributed at %.0f/s (ratio %.2f), event→page p50 %s p99 %s (%d pages), %d 5xx answers retried\n",
 		n, offered, attributed, attributed/offered, p50.Round(time.Millisecond), p99.Round(time.Millisecond), len(lat), retries.Load())
+}
+
+var hotEvents = flag.Int("hot.events", 3000, "usage events BenchmarkHotWorkload sends in each half of its run")
+
+// BenchmarkHotWorkload sends usage webhooks for ONE workload, paced at
+// 500/s (open loop, as BenchmarkUsagePaced), through the local system
+// twice in the same run: with the local DynamoDB's model of AWS's limits
+// off (the baseline) and on (per-partition throughput: 1,000 write units
+// a second on the workload's item, and the conflicts of transactions on
+// it). It reports each half's rate (events over the time from the first
+// send to the last record in the ledger), their ratio on/off, the p99 of
+// event → ledger (webhook sent → the ledger entry's accepted_at), the
+// usage DLQ's depth and the throttles the model answered. The exact total
+// and the empty DLQ are checked; nothing timed is. Run with -benchtime 1x.
+func BenchmarkHotWorkload(b *testing.B) {
+	for range b.N {
+		off := runHot(b, false, *hotEvents, 500)
+		on := runHot(b, true, *hotEvents, 500)
+		b.ReportMetric(on.rate/off.rate, "ratio_on/off")
+		b.ReportMetric(off.rate, "off_events/s")
+		b.ReportMetric(on.rate, "on_events/s")
+		b.ReportMetric(float64(off.p99.Milliseconds()), "off_ledger_p99_ms")
+		b.ReportMetric(float64(on.p99.Milliseconds()), "on_ledger_p99_ms")
+		b.ReportMetric(float64(off.dead+on.dead), "dead_letters")
+		b.ReportMetric(float64(on.throttles), "on_throttles")
+		b.ReportMetric(on.workloadWCU, "on_workload_wcu/s")
+		b.ReportMetric(0, "ns/op")
+		fmt.Printf("hot workload: %d events at 500/s to one workload; limits off %.0f/s (event→ledger p99 %s), on %.0f/s (p99 %s, %d throttles answered, the workload's item at %.0f write units/s of 1,000); ratio on/off %.2f; %d dead letters\n",
+			*hotEvents, off.rate, off.p99.Round(time.Millisecond), on.rate, on.p99.Round(time.Millisecond), on.throttles, on.workloadWCU,
+			on.rate/off.rate, off.dead+on.dead)
+	}
+}
+
+// hotRun is one half of BenchmarkHotWorkload.
+type hotRun struct {
+	rate      float64
+	p99       time.Duration
+	dead      int
+	throttles int64
+	// workloadWCU is the write units a second the workloads table took
+	// (the hot workload's item, and nothing else is written there).
+	workloadWCU float64
+}
+
+// runHot sends n usage events for one workload at rate/s with the
+// model on or off, waits for the exact total and measures.
+func runHot(b *testing.B, model bool, n, rate int) hotRun {
+	b.Setenv(localaws.ModelEnv, map[bool]string{true: "on", false: "off"}[model])
+	u := startUsageBench(b, 0, 0)
+	defer u.sys.Close()
+	ctx := context.Background()
+	const units = 3
+	want := int64(n) * units
+	// A cap far above the run's total: the bench measures attribution,
+	// not enforcement.
+	if _, err := u.spend.Workloads.CreateWorkload(ctx, spend.NewWorkload{ID: "hot", Owner: "bench", Route: "rk", Cap: 1000 * want}); err != nil {
+		b.Fatal(err)
+	}
+	secret := localrun.DevSecrets[localrun.SecretVar("usage")]
+	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 512}}
+	sent := make([]time.Time, n)
+	var wg sync.WaitGroup
+	b.ResetTimer()
+	start := time.Now()
+	interval := time.Second / time.Duration(rate)
+	for i := range n {
+		time.Sleep(time.Until(start.Add(time.Duration(i) * interval)))
+		wg.Go(func() {
+			rec := fmt.Sprintf("ur_hot_%06d", i)
+			ev := provider.UsageEvent{ID: "evt_" + rec, Type: provider.UsageEventType, Created: time.Now().UTC(),
+				Data: provider.UsageRecord{RecordID: rec, WorkloadRef: "hot", Units: units, OccurredAt: time.Now().UTC()}}
+			body, _ := json.Marshal(ev)
+			sent[i] = time.Now()
+			for attempt, wait := 1, 100*time.Millisecond; ; attempt, wait = attempt+1, wait*2 {
+				h, _ := webhook.SignHeaders(webhook.SchemeStandard, []string{secret}, ev.ID, time.Now(), body)
+				req, _ := http.NewRequest(http.MethodPost, u.sys.URL+"/webhooks/usage", bytes.NewReader(body))
+				req.Header = h
+				req.Header.Set("Content-Type", "application/json")
+				resp, err := client.Do(req)
+				status := 0
+				if err == nil {
+					status = resp.StatusCode
+					io.Copy(io.Discard, resp.Body)
+					resp.Body.Close()
+				}
+				if status == http.StatusOK {
+					return
+				}
+				if (err == nil && status < 500) || attempt == 6 {
+					b.Errorf("usage webhook %s: status %d, %v (attempt %d)", ev.ID, status, err, attempt)
+					return
+				}
+				time.Sleep(wait)
+			}
+		})
+	}
+	wg.Wait()
+	var total int64
+	for {
+		wl, err := u.spend.Workloads.Get(ctx, "hot")
+		if err == nil {
+			total = wl.Total
+		}
+		if total >= want || time.Since(start) > 3*time.Minute {
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	elapsed := time.Since(start)
+	b.StopTimer()
+	if total != want {
+		b.Fatalf("model %v: workload total %d, want exactly %d", model, total, want)
+	}
+	lat := make([]time.Duration, 0, n)
+	for i := range n {
+		e, err := u.spend.Ledger.Entry(ctx, fmt.Sprintf("ur_hot_%06d", i))
+		if err != nil {
+			b.Fatalf("entry %d: %v", i, err)
+		}
+		lat = append(lat, e.AcceptedAt.Sub(sent[i]))
+	}
+	slices.Sort(lat)
+	run := hotRun{rate: float64(n) / elapsed.Seconds(), p99: lat[len(lat)*99/100], dead: dlqDepth(b, u.sys)}
+	if run.dead != 0 {
+		b.Fatalf("model %v: %d usage records dead-lettered", model, run.dead)
+	}
+	capacity := u.sys.AWS.Capacity()
+	run.workloadWCU = capacity.Tables[u.sys.AWS.TableName("WorkloadsTable")].WriteUnits / elapsed.Seconds()
+	for _, t := range capacity.Tables {
+		run.throttles += t.ReadThrottles + t.WriteThrottles
+		for _, ix := range t.Indexes {
+			run.throttles += ix.ReadThrottles + ix.WriteThrottles
+		}
+	}
+	return run
+}
+
+// dlqDepth is the number of messages in the usage DLQ.
+func dlqDepth(b *testing.B, sys *localrun.System) int {
+	out, err := sys.AWS.SQS.GetQueueAttributes(context.Background(), &sqs.GetQueueAttributesInput{
+		QueueUrl: aws.String(sys.AWS.QueueURL("UsageDLQ")), AttributeNames: []sqstypes.QueueAttributeName{sqstypes.QueueAttributeNameApproximateNumberOfMessages}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	depth, _ := strconv.Atoi(out.Attributes[string(sqstypes.QueueAttributeNameApproximateNumberOfMessages)])
+	return depth
 }

@@ -1,0 +1,39 @@
+package reconcile_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/hookline/hookline/pkg/local/localaws"
+	"github.com/hookline/hookline/pkg/reconcile"
+)
+
+// TestChangeTierRetriesAThrottlingCancellation: DynamoDB cancels a
+// transaction that lacks throughput with the reason ThrottlingError (API
+// reference, TransactWriteItems), which says nothing about the tier
+// condition. A tier change must not be read as made by another run then.
+func TestChangeTierRetriesAThrottlingCancellation(t *testing.T) {
+	// Given a workload's schedule partition held at its limit by another
+	// writer for 300 ms
+	env := localaws.StartForTest(t)
+	table := env.TableName("LedgerTable")
+	store, err := reconcile.NewStore(reconcile.StoreConfig{DB: env.DynamoDB, Table: table})
+	if err != nil {
+		t.Fatal(err)
+	}
+	stop := localaws.HoldPartitionAtLimit(t, env, table, "WL#w1")
+	time.AfterFunc(300*time.Millisecond, stop)
+	defer stop()
+	// When the first run moves the workload to a tier
+	changed, err := store.ChangeTier(context.Background(), reconcile.Schedule{}, false, reconcile.IntervalChange{
+		WorkloadID: "w1", To: reconcile.TierActive, ToInterval: time.Hour, Reason: "first run", At: time.Now(), RunID: "run-1"})
+	// Then the change is made once the partition has capacity again
+	if err != nil || !changed {
+		t.Fatalf("change tier under throttling: changed %v, %v; want changed", changed, err)
+	}
+	sc, found, err := store.Schedule(context.Background(), "w1")
+	if err != nil || !found || sc.Tier != reconcile.TierActive {
+		t.Fatalf("schedule after the change: %+v found %v, %v", sc, found, err)
+	}
+}
