@@ -14,8 +14,7 @@ import (
 // reference, TransactWriteItems), which says nothing about the tier
 // condition. A tier change must not be read as made by another run then.
 func TestChangeTierRetriesAThrottlingCancellation(t *testing.T) {
-	// Given a workload's schedule partition held at its limit by another
-	// writer for 300 ms
+	// Given a workload's schedule partition held at its limit for 300 ms
 	env := localaws.StartForTest(t)
 	table := env.TableName("LedgerTable")
 	store, err := reconcile.NewStore(reconcile.StoreConfig{DB: env.DynamoDB, Table: table})
@@ -31,6 +30,9 @@ func TestChangeTierRetriesAThrottlingCancellation(t *testing.T) {
 	// Then the change is made once the partition has capacity again
 	if err != nil || !changed {
 		t.Fatalf("change tier under throttling: changed %v, %v; want changed", changed, err)
+	}
+	if got := env.Capacity().Tables[table].WriteThrottles; got == 0 {
+		t.Fatal("the tier change met no throttle: the test did not drive the retry")
 	}
 	sc, found, err := store.Schedule(context.Background(), "w1")
 	if err != nil || !found || sc.Tier != reconcile.TierActive {

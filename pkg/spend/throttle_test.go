@@ -30,7 +30,7 @@ func TestWorkloadWritesRetryAThrottlingCancellation(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			// Given a workload, and the alias's partition held at its limit
-			// by another writer for 300 ms
+			// for 300 ms
 			env := localaws.StartForTest(t)
 			f := newFixtureOn(t, env, nil)
 			f.workload(t, "w1", 1000, 0)
@@ -42,6 +42,9 @@ func TestWorkloadWritesRetryAThrottlingCancellation(t *testing.T) {
 			// Then it succeeds once the partition has capacity again
 			if err != nil {
 				t.Fatalf("%s under throttling: %v", tt.name, err)
+			}
+			if got := env.Capacity().Tables[env.TableName("WorkloadsTable")].WriteThrottles; got == 0 {
+				t.Fatalf("%s met no throttle: the test did not drive the retry", tt.name)
 			}
 		})
 	}

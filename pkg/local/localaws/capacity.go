@@ -55,6 +55,9 @@ type meter struct {
 	// unlimited meters and counts but never throttles
 	// ([Env.LiftThroughputLimits]).
 	unlimited bool
+	// held are partitions that lack capacity until released, whatever
+	// their buckets hold ([HoldPartitionAtLimit]).
+	held map[string]bool
 }
 
 func newMeter() *meter {
@@ -90,7 +93,7 @@ func (m *meter) take(cs []charge) (throttled []int) {
 			m.refill(k, now)
 			continue
 		}
-		if b := m.refill(k, now); b.level < min(n, partitionWriteUnits*burstSeconds) {
+		if b := m.refill(k, now); b.level < min(n, partitionWriteUnits*burstSeconds) || m.held[k] {
 			short[k] = true
 		}
 	}
@@ -162,6 +165,23 @@ func (m *meter) sweep(now time.Time) {
 }
 
 func bucketKey(c charge) string { return c.table + "\x00" + c.index + "\x00" + c.key }
+
+// hold makes a table partition (its canonical key, "S:WL#w1") lack
+// capacity until the returned function is called.
+func (m *meter) hold(table, key string) (release func()) {
+	k := bucketKey(charge{table: table, key: key})
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.held == nil {
+		m.held = map[string]bool{}
+	}
+	m.held[k] = true
+	return func() {
+		m.mu.Lock()
+		defer m.mu.Unlock()
+		delete(m.held, k)
+	}
+}
 
 // tableUsage is the live counters of one table and its indexes.
 type tableUsage struct {

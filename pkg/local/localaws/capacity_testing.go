@@ -1,60 +1,26 @@
 package localaws
 
 import (
-	"context"
-	"errors"
-	"fmt"
-	"strings"
 	"sync"
-	"sync/atomic"
 	"testing"
-	"time"
-
-	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 )
 
-// HoldPartitionAtLimit writes 1 KB items (sort keys "hold-N") to the
-// partition pk of a table with a partition and a sort key named pk and
-// sk, from two goroutines, as fast as the embedded DynamoDB answers, so
-// that the partition stays at DynamoDB's limit of 1,000 write units a
-// second and nearly every other write to it is throttled. It returns once
-// the partition has throttled a write, with the function that stops it:
-// for tests of how production code meets ThrottlingError and
-// ProvisionedThroughputExceededException.
+// HoldPartitionAtLimit makes the embedded DynamoDB answer every request
+// that reads or writes the partition pk (a string) of a table as DynamoDB
+// answers a partition past its limit of 1,000 write or 3,000 read units a
+// second: ProvisionedThroughputExceededException for a single-item
+// request, ThrottlingError in a transaction's cancellation reasons. Other
+// partitions are served as before. It holds until stop is called (at the
+// latest when the test ends): for deterministic tests of how production
+// code meets throttling.
 func HoldPartitionAtLimit(t testing.TB, env *Env, table, pk string) (stop func()) {
 	t.Helper()
-	var done atomic.Bool
-	var throttled, n atomic.Int64
-	var wg sync.WaitGroup
-	for range 2 {
-		wg.Go(func() {
-			for !done.Load() {
-				_, err := env.DynamoDB.PutItem(context.Background(), &dynamodb.PutItemInput{TableName: aws.String(table),
-					Item: map[string]types.AttributeValue{
-						"pk":   &types.AttributeValueMemberS{Value: pk},
-						"sk":   &types.AttributeValueMemberS{Value: fmt.Sprintf("hold-%d", n.Add(1))},
-						"data": &types.AttributeValueMemberS{Value: strings.Repeat("x", 900)}}},
-					func(o *dynamodb.Options) { o.Retryer = aws.NopRetryer{} })
-				if _, ok := errors.AsType[*types.ProvisionedThroughputExceededException](err); ok {
-					throttled.Add(1)
-				}
-			}
-		})
+	if env.front == nil || !env.front.model {
+		t.Fatal("HoldPartitionAtLimit needs the embedded DynamoDB with its model on")
 	}
 	var once sync.Once
-	stop = func() {
-		once.Do(func() {
-			done.Store(true)
-			wg.Wait()
-		})
-	}
-	for deadline := time.Now().Add(10 * time.Second); throttled.Load() == 0; time.Sleep(time.Millisecond) {
-		if time.Now().After(deadline) {
-			stop()
-			t.Fatalf("partition %s of %s never met its limit", pk, table)
-		}
-	}
+	release := env.front.meter.hold(table, "S:"+pk)
+	stop = func() { once.Do(release) }
+	t.Cleanup(stop)
 	return stop
 }
