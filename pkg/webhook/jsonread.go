@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"strings"
 )
 
 // readMembers checks that raw is one JSON object and sets out[i] to the
@@ -97,11 +98,15 @@ func eachElement(raw []byte, fn func(i int, elem []byte) error) error {
 
 // textOf returns a raw JSON string, number or boolean as the text a
 // provider signs: a string without its quotes (decoded when it holds
-// escapes), anything else as written. Absent and null are "".
+// escapes), anything else as written. Absent and null are "". The
+// result may share raw's bytes: it is for hashing and for [newItem],
+// which copies it.
 func textOf(raw []byte) (string, error) {
 	switch {
 	case raw == nil || string(raw) == "null":
 		return "", nil
+	case raw[0] == '"' && bytes.IndexByte(raw, '\\') < 0:
+		return unsafeString(raw[1 : len(raw)-1]), nil
 	case raw[0] == '"':
 		return stringMember(raw)
 	case raw[0] == '{' || raw[0] == '[':
@@ -125,43 +130,105 @@ type ItemEnvelope struct {
 	Fetch bool `json:"fetch,omitempty"`
 }
 
-// itemPayload builds the [ItemEnvelope] of one item in one allocation.
-// item must be valid JSON.
-func itemPayload(provider Scheme, id, typ string, item []byte, fetch bool) []byte {
-	n := len(`{"provider":"","id":,"type":,"item":,"fetch":true}`) + len(provider) + 2*len(id) + 2*len(typ) + len(item) + 8
+// newItem builds an item and its [ItemEnvelope] in one allocation. The
+// identity is idParts joined by idSep and the type typParts joined by
+// typSep; both are views of the payload, which nothing writes to again,
+// so the parts may share the body's bytes. item must be valid JSON.
+func newItem(provider Scheme, idParts []string, idSep byte, typParts []string, typSep byte, item []byte, fetch bool) (Item, error) {
+	item = bytes.TrimSpace(item)
+	n := len(`{"provider":"","id":,"type":,"item":,"fetch":true}`) + len(provider) + joinedLen(idParts) + joinedLen(typParts) + len(item)
 	b := make([]byte, 0, n)
 	b = append(b, `{"provider":"`...)
 	b = append(b, provider...)
 	b = append(b, `","id":`...)
-	b = appendJSONString(b, id)
-	if typ != "" {
+	idStart := len(b) + 1
+	b = appendJoined(b, idParts, idSep)
+	idEnd := len(b) - 1
+	typStart, typEnd := 0, 0
+	if joinedLen(typParts) > 2 {
 		b = append(b, `,"type":`...)
-		b = appendJSONString(b, typ)
+		typStart = len(b) + 1
+		b = appendJoined(b, typParts, typSep)
+		typEnd = len(b) - 1
 	}
 	b = append(b, `,"item":`...)
-	b = append(b, bytes.TrimSpace(item)...)
+	b = append(b, item...)
 	if fetch {
 		b = append(b, `,"fetch":true`...)
 	}
-	return append(b, '}')
+	b = append(b, '}')
+	it := Item{Payload: b, EventID: unsafeString(b[idStart:idEnd]), Type: unsafeString(b[typStart:typEnd])}
+	// An escape in the payload is not in the value: then copy the value.
+	if idEnd-idStart != joinedLen(idParts)-2 || rawLen(idParts) != idEnd-idStart {
+		it.EventID = strings.Join(idParts, string(idSep))
+	}
+	if typEnd-typStart != rawLen(typParts) && rawLen(typParts) > 0 {
+		it.Type = strings.Join(typParts, string(typSep))
+	}
+	if err := checkEventID(it.EventID); err != nil {
+		return Item{}, err
+	}
+	return it, nil
 }
 
-// appendJSONString appends s as a JSON string. Identities and types are
-// printable ASCII, so only '"' and '\\' need escapes; anything else is
-// escaped as \u00XX.
-func appendJSONString(b []byte, s string) []byte {
-	const hexDigits = "0123456789abcdef"
+// joinedLen is the length of the JSON string appendJoined writes: the
+// parts, their separators and the quotes, with every escape it may need.
+func joinedLen(parts []string) int {
+	n := 2
+	for i, p := range parts {
+		if i > 0 {
+			n++
+		}
+		for j := 0; j < len(p); j++ {
+			n += escapedLen(p[j])
+		}
+	}
+	return n
+}
+
+// rawLen is the length of the parts joined, unescaped.
+func rawLen(parts []string) int {
+	n := max(len(parts)-1, 0)
+	for _, p := range parts {
+		n += len(p)
+	}
+	return n
+}
+
+// appendJoined appends parts joined by sep as one JSON string.
+func appendJoined(b []byte, parts []string, sep byte) []byte {
 	b = append(b, '"')
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		switch {
-		case c == '"' || c == '\\':
-			b = append(b, '\\', c)
-		case c < 0x20 || c >= 0x7f:
-			b = append(b, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xf])
-		default:
-			b = append(b, c)
+	for i, p := range parts {
+		if i > 0 {
+			b = appendEscaped(b, sep)
+		}
+		for j := 0; j < len(p); j++ {
+			b = appendEscaped(b, p[j])
 		}
 	}
 	return append(b, '"')
+}
+
+// escapedLen is how many bytes appendEscaped writes for c.
+func escapedLen(c byte) int {
+	switch {
+	case c == '"' || c == '\\':
+		return 2
+	case c < 0x20 || c == 0x7f:
+		return 6
+	}
+	return 1
+}
+
+// appendEscaped appends one byte of a JSON string: '"' and '\\' with a
+// backslash, control bytes as \u00XX, the rest (UTF-8 included) as is.
+func appendEscaped(b []byte, c byte) []byte {
+	const hexDigits = "0123456789abcdef"
+	switch escapedLen(c) {
+	case 2:
+		return append(b, '\\', c)
+	case 6:
+		return append(b, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xf])
+	}
+	return append(b, c)
 }

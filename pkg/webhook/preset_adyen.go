@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
-	"time"
 )
 
 // Adyen sends standard notifications as a batch, {"live":...,
@@ -27,7 +26,6 @@ import (
 var adyenPreset = preset{
 	decode: adyenKey,
 	needs:  []string{FieldSecret},
-	verify: verifyAdyen,
 	ack:    Ack{Status: http.StatusOK, ContentType: "text/plain", Body: AdyenAccepted},
 }
 
@@ -61,7 +59,7 @@ const (
 	adyenFieldCount
 )
 
-func verifyAdyen(_ *Verifier, _ Headers, body []byte, keys []*macKey, _ time.Time) (Delivery, error) {
+func verifyAdyen(body []byte, keys []*macKey) (Delivery, error) {
 	var raw [1][]byte
 	if err := readMembers(body, []string{"notificationItems"}, raw[:]); err != nil {
 		return Delivery{}, err
@@ -125,11 +123,12 @@ func adyenItem(elem []byte, keys []*macKey) (Item, error) {
 	if psp == "" || code == "" {
 		return Item{}, fmt.Errorf("pspReference and eventCode: %w", ErrMissingEventID)
 	}
-	id := code + ":" + psp + ":" + success
-	if err := checkEventID(id); err != nil {
+	it, err := newItem(SchemeAdyen, []string{code, psp, success}, ':', []string{code}, 0, wrap[0], false)
+	if err != nil {
 		return Item{}, err
 	}
-	return Item{EventID: id, Type: code, Timestamp: firstTime(f[adyenEventDate]), Payload: itemPayload(SchemeAdyen, id, code, wrap[0], false)}, nil
+	it.Timestamp = firstTime(f[adyenEventDate])
+	return it, nil
 }
 
 // adyenMatches reports whether sig is the MAC of the colon-joined

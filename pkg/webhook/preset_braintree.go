@@ -30,7 +30,6 @@ import (
 var braintreePreset = preset{
 	decode: braintreeKey,
 	needs:  []string{FieldSecret},
-	verify: verifyBraintree,
 }
 
 // braintreeKey keys "public_key:private_key".
@@ -45,7 +44,7 @@ func braintreeKey(secret string) (*macKey, error) {
 	return k, nil
 }
 
-func verifyBraintree(_ *Verifier, _ Headers, body []byte, keys []*macKey, _ time.Time) (Delivery, error) {
+func verifyBraintree(body []byte, keys []*macKey) (Delivery, error) {
 	form, err := url.ParseQuery(string(body))
 	if err != nil {
 		return Delivery{}, fmt.Errorf("want a form: %w", ErrMalformedBody)
@@ -74,7 +73,7 @@ func verifyBraintree(_ *Verifier, _ Headers, body []byte, keys []*macKey, _ time
 	}
 	ts, _ := time.Parse(time.RFC3339, n.timestamp)
 	item, _ := json.Marshal(string(xmlText))
-	return single(SchemeBraintree, id, n.kind, ts.UTC(), item), nil
+	return single(SchemeBraintree, id, n.kind, ts.UTC(), item)
 }
 
 // braintreeMatches checks each "public|hex" pair against the key of its

@@ -1,7 +1,5 @@
 package webhook
 
-import "time"
-
 // Checkout.com signs the body alone, HMAC-SHA256 keyed by the signature
 // key of the workflow's webhook action, hex in Cko-Signature. The event
 // identity is the body's id ("evt_..."); no timestamp is signed.
@@ -9,7 +7,6 @@ import "time"
 var checkoutPreset = preset{
 	decode: rawKey,
 	needs:  []string{FieldSecret},
-	verify: verifyCheckout,
 }
 
 // HeaderCheckoutSignature is Checkout.com's signature header.
@@ -17,7 +14,7 @@ const HeaderCheckoutSignature = "cko-signature"
 
 var checkoutMAC = headerMAC{name: HeaderCheckoutSignature, enc: encHex}
 
-func verifyCheckout(_ *Verifier, h Headers, body []byte, keys []*macKey, _ time.Time) (Delivery, error) {
+func verifyCheckout(h Headers, body []byte, keys []*macKey) (Delivery, error) {
 	if err := checkoutMAC.check(h, keys, body); err != nil {
 		return Delivery{}, err
 	}
@@ -25,5 +22,5 @@ func verifyCheckout(_ *Verifier, h Headers, body []byte, keys []*macKey, _ time.
 	if err != nil {
 		return Delivery{}, err
 	}
-	return single(SchemeCheckout, id, typ, ts, body), nil
+	return single(SchemeCheckout, id, typ, ts, body)
 }

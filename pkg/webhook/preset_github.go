@@ -10,7 +10,6 @@ import "time"
 var githubPreset = preset{
 	decode: rawKey,
 	needs:  []string{FieldSecret},
-	verify: verifyGitHub,
 }
 
 // GitHub's headers.
@@ -22,7 +21,7 @@ const (
 
 var githubMAC = headerMAC{name: HeaderGitHubSignature, prefix: "sha256=", enc: encHex}
 
-func verifyGitHub(_ *Verifier, h Headers, body []byte, keys []*macKey, _ time.Time) (Delivery, error) {
+func verifyGitHub(h Headers, body []byte, keys []*macKey) (Delivery, error) {
 	if err := githubMAC.check(h, keys, body); err != nil {
 		return Delivery{}, err
 	}
@@ -33,5 +32,5 @@ func verifyGitHub(_ *Verifier, h Headers, body []byte, keys []*macKey, _ time.Ti
 	if err := checkJSON(body); err != nil {
 		return Delivery{}, err
 	}
-	return single(SchemeGitHub, id, h.Get(HeaderGitHubEvent), time.Time{}, body), nil
+	return single(SchemeGitHub, id, h.Get(HeaderGitHubEvent), time.Time{}, body)
 }

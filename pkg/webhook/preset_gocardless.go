@@ -2,7 +2,6 @@ package webhook
 
 import (
 	"fmt"
-	"time"
 )
 
 // GoCardless signs the body alone, HMAC-SHA256 keyed by the webhook
@@ -17,7 +16,6 @@ import (
 var gocardlessPreset = preset{
 	decode: rawKey,
 	needs:  []string{FieldSecret},
-	verify: verifyGoCardless,
 }
 
 // HeaderGoCardlessSignature is GoCardless's signature header.
@@ -29,7 +27,7 @@ const StatusTokenInvalid = 498
 
 var gocardlessMAC = headerMAC{name: HeaderGoCardlessSignature, enc: encHex}
 
-func verifyGoCardless(_ *Verifier, h Headers, body []byte, keys []*macKey, _ time.Time) (Delivery, error) {
+func verifyGoCardless(h Headers, body []byte, keys []*macKey) (Delivery, error) {
 	if err := gocardlessMAC.check(h, keys, body); err != nil {
 		return Delivery{}, err
 	}
@@ -68,9 +66,14 @@ func gocardlessItem(elem []byte) (Item, error) {
 	}
 	resource, _ := textOf(raw[1])
 	action, _ := textOf(raw[2])
-	typ := resource
-	if action != "" {
-		typ += "." + action
+	typ := []string{resource, action}
+	if action == "" {
+		typ = typ[:1]
 	}
-	return Item{EventID: id, Type: typ, Timestamp: firstTime(raw[3]), Payload: itemPayload(SchemeGoCardless, id, typ, elem, false)}, nil
+	it, err := newItem(SchemeGoCardless, []string{id}, 0, typ, '.', elem, false)
+	if err != nil {
+		return Item{}, err
+	}
+	it.Timestamp = firstTime(raw[3])
+	return it, nil
 }

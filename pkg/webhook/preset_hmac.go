@@ -96,8 +96,13 @@ func bodyFields(body []byte, idName, typeName, timeName string) (id, typ string,
 }
 
 // single is the delivery of one event.
-func single(provider Scheme, id, typ string, ts time.Time, item []byte) Delivery {
-	return Delivery{Items: []Item{{EventID: id, Type: typ, Timestamp: ts, Payload: itemPayload(provider, id, typ, item, false)}}}
+func single(provider Scheme, id, typ string, ts time.Time, item []byte) (Delivery, error) {
+	it, err := newItem(provider, []string{id}, 0, []string{typ}, 0, item, false)
+	if err != nil {
+		return Delivery{}, err
+	}
+	it.Timestamp = ts
+	return Delivery{Items: []Item{it}}, nil
 }
 
 // checkJSON reports a body that is not one JSON value.

@@ -18,15 +18,13 @@ import (
 // repeated ping costs one more fetch, never a second effect. Mollie
 // retries a webhook not answered 200 for a few hours.
 // https://docs.mollie.com/overview/webhooks
-var molliePreset = preset{
-	verify: verifyMollie,
-}
+var molliePreset = preset{}
 
 // mollieIDPattern is the shape of a Mollie object id: a short prefix, an
 // underscore and letters or digits.
 var mollieIDPattern = regexp.MustCompile(`^[a-z]{2,4}_[A-Za-z0-9]{1,64}$`)
 
-func verifyMollie(_ *Verifier, _ Headers, body []byte, _ []*macKey, now time.Time) (Delivery, error) {
+func verifyMollie(body []byte, now time.Time) (Delivery, error) {
 	form, err := url.ParseQuery(string(body))
 	if err != nil {
 		return Delivery{}, fmt.Errorf("want a form: %w", ErrMalformedBody)
@@ -38,8 +36,11 @@ func verifyMollie(_ *Verifier, _ Headers, body []byte, _ []*macKey, now time.Tim
 	if !mollieIDPattern.MatchString(id) || len(form) != 1 || len(form["id"]) != 1 {
 		return Delivery{}, &FieldError{Field: "id", Reason: "want one Mollie object id such as tr_d0b0E3EA3v, and nothing else"}
 	}
-	key := id + "@" + now.UTC().Format("20060102T150405Z")
-	item := []byte(`{"id":"` + id + `"}`)
-	return Delivery{Items: []Item{{EventID: key, Timestamp: now, Untrusted: true,
-		Payload: itemPayload(SchemeMollie, id, "", item, true)}}}, nil
+	it, err := newItem(SchemeMollie, []string{id}, 0, nil, 0, []byte(`{"id":"`+id+`"}`), true)
+	if err != nil {
+		return Delivery{}, err
+	}
+	it.EventID = id + "@" + now.UTC().Format("20060102T150405Z")
+	it.Timestamp, it.Untrusted = now, true
+	return Delivery{Items: []Item{it}}, nil
 }

@@ -15,7 +15,6 @@ import (
 var paddlePreset = preset{
 	decode: rawKey,
 	needs:  []string{FieldSecret},
-	verify: verifyPaddle,
 }
 
 // HeaderPaddleSignature is Paddle's signature header.
@@ -23,7 +22,7 @@ const HeaderPaddleSignature = "paddle-signature"
 
 var colon = []byte{':'}
 
-func verifyPaddle(v *Verifier, h Headers, body []byte, keys []*macKey, now time.Time) (Delivery, error) {
+func verifyPaddle(h Headers, body []byte, keys []*macKey, now time.Time, tolerance time.Duration) (Delivery, error) {
 	header := strings.TrimSpace(h.Get(HeaderPaddleSignature))
 	if header == "" {
 		return Delivery{}, fmt.Errorf("%s header: %w", HeaderPaddleSignature, ErrMissingSignature)
@@ -50,7 +49,7 @@ func verifyPaddle(v *Verifier, h Headers, body []byte, keys []*macKey, now time.
 	if !matched {
 		return Delivery{}, ErrBadSignature
 	}
-	if err := checkWindow(ts, now, v.tolerance); err != nil {
+	if err := checkWindow(ts, now, tolerance); err != nil {
 		return Delivery{}, err
 	}
 	id, typ, occurred, err := bodyFields(body, "event_id", "event_type", "occurred_at")
@@ -60,7 +59,7 @@ func verifyPaddle(v *Verifier, h Headers, body []byte, keys []*macKey, now time.
 	if occurred.IsZero() {
 		occurred = ts
 	}
-	return single(SchemePaddle, id, typ, occurred, body), nil
+	return single(SchemePaddle, id, typ, occurred, body)
 }
 
 // paddleTimestamp returns the one ts of a Paddle-Signature header, which

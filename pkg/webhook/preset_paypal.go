@@ -27,8 +27,7 @@ import (
 // credentials and a call per delivery.
 // https://developer.paypal.com/api/rest/webhooks/rest/
 var paypalPreset = preset{
-	needs:  []string{FieldWebhookID, FieldCertHosts},
-	verify: verifyPayPal,
+	needs: []string{FieldWebhookID, FieldCertHosts},
 }
 
 // PayPal's headers.
@@ -43,7 +42,7 @@ const (
 // paypalAlgo is the one signature algorithm accepted.
 const paypalAlgo = "SHA256withRSA"
 
-func verifyPayPal(v *Verifier, h Headers, body []byte, _ []*macKey, now time.Time) (Delivery, error) {
+func (v *Verifier) verifyPayPal(h Headers, body []byte, now time.Time) (Delivery, error) {
 	var got [5]string
 	for i, name := range []string{HeaderPayPalTransmissionID, HeaderPayPalTransmissionTime, HeaderPayPalTransmissionSig, HeaderPayPalCertURL, HeaderPayPalAuthAlgo} {
 		if got[i] = strings.TrimSpace(h.Get(name)); got[i] == "" {
@@ -77,7 +76,7 @@ func verifyPayPal(v *Verifier, h Headers, body []byte, _ []*macKey, now time.Tim
 	if err != nil {
 		return Delivery{}, err
 	}
-	return single(SchemePayPal, id, typ, ts.UTC(), body), nil
+	return single(SchemePayPal, id, typ, ts.UTC(), body)
 }
 
 // paypalMessage is the text PayPal signs.

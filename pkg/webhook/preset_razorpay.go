@@ -1,7 +1,5 @@
 package webhook
 
-import "time"
-
 // Razorpay signs the body alone, HMAC-SHA256 keyed by the webhook secret,
 // hex in X-Razorpay-Signature. The event identity is the
 // X-Razorpay-Event-Id header, apart from the signature and the same on
@@ -10,7 +8,6 @@ import "time"
 var razorpayPreset = preset{
 	decode: rawKey,
 	needs:  []string{FieldSecret},
-	verify: verifyRazorpay,
 }
 
 // Razorpay's headers.
@@ -21,7 +18,7 @@ const (
 
 var razorpayMAC = headerMAC{name: HeaderRazorpaySignature, enc: encHex}
 
-func verifyRazorpay(_ *Verifier, h Headers, body []byte, keys []*macKey, _ time.Time) (Delivery, error) {
+func verifyRazorpay(h Headers, body []byte, keys []*macKey) (Delivery, error) {
 	if err := razorpayMAC.check(h, keys, body); err != nil {
 		return Delivery{}, err
 	}
@@ -33,5 +30,5 @@ func verifyRazorpay(_ *Verifier, h Headers, body []byte, keys []*macKey, _ time.
 	if err != nil {
 		return Delivery{}, err
 	}
-	return single(SchemeRazorpay, id, typ, ts, body), nil
+	return single(SchemeRazorpay, id, typ, ts, body)
 }

@@ -11,7 +11,6 @@ import "time"
 var shopifyPreset = preset{
 	decode: rawKey,
 	needs:  []string{FieldSecret},
-	verify: verifyShopify,
 }
 
 // Shopify's headers.
@@ -24,7 +23,7 @@ const (
 
 var shopifyMAC = headerMAC{name: HeaderShopifyHMAC, enc: encBase64}
 
-func verifyShopify(_ *Verifier, h Headers, body []byte, keys []*macKey, _ time.Time) (Delivery, error) {
+func verifyShopify(h Headers, body []byte, keys []*macKey) (Delivery, error) {
 	if err := shopifyMAC.check(h, keys, body); err != nil {
 		return Delivery{}, err
 	}
@@ -36,5 +35,5 @@ func verifyShopify(_ *Verifier, h Headers, body []byte, keys []*macKey, _ time.T
 		return Delivery{}, err
 	}
 	ts, _ := time.Parse(time.RFC3339Nano, h.Get(HeaderShopifyTriggered))
-	return single(SchemeShopify, id, h.Get(HeaderShopifyTopic), ts.UTC(), body), nil
+	return single(SchemeShopify, id, h.Get(HeaderShopifyTopic), ts.UTC(), body)
 }

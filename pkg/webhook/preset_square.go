@@ -1,7 +1,5 @@
 package webhook
 
-import "time"
-
 // Square signs the notification URL followed by the body, HMAC-SHA256
 // keyed by the subscription's signature key, base64 in
 // x-square-hmacsha256-signature. The URL is the one configured at
@@ -13,7 +11,6 @@ import "time"
 var squarePreset = preset{
 	decode: rawKey,
 	needs:  []string{FieldSecret, FieldSignedURL},
-	verify: verifySquare,
 }
 
 // HeaderSquareSignature is Square's signature header.
@@ -21,13 +18,13 @@ const HeaderSquareSignature = "x-square-hmacsha256-signature"
 
 var squareMAC = headerMAC{name: HeaderSquareSignature, enc: encBase64}
 
-func verifySquare(v *Verifier, h Headers, body []byte, keys []*macKey, _ time.Time) (Delivery, error) {
-	if err := squareMAC.check(h, keys, stringBytes(v.opts.SignedURL), body); err != nil {
+func verifySquare(h Headers, body []byte, keys []*macKey, signedURL string) (Delivery, error) {
+	if err := squareMAC.check(h, keys, stringBytes(signedURL), body); err != nil {
 		return Delivery{}, err
 	}
 	id, typ, ts, err := bodyFields(body, "event_id", "type", "created_at")
 	if err != nil {
 		return Delivery{}, err
 	}
-	return single(SchemeSquare, id, typ, ts, body), nil
+	return single(SchemeSquare, id, typ, ts, body)
 }
