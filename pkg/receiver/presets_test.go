@@ -14,6 +14,7 @@ import (
 
 	"github.com/hookline/hookline/pkg/emf"
 	"github.com/hookline/hookline/pkg/intake"
+	"github.com/hookline/hookline/pkg/local/providersim"
 	"github.com/hookline/hookline/pkg/receiver"
 	"github.com/hookline/hookline/pkg/secrets"
 	"github.com/hookline/hookline/pkg/webhook"
@@ -224,5 +225,50 @@ func TestBatchesAtTheDoor(t *testing.T) {
 				t.Fatalf("record of the third item: %+v %v %v", rec, ok, err)
 			}
 		})
+	}
+}
+
+// TestPayPalCertificateHostDown: when PayPal's certificate cannot be
+// fetched, the receiver answers 503 with Retry-After, so that PayPal
+// retries, and counts it as a failure of the source.
+func TestPayPalCertificateHostDown(t *testing.T) {
+	f := newFixture(t, nil, nil)
+	certs, err := providersim.StartPayPalCerts()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { certs.Close() })
+	var lines bytes.Buffer
+	fetcher := webhook.NewCertFetcher(webhook.CertFetcherConfig{Hosts: []string{certs.Host()}, Roots: certs.Roots, Client: certs.Client(time.Second)})
+	h, err := receiver.New(receiver.Config{Intake: f.store, Metrics: emf.New(&lines, "hookline"), Sources: []receiver.Source{{
+		Spec: webhook.SourceSpec{Name: "paypal", Scheme: webhook.SchemePayPal, Queue: "payments",
+			WebhookID: webhooktest.PayPalWebhookID, CertHosts: []string{certs.Host()}},
+		QueueURL: f.env.QueueURL("payments"), Certs: fetcher,
+	}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	body := `{"id":"WH-DOWN1","event_type":"PAYMENT.CAPTURE.COMPLETED","resource":{}}`
+	signed, err := webhook.SignPayPal(certs.Key, certs.CertURL(), webhooktest.PayPalWebhookID, "tx-down-1", time.Now(), []byte(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	headers := map[string]string{}
+	for k := range signed {
+		headers[strings.ToLower(k)] = signed.Get(k)
+	}
+	// Given the certificate host down, when a delivery arrives, then 503
+	certs.SetDown(true)
+	res, err := h.Handle(context.Background(), request("paypal", body, headers))
+	if err != nil || res.StatusCode != http.StatusServiceUnavailable || res.Headers["Retry-After"] == "" {
+		t.Fatalf("%d %v %s (err %v), want 503 with Retry-After", res.StatusCode, res.Headers, res.Body, err)
+	}
+	if !strings.Contains(lines.String(), `"WebhookFailed":1`) || !strings.Contains(lines.String(), `"Source":"paypal"`) {
+		t.Fatalf("not counted as a failure of the source:\n%s", lines.String())
+	}
+	// When it is back, then PayPal's retry is accepted
+	certs.SetDown(false)
+	if res, _ := h.Handle(context.Background(), request("paypal", body, headers)); res.StatusCode != 200 {
+		t.Fatalf("after recovery: %d %s", res.StatusCode, res.Body)
 	}
 }
