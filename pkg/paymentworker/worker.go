@@ -26,12 +26,14 @@ const (
 	MetricInProgress   = "PaymentInProgress"   // another worker holds the key
 	MetricRetry        = "PaymentRetry"        // left on the queue to try again
 	MetricDeadLettered = "PaymentDeadLettered" // sent to the DLQ with its reason
+	MetricSkipped      = "PaymentSkipped"      // a fetched status asks for no effect
 )
 
 // outcomeMetrics names the metric of each outcome.
 var outcomeMetrics = map[string]string{
 	"charged": MetricCharged, "declined": MetricDeclined, "replayed": MetricReplayed,
 	"in_progress": MetricInProgress, "retry": MetricRetry, "dead_lettered": MetricDeadLettered,
+	"skipped": MetricSkipped,
 }
 
 // Registry is the part of [idempotency.Registry] the worker uses.
@@ -63,6 +65,9 @@ type Config struct {
 	// Mappings says how each source's body becomes a charge (nil:
 	// [HooklineMapping] for every source).
 	Mappings *Mappings
+	// Fetchers read the objects of unsigned webhooks (Mollie's) before
+	// anything is acted on, by provider name ("mollie").
+	Fetchers map[string]Fetcher
 	// Concurrency bounds the records of one batch processed at once
 	// (default 10).
 	Concurrency int
@@ -137,7 +142,7 @@ func (w *Worker) Handle(ctx context.Context, ev events.SQSEvent) (events.SQSEven
 
 // outcome is how one record ended, for logs and metrics.
 type outcome struct {
-	name   string // charged, declined, replayed, in_progress, retry, dead_lettered
+	name   string // charged, declined, replayed, in_progress, retry, dead_lettered, skipped
 	ok     bool   // acknowledged
 	reason string
 	retry  time.Duration // visibility for a record that comes back; 0 keeps the queue's
@@ -145,9 +150,13 @@ type outcome struct {
 
 // process handles one record and reports whether it is acknowledged.
 func (w *Worker) process(ctx context.Context, m events.SQSMessage) bool {
+	m, fetchOut := w.fetchUntrusted(ctx, m)
 	p, err := ParseMessageWith(m, w.cfg.Mappings)
 	var out outcome
-	if err != nil {
+	if fetchOut != nil {
+		p.Source, p.EventID = cmp.Or(attr(m, "source"), "unknown"), attr(m, "event_id")
+		out = *fetchOut
+	} else if err != nil {
 		p.Source, p.EventID = cmp.Or(attr(m, "source"), "unknown"), attr(m, "event_id")
 		out = outcome{name: "dead_lettered", reason: MalformedReason(err)}
 	} else {

@@ -12,6 +12,14 @@
 // {"status":"duplicate"} or {"error":"<code>"} (with "field" and "reason"
 // when a member of the caller's body was refused); no internals leak.
 //
+// A source's scheme may be a provider preset (see package [webhook]). A
+// delivery then becomes one intake record and one queue message per item:
+// a batch (Adyen, GoCardless) is answered only once every item is durable,
+// with the body the provider expects (Adyen: "[accepted]"), and an item
+// refused on its own is counted as WebhookItemRejected without holding the
+// rest back. GoCardless gets 498 for a bad signature, as it asks, and a
+// PayPal certificate that cannot be fetched in time is a 503.
+//
 // Every outcome is counted as an EMF metric, and the latency from the
 // provider's event time to durable intake is recorded.
 package receiver

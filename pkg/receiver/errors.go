@@ -35,8 +35,8 @@ type answer struct {
 }
 
 // answerFor maps every error to its status code and public code, in one
-// place. The code is all a caller ever sees.
-func answerFor(err error) answer {
+// place, for a source of scheme. The code is all a caller ever sees.
+func answerFor(scheme webhook.Scheme, err error) answer {
 	switch {
 	case errors.Is(err, errUnknownSource):
 		return answer{status: http.StatusNotFound, code: "unknown_source"}
@@ -58,7 +58,13 @@ func answerFor(err error) answer {
 	}
 	switch webhook.KindOf(err) {
 	case webhook.KindUnauthenticated:
+		if scheme == webhook.SchemeGoCardless {
+			// GoCardless asks for 498 Token Invalid on a bad signature.
+			return answer{status: webhook.StatusTokenInvalid, code: webhook.Reason(err)}
+		}
 		return answer{status: http.StatusUnauthorized, code: webhook.Reason(err)}
+	case webhook.KindUnavailable:
+		return answer{status: http.StatusServiceUnavailable, code: webhook.Reason(err), retryAfter: "5"}
 	case webhook.KindInvalid:
 		return answer{status: http.StatusBadRequest, code: webhook.Reason(err)}
 	case webhook.KindTooLarge:
@@ -82,7 +88,7 @@ func clip(s string) string {
 // reject answers an error, logs its reason (never a secret or payload) and
 // counts it.
 func (h *Handler) reject(ctx context.Context, source string, err error) events.APIGatewayV2HTTPResponse {
-	a := answerFor(err)
+	a := answerFor(h.sources[source].spec.Scheme, err)
 	level, metric := "rejected", MetricRejected
 	switch {
 	case a.status == http.StatusConflict:

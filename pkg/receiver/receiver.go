@@ -33,7 +33,11 @@ type Source struct {
 	QueueURL string
 	// Secrets supplies the source's active secrets, looked up by
 	// Spec.SecretID (Secrets Manager) or Spec.SecretEnv (environment).
+	// A scheme that takes no secret (paypal, mollie) needs none.
 	Secrets secrets.Provider
+	// Certs fetches PayPal's signing certificates; nil builds one for the
+	// spec's pinned cert_hosts with the system roots.
+	Certs *webhook.CertFetcher
 }
 
 // Config configures a [Handler].
@@ -58,7 +62,7 @@ func (c Config) Validate() error {
 		if s.QueueURL == "" {
 			errs = append(errs, fmt.Errorf("receiver: source %q has no queue URL", s.Spec.Name))
 		}
-		if s.Secrets == nil {
+		if s.Secrets == nil && s.Spec.Scheme.NeedsSecret() {
 			errs = append(errs, fmt.Errorf("receiver: source %q has no secrets provider", s.Spec.Name))
 		}
 		if limit := cmp.Or(s.Spec.MaxBody, webhook.DefaultMaxBody); limit > intake.MaxPayload {
@@ -97,7 +101,8 @@ func New(cfg Config) (*Handler, error) {
 		h.now = time.Now
 	}
 	for _, s := range cfg.Sources {
-		v, err := webhook.NewVerifier(webhook.VerifierConfig{Scheme: s.Spec.Scheme, Tolerance: s.Spec.Tolerance, MaxBody: s.Spec.MaxBody, Now: h.now})
+		v, err := webhook.NewVerifier(webhook.VerifierConfig{Scheme: s.Spec.Scheme, Tolerance: s.Spec.Tolerance, MaxBody: s.Spec.MaxBody,
+			Now: h.now, Options: s.Spec.Options(), Certs: s.Certs})
 		if err != nil {
 			return nil, fmt.Errorf("receiver: source %q: %w", s.Spec.Name, err)
 		}
@@ -124,19 +129,21 @@ func (h *Handler) Handle(ctx context.Context, req events.APIGatewayV2HTTPRequest
 	if err != nil {
 		return h.reject(ctx, name, err), nil
 	}
-	keys, err := src.secrets.Secrets(ctx, secretRef(src.spec))
-	if err != nil {
-		h.log.ErrorContext(ctx, "webhook secrets unavailable", "source", name, "err", err)
-		return h.reject(ctx, name, fmt.Errorf("%w: %w", errUnavailable, err)), nil
+	var keys []string
+	if src.spec.Scheme.NeedsSecret() {
+		if keys, err = src.secrets.Secrets(ctx, secretRef(src.spec)); err != nil {
+			h.log.ErrorContext(ctx, "webhook secrets unavailable", "source", name, "err", err)
+			return h.reject(ctx, name, fmt.Errorf("%w: %w", errUnavailable, err)), nil
+		}
 	}
-	verified, err := src.verifier.Verify(webhook.HeaderMap(req.Headers), body, keys)
+	d, err := src.verifier.VerifyDelivery(webhook.HeaderMap(req.Headers), body, keys)
 	if err != nil {
 		return h.reject(ctx, name, err), nil
 	}
 	if err := h.checkSchema(src, body); err != nil {
 		return h.reject(ctx, name, err), nil
 	}
-	return h.accept(ctx, src, verified, body, req.RequestContext.RequestID), nil
+	return h.acceptDelivery(ctx, src, d, req.RequestContext.RequestID), nil
 }
 
 // UnknownSource is the one source dimension of every metric about a request
@@ -153,6 +160,9 @@ const (
 	MetricConflict      = "WebhookConflict" // 409: the event ID arrived with another body
 	MetricFailed        = "WebhookFailed"   // 5xx: a dependency failed; the provider retries
 	MetricEventToIntake = "EventToIntake"   // the provider's timestamp to the intake record
+	// MetricItemRejected counts batch items refused on their own while
+	// the rest of the batch was accepted (dimensions Source and Reason).
+	MetricItemRejected = "WebhookItemRejected"
 )
 
 // outcomeMetrics names the metric of each intake outcome.
@@ -216,26 +226,68 @@ func (h *Handler) checkSchema(src source, body []byte) error {
 	return nil
 }
 
-func (h *Handler) accept(ctx context.Context, src source, v webhook.Verified, body []byte, requestID string) events.APIGatewayV2HTTPResponse {
-	providerTime := v.Envelope.CreatedAt
-	if providerTime.IsZero() {
-		providerTime = v.Timestamp
+// acceptDelivery records and enqueues every item of a verified delivery,
+// one intake record and one queue message each, and answers only when all
+// of them are durable: with the provider's acknowledgement, or the
+// receiver's JSON. A failed item fails the request (the provider resends
+// the batch, and the items already durable are duplicates then). In a
+// batch, an item refused on its own, or whose ID came back with another
+// payload, is counted and logged, and does not hold the rest back.
+func (h *Handler) acceptDelivery(ctx context.Context, src source, d webhook.Delivery, requestID string) events.APIGatewayV2HTTPResponse {
+	name := src.spec.Name
+	batch := len(d.Items)+len(d.Refused) > 1
+	for _, r := range d.Refused {
+		h.refuseItem(ctx, name, r.Index, r.Err)
 	}
+	counts := map[intake.Outcome]int{}
+	for i, it := range d.Items {
+		res, err := h.acceptItem(ctx, src, it, requestID)
+		if err != nil && batch && errors.Is(err, intake.ErrConflict) {
+			h.refuseItem(ctx, name, i, err)
+			continue
+		}
+		if err != nil {
+			return h.reject(ctx, name, err)
+		}
+		counts[res.Outcome]++
+	}
+	if d.Ack.Body != "" {
+		return events.APIGatewayV2HTTPResponse{StatusCode: cmp.Or(d.Ack.Status, http.StatusOK), Body: d.Ack.Body,
+			Headers: map[string]string{"Content-Type": cmp.Or(d.Ack.ContentType, "text/plain")}}
+	}
+	if !batch {
+		for outcome := range counts {
+			return jsonResponse(http.StatusOK, `{"status":"`+string(outcome)+`"}`, nil)
+		}
+	}
+	return jsonResponse(http.StatusOK, fmt.Sprintf(`{"status":"accepted","accepted":%d,"duplicate":%d,"refused":%d}`,
+		counts[intake.Accepted], counts[intake.Duplicate], len(d.Items)+len(d.Refused)-counts[intake.Accepted]-counts[intake.Duplicate]), nil)
+}
+
+// refuseItem counts and logs one batch item refused on its own.
+func (h *Handler) refuseItem(ctx context.Context, source string, index int, err error) {
+	a := answerFor(h.sources[source].spec.Scheme, err)
+	h.metrics.Count(MetricItemRejected, 1, emf.Dims{"Source": source, "Reason": a.code})
+	h.log.WarnContext(ctx, "webhook batch item refused", "source", source, "index", index, "reason", a.code, "request_id", lambdaRequestID(ctx))
+}
+
+// acceptItem records and enqueues one item.
+func (h *Handler) acceptItem(ctx context.Context, src source, it webhook.Item, requestID string) (intake.Result, error) {
 	res, err := h.intake.Accept(ctx, intake.Event{
-		Source: src.spec.Name, EventID: v.EventID, QueueURL: src.queueURL, Payload: body,
-		ProviderTimestamp: providerTime, RequestID: requestID,
+		Source: src.spec.Name, EventID: it.EventID, QueueURL: src.queueURL, Payload: it.Payload,
+		ProviderTimestamp: it.Timestamp, RequestID: requestID,
 	})
 	if err != nil {
-		return h.reject(ctx, src.spec.Name, err)
+		return res, err
 	}
 	dims := emf.Dims{"Source": src.spec.Name}
 	h.metrics.Count(outcomeMetrics[res.Outcome], 1, dims)
-	if res.Outcome == intake.Accepted && !providerTime.IsZero() {
-		h.metrics.Duration(MetricEventToIntake, h.now().Sub(providerTime), dims)
+	if res.Outcome == intake.Accepted && !it.Timestamp.IsZero() {
+		h.metrics.Duration(MetricEventToIntake, h.now().Sub(it.Timestamp), dims)
 	}
-	h.log.InfoContext(ctx, "webhook "+string(res.Outcome), "source", src.spec.Name, "event_id", v.EventID,
+	h.log.InfoContext(ctx, "webhook "+string(res.Outcome), "source", src.spec.Name, "event_id", it.EventID,
 		"message_id", res.MessageID, "aws_calls", res.Calls, "request_id", lambdaRequestID(ctx))
-	return jsonResponse(http.StatusOK, `{"status":"`+string(res.Outcome)+`"}`, nil)
+	return res, nil
 }
 
 func lambdaRequestID(ctx context.Context) string {

@@ -1,12 +1,25 @@
 // Package webhook verifies signed inbound webhooks and parses their envelopes.
 //
-// Two signature schemes are supported, chosen per source by configuration:
+// Two generic signature schemes are supported, chosen per source by
+// configuration:
 //
 //   - [SchemeStandard], the Standard Webhooks specification: the headers
 //     webhook-id, webhook-timestamp and webhook-signature, an HMAC-SHA256 over
 //     "{id}.{timestamp}.{body}" keyed by the base64 part of a "whsec_" secret.
 //   - [SchemeStripe], the Stripe-Signature header "t=<unix>,v1=<hex>", an
 //     HMAC-SHA256 over "{t}.{body}" keyed by the secret string itself.
+//
+// Beside them, a named preset per provider knows exactly what that
+// provider signs, where its event identity lives, how it batches and what
+// acknowledgement it expects: [SchemeAdyen], [SchemePayPal],
+// [SchemeSquare], [SchemeCheckout], [SchemeBraintree], [SchemeGoCardless],
+// [SchemePaddle], [SchemeRazorpay], [SchemeMollie], [SchemeGitHub] and
+// [SchemeShopify]. [Verifier.VerifyDelivery] verifies a request of any
+// scheme and splits it into [Item] values, one per event, each with the
+// provider's identity and a queue message ([ItemEnvelope] for a preset).
+// A preset that needs more than a secret (Square's signed URL, PayPal's
+// webhook ID and pinned certificate hosts) is refused at start, naming
+// the field. Package webhooktest signs deliveries as each provider would.
 //
 // A [Verifier] checks the signature over the raw body bytes in constant time,
 // checks the signed timestamp against a replay window, and only then parses the

@@ -68,12 +68,9 @@ func parseEnvelope(body []byte, needID bool) (Envelope, error) {
 	var names memberNames
 	var refused *FieldError
 	err := s.object(func(key []byte, escaped bool, value []byte) error {
-		if escaped {
-			var k string
-			if json.Unmarshal(append(append([]byte{'"'}, key...), '"'), &k) != nil {
-				return errJSON
-			}
-			key = []byte(k)
+		key, err := memberKey(key, escaped)
+		if err != nil {
+			return err
 		}
 		if names.add(key) {
 			refused = &FieldError{Field: boundedName(key), Reason: "member given twice"}

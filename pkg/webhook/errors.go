@@ -72,6 +72,9 @@ const (
 	KindConfig
 	// KindOther: not an error of this package (500).
 	KindOther
+	// KindUnavailable: something we fetch to verify is unavailable
+	// (503), so the provider should retry.
+	KindUnavailable
 )
 
 // String returns a short lower-case name for the kind.
@@ -87,6 +90,8 @@ func (k Kind) String() string {
 		return "too_large"
 	case KindConfig:
 		return "config"
+	case KindUnavailable:
+		return "unavailable"
 	default:
 		return "other"
 	}
@@ -97,6 +102,8 @@ func KindOf(err error) Kind {
 	switch {
 	case err == nil:
 		return KindNone
+	case errors.Is(err, ErrCertUnavailable):
+		return KindUnavailable
 	case errors.Is(err, ErrMissingSignature), errors.Is(err, ErrBadSignature),
 		errors.Is(err, ErrStaleTimestamp), errors.Is(err, ErrMalformedHeader):
 		return KindUnauthenticated
@@ -129,6 +136,7 @@ func Reason(err error) string {
 		{ErrNoSecrets, "no_secrets"},
 		{ErrBadSecret, "bad_secret"},
 		{ErrBadConfig, "bad_config"},
+		{ErrCertUnavailable, "cert_unavailable"},
 	}
 	if err == nil {
 		return ""

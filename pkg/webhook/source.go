@@ -26,6 +26,8 @@ type Source struct {
 	QueueURL string
 	// MaxBody is the body limit in bytes; zero means [DefaultMaxBody].
 	MaxBody int64
+	// Options are what some presets need beyond a secret.
+	Options PresetOptions
 }
 
 var sourceNamePattern = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]{0,63}$`)
@@ -37,14 +39,20 @@ func (s Source) Validate() error {
 	if !sourceNamePattern.MatchString(s.Name) {
 		errs = append(errs, fmt.Errorf("name %q: want 1 to 64 of a-z, 0-9, '_' and '-': %w", s.Name, ErrBadConfig))
 	}
-	cfg := VerifierConfig{Scheme: s.Scheme, Tolerance: s.Tolerance, MaxBody: s.MaxBody}
+	cfg := VerifierConfig{Scheme: s.Scheme, Tolerance: s.Tolerance, MaxBody: s.MaxBody, Options: s.Options}
 	if err := cfg.Validate(); err != nil {
 		errs = append(errs, err)
 	}
 	if s.QueueURL == "" {
 		errs = append(errs, fmt.Errorf("queue url is empty: %w", ErrBadConfig))
 	}
-	if s.Scheme.Valid() {
+	switch {
+	case !s.Scheme.Valid() || !s.Scheme.NeedsSecret():
+	case presets[s.Scheme].decode != nil:
+		if err := checkPresetSecrets(s.Scheme, s.Secrets); err != nil {
+			errs = append(errs, err)
+		}
+	default:
 		if _, err := secretKeys(s.Scheme, s.Secrets); err != nil {
 			errs = append(errs, err)
 		}
@@ -57,12 +65,15 @@ func (s Source) Validate() error {
 
 // Verifier returns a [Verifier] for the source. now may be nil for time.Now.
 func (s Source) Verifier(now func() time.Time) (*Verifier, error) {
-	return NewVerifier(VerifierConfig{Scheme: s.Scheme, Tolerance: s.Tolerance, MaxBody: s.MaxBody, Now: now})
+	return NewVerifier(VerifierConfig{Scheme: s.Scheme, Tolerance: s.Tolerance, MaxBody: s.MaxBody, Now: now, Options: s.Options})
 }
 
 // SourceSpec is a source as configured, without its secrets, which come from
 // an environment variable (SecretEnv) or from Secrets Manager (SecretID).
 // Either way the secret value is a comma-separated list; see [SplitSecrets].
+//
+// SignedURL, WebhookID and CertHosts are the preset options some
+// schemes require ([PresetOptions]).
 type SourceSpec struct {
 	Name      string
 	Scheme    Scheme
@@ -71,17 +82,28 @@ type SourceSpec struct {
 	Queue     string
 	MaxBody   int64
 	Tolerance time.Duration
+	SignedURL string
+	WebhookID string
+	CertHosts []string
+}
+
+// Options returns the spec's preset options.
+func (sp SourceSpec) Options() PresetOptions {
+	return PresetOptions{SignedURL: sp.SignedURL, WebhookID: sp.WebhookID, CertHosts: sp.CertHosts}
 }
 
 // sourceSpecJSON is the JSON form of a SourceSpec.
 type sourceSpecJSON struct {
-	Name      string `json:"name"`
-	Scheme    Scheme `json:"scheme"`
-	SecretEnv string `json:"secret_env"`
-	SecretID  string `json:"secret_id"`
-	Queue     string `json:"queue"`
-	MaxBody   int64  `json:"max_body"`
-	Tolerance string `json:"tolerance"`
+	Name      string   `json:"name"`
+	Scheme    Scheme   `json:"scheme"`
+	SecretEnv string   `json:"secret_env"`
+	SecretID  string   `json:"secret_id"`
+	Queue     string   `json:"queue"`
+	MaxBody   int64    `json:"max_body"`
+	Tolerance string   `json:"tolerance"`
+	SignedURL string   `json:"signed_url"`
+	WebhookID string   `json:"webhook_id"`
+	CertHosts []string `json:"cert_hosts"`
 }
 
 var envNamePattern = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
@@ -92,10 +114,13 @@ var envNamePattern = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 //	[{"name":"payments","scheme":"standard-webhooks","secret_env":"HOOKLINE_PAYMENTS_SECRETS",
 //	  "queue":"payments","max_body":262144,"tolerance":"300s"}]
 //
-// Each source names exactly one of secret_env and secret_id; secrets never
-// appear in this text, and unknown members are refused so that a misplaced
+// Each source names exactly one of secret_env and secret_id (none for the
+// paypal and mollie schemes, which take no secret); secrets never appear
+// in this text, and unknown members are refused so that a misplaced
 // secret is not silently carried along. max_body and tolerance may be left
-// out for their defaults. Every problem is reported at once.
+// out for their defaults. A preset names what else it needs: square a
+// signed_url, paypal a webhook_id and its cert_hosts; a preset missing one
+// is refused with the field's name. Every problem is reported at once.
 func ParseSources(jsonText string) ([]SourceSpec, error) {
 	dec := json.NewDecoder(bytes.NewReader([]byte(jsonText)))
 	dec.DisallowUnknownFields()
@@ -116,7 +141,8 @@ func ParseSources(jsonText string) ([]SourceSpec, error) {
 		bad := func(format string, args ...any) {
 			errs = append(errs, fmt.Errorf("sources[%d] %q: %s: %w", i, r.Name, fmt.Sprintf(format, args...), ErrBadConfig))
 		}
-		spec := SourceSpec{Name: r.Name, Scheme: r.Scheme, SecretEnv: r.SecretEnv, SecretID: r.SecretID, Queue: r.Queue, MaxBody: r.MaxBody}
+		spec := SourceSpec{Name: r.Name, Scheme: r.Scheme, SecretEnv: r.SecretEnv, SecretID: r.SecretID, Queue: r.Queue, MaxBody: r.MaxBody,
+			SignedURL: r.SignedURL, WebhookID: r.WebhookID, CertHosts: r.CertHosts}
 		if !sourceNamePattern.MatchString(r.Name) {
 			bad("name: want 1 to 64 of a-z, 0-9, '_' and '-'")
 		} else if j, dup := seen[r.Name]; dup {
@@ -125,9 +151,19 @@ func ParseSources(jsonText string) ([]SourceSpec, error) {
 			seen[r.Name] = i
 		}
 		if !r.Scheme.Valid() {
-			bad("scheme unknown, want %q or %q", SchemeStandard, SchemeStripe)
+			bad("scheme %q unknown, want one of %s", r.Scheme, schemeList())
 		}
+		for _, f := range missingFields(r.Scheme, spec.Options(), true) {
+			bad("scheme %q needs %s", r.Scheme, f)
+		}
+		for _, p := range checkOptions(spec.Options()) {
+			bad("%s", p)
+		}
+		needsSecret := !r.Scheme.Valid() || r.Scheme.NeedsSecret()
 		switch {
+		case !needsSecret && (r.SecretEnv != "" || r.SecretID != ""):
+			bad("scheme %q takes no secret: drop secret_env and secret_id", r.Scheme)
+		case !needsSecret:
 		case r.SecretEnv == "" && r.SecretID == "":
 			bad("want secret_env or secret_id")
 		case r.SecretEnv != "" && r.SecretID != "":
@@ -186,6 +222,7 @@ func (sp SourceSpec) Source(secrets []string, queueURL string) (Source, error) {
 		Tolerance: sp.Tolerance,
 		QueueURL:  queueURL,
 		MaxBody:   sp.MaxBody,
+		Options:   sp.Options(),
 	}
 	if err := s.Validate(); err != nil {
 		return Source{}, err

@@ -2,6 +2,7 @@ package webhook
 
 import (
 	"errors"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -24,7 +25,7 @@ func TestParseSources(t *testing.T) {
 		{Name: "payments", Scheme: SchemeStandard, SecretEnv: "HOOKLINE_PAYMENTS_SECRETS", Queue: "payments", MaxBody: 262144, Tolerance: 300 * time.Second},
 		{Name: "usage", Scheme: SchemeStripe, SecretID: "arn:aws:secretsmanager:eu-west-1:123456789012:secret:hookline/usage", Queue: "usage"},
 	}
-	if !slices.Equal(specs, want) {
+	if !reflect.DeepEqual(specs, want) {
 		t.Fatalf("got %+v\nwant %+v", specs, want)
 	}
 }
@@ -43,11 +44,11 @@ func TestParseSourcesErrors(t *testing.T) {
 		{name: "secret placed in the JSON", text: `[{"name":"p","scheme":"stripe","secret_env":"S","queue":"q","secrets":"whsec_leakme"}]`,
 			wantParts: []string{`unknown field "secrets"`}, notParts: []string{"leakme"}},
 		{name: "every problem of every source at once",
-			text: `[{"name":"Bad Name","scheme":"github","queue":"","max_body":-1,"tolerance":"soon"},
+			text: `[{"name":"Bad Name","scheme":"gitlab","queue":"","max_body":-1,"tolerance":"soon"},
 			        {"name":"ok","scheme":"stripe","secret_env":"A","secret_id":"b","queue":"q"},
 			        {"name":"ok","scheme":"stripe","secret_env":"1BAD","queue":"q","tolerance":"-5s","max_body":99999999}]`,
 			wantParts: []string{
-				`sources[0] "Bad Name": name`, `sources[0] "Bad Name": scheme unknown`, `sources[0] "Bad Name": want secret_env or secret_id`,
+				`sources[0] "Bad Name": name`, `sources[0] "Bad Name": scheme "gitlab" unknown`, `sources[0] "Bad Name": want secret_env or secret_id`,
 				`sources[0] "Bad Name": queue is empty`, `sources[0] "Bad Name": max_body -1`, `sources[0] "Bad Name": tolerance "soon"`,
 				`sources[1] "ok": want only one of`,
 				`sources[2] "ok": name also used by sources[1]`, `sources[2] "ok": secret_env "1BAD"`, `sources[2] "ok": tolerance "-5s"`,

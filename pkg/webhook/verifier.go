@@ -19,9 +19,11 @@ const (
 	SchemeStripe Scheme = "stripe"
 )
 
-// Valid reports whether s is a supported scheme.
+// Valid reports whether s is a supported scheme: one of the two generic
+// schemes or a provider preset.
 func (s Scheme) Valid() bool {
-	return s == SchemeStandard || s == SchemeStripe
+	_, preset := presets[s]
+	return s == SchemeStandard || s == SchemeStripe || preset
 }
 
 // Defaults applied when a configuration leaves a field zero.
@@ -47,14 +49,23 @@ type VerifierConfig struct {
 	MaxBody int64
 	// Now returns the current time. Nil means time.Now.
 	Now func() time.Time
+	// Options are what some presets need beyond a secret.
+	Options PresetOptions
+	// Certs fetches and checks signing certificates (PayPal). Nil builds
+	// one for the pinned Options.CertHosts with the system roots.
+	Certs *CertFetcher
 }
 
 // Validate reports every problem with the configuration at once.
 func (c VerifierConfig) Validate() error {
 	var problems []string
 	if !c.Scheme.Valid() {
-		problems = append(problems, fmt.Sprintf("scheme %q unknown, want %q or %q", c.Scheme, SchemeStandard, SchemeStripe))
+		problems = append(problems, fmt.Sprintf("scheme %q unknown, want one of %s", c.Scheme, schemeList()))
 	}
+	for _, f := range missingFields(c.Scheme, c.Options, true) {
+		problems = append(problems, fmt.Sprintf("scheme %q needs %s", c.Scheme, f))
+	}
+	problems = append(problems, checkOptions(c.Options)...)
 	if c.Tolerance < 0 {
 		problems = append(problems, "tolerance is negative")
 	}
@@ -87,6 +98,8 @@ type Verifier struct {
 	maxBody   int64
 	now       func() time.Time
 	keys      keyCache
+	opts      PresetOptions
+	certs     *CertFetcher
 }
 
 // NewVerifier returns a Verifier for cfg.
@@ -94,7 +107,7 @@ func NewVerifier(cfg VerifierConfig) (*Verifier, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	v := &Verifier{scheme: cfg.Scheme, tolerance: cfg.Tolerance, maxBody: cfg.MaxBody, now: cfg.Now}
+	v := &Verifier{scheme: cfg.Scheme, tolerance: cfg.Tolerance, maxBody: cfg.MaxBody, now: cfg.Now, opts: cfg.Options, certs: cfg.Certs}
 	if v.tolerance == 0 {
 		v.tolerance = DefaultTolerance
 	}
@@ -103,6 +116,9 @@ func NewVerifier(cfg VerifierConfig) (*Verifier, error) {
 	}
 	if v.now == nil {
 		v.now = time.Now
+	}
+	if v.scheme == SchemePayPal && v.certs == nil {
+		v.certs = NewCertFetcher(CertFetcherConfig{Hosts: cfg.Options.CertHosts})
 	}
 	return v, nil
 }
@@ -118,6 +134,9 @@ func (v *Verifier) MaxBody() int64 { return v.maxBody }
 // newest first, then the timestamp window, and only then parses body as a JSON
 // [Envelope]. body must be the raw bytes as received.
 func (v *Verifier) Verify(h Headers, body []byte, secrets []string) (Verified, error) {
+	if _, ok := presets[v.scheme]; ok {
+		return Verified{}, fmt.Errorf("scheme %q: use VerifyDelivery: %w", v.scheme, ErrBadConfig)
+	}
 	if int64(len(body)) > v.maxBody {
 		return Verified{}, fmt.Errorf("%d bytes, limit %d: %w", len(body), v.maxBody, ErrBodyTooLarge)
 	}

@@ -516,7 +516,12 @@ func TestVerifierConfigValidate(t *testing.T) {
 	}{
 		{name: "standard with defaults", cfg: VerifierConfig{Scheme: SchemeStandard}},
 		{name: "stripe with limits", cfg: VerifierConfig{Scheme: SchemeStripe, Tolerance: time.Minute, MaxBody: 1024}},
-		{name: "unknown scheme", cfg: VerifierConfig{Scheme: "github"}, wantErr: true},
+		{name: "unknown scheme", cfg: VerifierConfig{Scheme: "gitlab"}, wantErr: true},
+		{name: "square without its signed URL", cfg: VerifierConfig{Scheme: SchemeSquare}, wantErr: true},
+		{name: "square with its signed URL", cfg: VerifierConfig{Scheme: SchemeSquare, Options: PresetOptions{SignedURL: "https://hooks.example.com/webhooks/square"}}},
+		{name: "paypal without webhook ID or hosts", cfg: VerifierConfig{Scheme: SchemePayPal}, wantErr: true},
+		{name: "paypal with a bad host", cfg: VerifierConfig{Scheme: SchemePayPal, Options: PresetOptions{WebhookID: "1JE4291016473214C", CertHosts: []string{"https://api.paypal.com/"}}}, wantErr: true},
+		{name: "github needs nothing more", cfg: VerifierConfig{Scheme: SchemeGitHub}},
 		{name: "negative tolerance", cfg: VerifierConfig{Scheme: SchemeStripe, Tolerance: -time.Second}, wantErr: true},
 		{name: "body limit too big", cfg: VerifierConfig{Scheme: SchemeStripe, MaxBody: MaxBodyLimit + 1}, wantErr: true},
 	}

@@ -1,0 +1,190 @@
+package paymentworker
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/aws/aws-lambda-go/events"
+)
+
+// Errors of a [Fetcher].
+var (
+	// ErrNotFound means the provider has no such object: the ID was not
+	// issued by it, so the message is dead-lettered, never acted on.
+	ErrNotFound = errors.New("payments: fetched object not found")
+	// ErrFetch means the provider could not be read now; the message is
+	// retried.
+	ErrFetch = errors.New("payments: fetch failed")
+)
+
+// Fetched is an object as its provider holds it now.
+type Fetched struct {
+	// Status is the object's status, part of the idempotency key.
+	Status string
+	// Object is the provider's JSON for the object.
+	Object json.RawMessage
+	// Act says what the status asks of the worker.
+	Act Act
+}
+
+// Act is what a fetched status asks of the worker.
+type Act int
+
+const (
+	// ActCharge: the object reached a status to act on (Mollie: paid,
+	// authorized); the worker charges under the key ID + status.
+	ActCharge Act = iota
+	// ActWait: the status is not settled (open, pending), or the read
+	// lags the webhook; the message is retried, since the provider will
+	// not ping again for the status it pinged about.
+	ActWait
+	// ActSkip: the status ends the object without an effect (failed,
+	// canceled, expired); the message is acknowledged and counted.
+	ActSkip
+)
+
+// Fetcher reads an object whose webhook is not signed (Mollie's) from
+// its provider's API, so that the worker acts on what the provider says,
+// never on the webhook's claim.
+type Fetcher interface {
+	Fetch(ctx context.Context, id string) (Fetched, error)
+}
+
+// untrusted is the part of a preset's item envelope ([webhook.ItemEnvelope])
+// that marks an item to fetch.
+type untrusted struct {
+	Provider string `json:"provider"`
+	ID       string `json:"id"`
+	Fetch    bool   `json:"fetch"`
+}
+
+// fetchUntrusted replaces an untrusted item with the object its
+// provider holds: the body becomes {"provider", "id", "status", "item":
+// the fetched object} and the event ID the object's ID and fetched
+// status, so that each status change is one effect and a repeated ping
+// none. A message that is not untrusted is returned as it is. A non-nil
+// outcome ends the message without a charge: retried when the provider
+// could not be read, dead-lettered when it has no such object.
+func (w *Worker) fetchUntrusted(ctx context.Context, m events.SQSMessage) (events.SQSMessage, *outcome) {
+	if !strings.Contains(m.Body, `"fetch":true`) {
+		return m, nil
+	}
+	var u untrusted
+	if err := json.Unmarshal([]byte(m.Body), &u); err != nil || !u.Fetch {
+		return m, nil
+	}
+	f := w.cfg.Fetchers[u.Provider]
+	if f == nil {
+		return m, &outcome{name: "dead_lettered", reason: "malformed_message: no fetcher for provider " + u.Provider}
+	}
+	got, err := f.Fetch(ctx, u.ID)
+	switch {
+	case errors.Is(err, ErrNotFound):
+		return m, &outcome{name: "dead_lettered", reason: "fetch_not_found: " + u.Provider + " has no object " + u.ID}
+	case err != nil:
+		return m, &outcome{name: "retry", reason: "fetch_unavailable", retry: w.backoff(receiveCount(m))}
+	case got.Act == ActWait:
+		return m, &outcome{name: "retry", reason: "fetched_status_" + got.Status, retry: w.backoff(receiveCount(m))}
+	case got.Act == ActSkip:
+		return m, &outcome{name: "skipped", ok: true, reason: "fetched_status_" + got.Status}
+	}
+	body, err := json.Marshal(struct {
+		Provider string          `json:"provider"`
+		ID       string          `json:"id"`
+		Status   string          `json:"status"`
+		Item     json.RawMessage `json:"item"`
+	}{u.Provider, u.ID, got.Status, got.Object})
+	if err != nil {
+		return m, &outcome{name: "dead_lettered", reason: "malformed_message: fetched object is not JSON"}
+	}
+	out := m
+	out.Body = string(body)
+	out.MessageAttributes = make(map[string]events.SQSMessageAttribute, len(m.MessageAttributes))
+	for k, v := range m.MessageAttributes {
+		out.MessageAttributes[k] = v
+	}
+	eventID := u.ID + ":" + got.Status
+	out.MessageAttributes["event_id"] = events.SQSMessageAttribute{DataType: "String", StringValue: &eventID}
+	return out, nil
+}
+
+// MollieClient fetches payments from Mollie's API, GET /v2/payments/{id},
+// with a bounded wait.
+type MollieClient struct {
+	// BaseURL is https://api.mollie.com, or a double's URL.
+	BaseURL string
+	// APIKey is the Mollie API key (live_... or test_...). Never log it.
+	APIKey string
+	// HTTP is the client; nil means one with Timeout.
+	HTTP *http.Client
+	// Timeout bounds one fetch; zero means 5 s.
+	Timeout time.Duration
+}
+
+var _ Fetcher = (*MollieClient)(nil)
+
+// mollieID is the shape of a Mollie payment ID.
+var mollieID = regexp.MustCompile(`^tr_[A-Za-z0-9]{1,64}$`)
+
+// Fetch reads the payment id.
+func (c *MollieClient) Fetch(ctx context.Context, id string) (Fetched, error) {
+	if !mollieID.MatchString(id) {
+		return Fetched{}, fmt.Errorf("mollie payment %q: %w", id, ErrNotFound)
+	}
+	timeout := c.Timeout
+	if timeout <= 0 {
+		timeout = 5 * time.Second
+	}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, strings.TrimSuffix(c.BaseURL, "/")+"/v2/payments/"+url.PathEscape(id), nil)
+	if err != nil {
+		return Fetched{}, fmt.Errorf("%w: %w", ErrFetch, err)
+	}
+	req.Header.Set("Authorization", "Bearer "+c.APIKey)
+	client := c.HTTP
+	if client == nil {
+		client = &http.Client{Timeout: timeout}
+	}
+	res, err := client.Do(req)
+	if err != nil {
+		return Fetched{}, fmt.Errorf("%w: %w", ErrFetch, err)
+	}
+	defer res.Body.Close()
+	data, err := io.ReadAll(io.LimitReader(res.Body, 1<<20))
+	switch {
+	case err != nil:
+		return Fetched{}, fmt.Errorf("%w: read: %w", ErrFetch, err)
+	case res.StatusCode == http.StatusNotFound:
+		return Fetched{}, fmt.Errorf("mollie payment %s: %w", id, ErrNotFound)
+	case res.StatusCode != http.StatusOK:
+		return Fetched{}, fmt.Errorf("%w: mollie answered %d", ErrFetch, res.StatusCode)
+	}
+	var p struct {
+		ID     string `json:"id"`
+		Status string `json:"status"`
+	}
+	if err := json.Unmarshal(data, &p); err != nil || p.ID != id || p.Status == "" {
+		return Fetched{}, fmt.Errorf("%w: mollie payment %s: not a payment with a status", ErrFetch, id)
+	}
+	return Fetched{Status: p.Status, Object: data, Act: mollieAct(p.Status)}, nil
+}
+
+// mollieAct is what each Mollie payment status asks of the worker.
+func mollieAct(status string) Act {
+	switch status {
+	case "paid", "authorized":
+		return ActCharge
+	case "failed", "canceled", "expired":
+		return ActSkip
+	}
+	return ActWait // open, pending, or a status added later
+}

@@ -1,0 +1,36 @@
+package webhook
+
+import "time"
+
+// GitHub signs the body alone, HMAC-SHA256 keyed by the webhook secret,
+// as "sha256=<hex>" in X-Hub-Signature-256. The event identity is the
+// X-GitHub-Delivery GUID, which a redelivery keeps; no timestamp is
+// signed. Only JSON payloads (content type application/json) are taken.
+// https://docs.github.com/en/webhooks/using-webhooks/validating-webhook-deliveries
+var githubPreset = preset{
+	decode: rawKey,
+	needs:  []string{FieldSecret},
+}
+
+// GitHub's headers.
+const (
+	HeaderGitHubSignature = "x-hub-signature-256"
+	HeaderGitHubDelivery  = "x-github-delivery"
+	HeaderGitHubEvent     = "x-github-event"
+)
+
+var githubMAC = headerMAC{name: HeaderGitHubSignature, prefix: "sha256=", enc: encHex}
+
+func verifyGitHub(h Headers, body []byte, keys []*macKey) (Delivery, error) {
+	if err := githubMAC.check(h, keys, body); err != nil {
+		return Delivery{}, err
+	}
+	id, err := headerID(h, HeaderGitHubDelivery)
+	if err != nil {
+		return Delivery{}, err
+	}
+	if err := checkJSON(body); err != nil {
+		return Delivery{}, err
+	}
+	return single(SchemeGitHub, id, h.Get(HeaderGitHubEvent), time.Time{}, body)
+}
