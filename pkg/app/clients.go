@@ -1,8 +1,10 @@
 package app
 
 import (
+	"crypto/x509"
 	"io"
 	"log/slog"
+	"net/http"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
@@ -27,6 +29,17 @@ type Deps struct {
 	Logger  *slog.Logger
 	// Metrics receives EMF lines (stdout in Lambda).
 	Metrics io.Writer
+	// PayPal, when set, is whom paypal sources trust for PayPal's
+	// certificates instead of the system roots: a local double. Nil in
+	// Lambda.
+	PayPal *PayPalTrust
+}
+
+// PayPalTrust is a stand-in for PayPal's certificate host: the roots its
+// signing certificates chain to, and a client that reaches it.
+type PayPalTrust struct {
+	Roots  *x509.CertPool
+	Client *http.Client
 }
 
 func (d Deps) metrics() *emf.Logger {

@@ -7,6 +7,7 @@ import (
 	"github.com/hookline/hookline/pkg/provider"
 	"github.com/hookline/hookline/pkg/queue"
 	"github.com/hookline/hookline/pkg/stripecharge"
+	"github.com/hookline/hookline/pkg/webhook"
 )
 
 // NewPaymentWorker builds the payment worker from its environment.
@@ -40,9 +41,21 @@ func NewPaymentWorker(d Deps) (*paymentworker.Worker, error) {
 	}
 	return paymentworker.New(paymentworker.Config{
 		Registry: reg, Provider: client, Queue: q, Mappings: cfg.Mappings, Concurrency: cfg.Concurrency,
-		Horizon: cfg.ProviderHorizon, ClockSkew: cfg.ClockSkew,
+		Horizon: cfg.ProviderHorizon, ClockSkew: cfg.ClockSkew, Fetchers: newFetchers(cfg),
 		Metrics: d.metrics(), Logger: d.logger(),
 	})
+}
+
+// newFetchers builds the clients of the providers whose webhooks are
+// fetched before acting: Mollie's, when its API key is configured.
+func newFetchers(cfg config.PaymentWorker) map[string]paymentworker.Fetcher {
+	fetchers := map[string]paymentworker.Fetcher{}
+	if cfg.Mollie.APIKey != "" {
+		fetchers[string(webhook.SchemeMollie)] = &paymentworker.MollieClient{
+			BaseURL: cfg.Mollie.URL, APIKey: cfg.Mollie.APIKey, Timeout: cfg.ProviderTimeout,
+		}
+	}
+	return fetchers
 }
 
 // newCharger builds the provider the configuration selects: hookline's

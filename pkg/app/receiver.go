@@ -7,6 +7,7 @@ import (
 	"github.com/hookline/hookline/pkg/intake"
 	"github.com/hookline/hookline/pkg/receiver"
 	"github.com/hookline/hookline/pkg/secrets"
+	"github.com/hookline/hookline/pkg/webhook"
 )
 
 // NewReceiver builds the webhook receiver from its environment.
@@ -26,7 +27,7 @@ func NewReceiver(d Deps) (*receiver.Handler, error) {
 	var smSecrets *secrets.SecretsManager
 	var sources []receiver.Source
 	for _, s := range cfg.Sources {
-		src := receiver.Source{Spec: s.Spec, QueueURL: s.QueueURL, Secrets: envSecrets}
+		src := receiver.Source{Spec: s.Spec, QueueURL: s.QueueURL, Secrets: envSecrets, Certs: d.paypalCerts(s.Spec)}
 		if s.Spec.SecretID != "" {
 			if d.Clients.SecretsManager == nil {
 				return nil, fmt.Errorf("app: source %q reads Secrets Manager but no client was built", s.Spec.Name)
@@ -39,4 +40,14 @@ func NewReceiver(d Deps) (*receiver.Handler, error) {
 		sources = append(sources, src)
 	}
 	return receiver.New(receiver.Config{Sources: sources, Intake: store, Metrics: d.metrics(), Logger: d.logger()})
+}
+
+// paypalCerts is the certificate fetcher of a paypal source when
+// [Deps.PayPal] names a stand-in for PayPal's host; nil lets the
+// receiver build one on the system roots.
+func (d Deps) paypalCerts(spec webhook.SourceSpec) *webhook.CertFetcher {
+	if d.PayPal == nil || spec.Scheme != webhook.SchemePayPal {
+		return nil
+	}
+	return webhook.NewCertFetcher(webhook.CertFetcherConfig{Hosts: spec.CertHosts, Roots: d.PayPal.Roots, Client: d.PayPal.Client})
 }

@@ -159,7 +159,22 @@ type PaymentWorker struct {
 	PaymentProvider string
 	// Mappings says how each source's webhook body becomes a charge.
 	Mappings *paymentworker.Mappings
+	// Mollie is where the worker fetches the objects of Mollie's
+	// unsigned webhooks; a zero value fetches nothing, and Mollie's
+	// messages are dead-lettered.
+	Mollie Mollie
 }
+
+// Mollie is the payment worker's access to Mollie's API.
+type Mollie struct {
+	// URL is the API's base URL (https://api.mollie.com, or a double's).
+	URL string
+	// APIKey is a Mollie API key, live_... or test_.... Never log it.
+	APIKey string
+}
+
+// MollieAPIURL is Mollie's API, the default of MOLLIE_API_URL.
+const MollieAPIURL = "https://api.mollie.com"
 
 // Payment providers of [PaymentWorker].
 const (
@@ -183,7 +198,9 @@ const stripeSearchLag = time.Minute
 // PROVIDER_SETTLE_HORIZON (30s; 90s for stripe, and at least
 // STRIPE_SEARCH_LAG, 1m: how far Stripe's search may lag a commit, to be
 // lowered only against a simulator whose lag is known), CLOCK_SKEW (1s) and
-// BATCH_CONCURRENCY (10). The in-progress window must leave a charge call
+// BATCH_CONCURRENCY (10), and MOLLIE_API_KEY (a live_ or test_ key; set,
+// the worker fetches every Mollie ping's payment before acting on it)
+// with MOLLIE_API_URL (https://api.mollie.com). The in-progress window must leave a charge call
 // room before the horizon and the skew.
 func PaymentWorkerFromEnv(lookup Lookup) (PaymentWorker, error) {
 	e := newEnv(lookup)
@@ -221,6 +238,7 @@ func PaymentWorkerFromEnv(lookup Lookup) (PaymentWorker, error) {
 	default:
 		e.errs = append(e.errs, fmt.Errorf("config: PAYMENT_PROVIDER=%q is not generic or stripe", kind))
 	}
+	cfg.Mollie = mollieFromEnv(e)
 	if raw := e.optional("PAYMENT_MAPPINGS", ""); raw != "" {
 		ms, err := paymentworker.ParseMappings([]byte(raw))
 		if err != nil {
@@ -236,6 +254,23 @@ func PaymentWorkerFromEnv(lookup Lookup) (PaymentWorker, error) {
 		return cfg, fmt.Errorf("config: IN_PROGRESS_TIMEOUT %s must exceed PROVIDER_SETTLE_HORIZON + CLOCK_SKEW + PROVIDER_TIMEOUT (%s)", cfg.InProgressTimeout, need)
 	}
 	return cfg, nil
+}
+
+// mollieFromEnv reads MOLLIE_API_KEY and MOLLIE_API_URL. A URL without
+// a key, or a key that is not Mollie's, is refused; the key's value is
+// never part of an error.
+func mollieFromEnv(e *env) Mollie {
+	m := Mollie{APIKey: e.optional("MOLLIE_API_KEY", ""), URL: e.optional("MOLLIE_API_URL", "")}
+	switch {
+	case m.APIKey == "" && m.URL != "":
+		e.errs = append(e.errs, errors.New("config: MOLLIE_API_URL is set but MOLLIE_API_KEY is not"))
+	case m.APIKey == "":
+	case !strings.HasPrefix(m.APIKey, "live_") && !strings.HasPrefix(m.APIKey, "test_"):
+		e.errs = append(e.errs, errors.New("config: MOLLIE_API_KEY is not a Mollie API key (live_... or test_...)"))
+	case m.URL == "":
+		m.URL = MollieAPIURL
+	}
+	return m
 }
 
 // Spend is the configuration of everything that touches the spend ledger:

@@ -13,9 +13,9 @@ import (
 const SecretIDSuffix = "_SECRET_ID"
 
 // SecretVars are the credentials a function may read from Secrets Manager
-// rather than from a plain environment variable: the provider's API key and
-// the reconciliation owner's PagerDuty routing key.
-var SecretVars = []string{"PROVIDER_API_KEY", "RECON_ROUTING_KEY"}
+// rather than from a plain environment variable: the provider's API key,
+// Mollie's API key and the reconciliation owner's PagerDuty routing key.
+var SecretVars = []string{"PROVIDER_API_KEY", "MOLLIE_API_KEY", "RECON_ROUTING_KEY"}
 
 // ReadSecret returns the current value of a secret, such as
 // [github.com/hookline/hookline/pkg/secrets.SecretsManager.Current].

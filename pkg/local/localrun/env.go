@@ -6,6 +6,8 @@ import (
 	"os"
 	"strings"
 	"time"
+
+	"github.com/hookline/hookline/pkg/local/providersim"
 )
 
 // DevSecrets are the development-only signing secrets a local run uses
@@ -57,6 +59,7 @@ func (s *System) functionLookup(function string) (func(string) (string, bool), e
 		"PROVIDER_URL": s.Sim.URL(), "PROVIDER_API_KEY": s.cfg.Sim.APIKey,
 		"PAYMENT_PROVIDER_URL": s.Sim.URL(),
 		"PAGER_URL":            s.Sim.URL(), "RECON_ROUTING_KEY": DevRoutingKey,
+		"MOLLIE_API_URL": s.Mollie.URL(), "MOLLIE_API_KEY": providersim.MollieAPIKey,
 	}
 	if s.cfg.PaymentProvider != "" {
 		local["PAYMENT_PROVIDER"] = s.cfg.PaymentProvider

@@ -18,6 +18,7 @@ import (
 	"github.com/hookline/hookline/pkg/local/lambdalocal"
 	"github.com/hookline/hookline/pkg/local/localaws"
 	"github.com/hookline/hookline/pkg/local/providersim"
+	"github.com/hookline/hookline/pkg/webhook"
 )
 
 // Config configures [Start].
@@ -63,6 +64,10 @@ type Config struct {
 	// template's rate, and sets POLL_INTERVAL to match (local
 	// walk-throughs); 0 keeps the template's.
 	ScheduleEvery time.Duration
+	// PayPalCertsAddr is where the PayPal certificate double listens
+	// (default 127.0.0.1:0, a free port): a paypal source's cert_hosts
+	// names it.
+	PayPalCertsAddr string
 }
 
 // PartLabel is the profiler label (runtime/pprof) that the local system's
@@ -81,6 +86,12 @@ type System struct {
 	URL string
 	// Sim is the provider simulator the functions talk to.
 	Sim *providersim.Sim
+	// Mollie is the double of Mollie's API that the payment worker
+	// fetches Mollie's objects from.
+	Mollie *providersim.MollieAPI
+	// PayPal is the double of PayPal's certificate host that the
+	// receiver trusts for paypal sources.
+	PayPal *providersim.PayPalCerts
 	// Mappings are the running SQS event sources, by logical ID.
 	Mappings map[string]*lambdalocal.SQSMapping
 
@@ -113,7 +124,8 @@ func Start(ctx context.Context, cfg Config) (*System, error) {
 	}
 	if cfg.Out != nil {
 		env.Describe(cfg.Out)
-		fmt.Fprintf(cfg.Out, "http api  %s\nprovider  %s\n", s.URL, s.Sim.URL())
+		fmt.Fprintf(cfg.Out, "http api  %s\nprovider  %s\nmollie    %s\npaypal    %s (cert_hosts [%q])\n",
+			s.URL, s.Sim.URL(), s.Mollie.URL(), s.PayPal.CertURL(), s.PayPal.Host())
 	}
 	return s, nil
 }
@@ -121,7 +133,7 @@ func Start(ctx context.Context, cfg Config) (*System, error) {
 // start brings up the simulator, the HTTP API, the workers and schedules.
 func (s *System) start(runCtx context.Context) error {
 	s.runCtx = runCtx
-	steps := []func() error{s.startSim, func() error { return s.serveAPI(runCtx) }, s.wireUsageWebhooks}
+	steps := []func() error{s.startSim, s.startDoubles, func() error { return s.serveAPI(runCtx) }, s.wireUsageWebhooks}
 	if !s.cfg.NoWorkers {
 		steps = append(steps, s.StartWorkers, func() error { return s.startSchedules(runCtx) })
 	}
@@ -145,6 +157,7 @@ func (s *System) deps(function string) (app.Deps, error) {
 		Lookup:  lookup,
 		Logger:  s.cfg.Logger.With("function", function),
 		Metrics: s.cfg.Metrics,
+		PayPal:  &app.PayPalTrust{Roots: s.PayPal.Roots, Client: s.PayPal.Client(webhook.DefaultCertTimeout)},
 	}, nil
 }
 
@@ -237,6 +250,12 @@ func (s *System) Close() error {
 	s.wg.Wait()
 	if s.Sim != nil {
 		errs = append(errs, s.Sim.Close())
+	}
+	if s.Mollie != nil {
+		errs = append(errs, s.Mollie.Close())
+	}
+	if s.PayPal != nil {
+		errs = append(errs, s.PayPal.Close())
 	}
 	errs = append(errs, s.AWS.Close())
 	return errors.Join(errs...)

@@ -22,6 +22,23 @@ func (s *System) startSim() error {
 	return nil
 }
 
+// startDoubles starts the doubles of the providers whose webhooks need
+// a call back: Mollie's API, which the payment worker fetches from, and
+// PayPal's certificate host, which the receiver fetches from.
+func (s *System) startDoubles() error {
+	mollie, err := providersim.StartMollieAPI()
+	if err != nil {
+		return fmt.Errorf("localrun: mollie double: %w", err)
+	}
+	s.Mollie = mollie
+	paypal, err := providersim.StartPayPalCertsOn(cmp.Or(s.cfg.PayPalCertsAddr, "127.0.0.1:0"))
+	if err != nil {
+		return fmt.Errorf("localrun: paypal certificate double: %w", err)
+	}
+	s.PayPal = paypal
+	return nil
+}
+
 // StartWorkers runs every SQS event source the template declares. Start
 // calls it unless Config.NoWorkers is set.
 func (s *System) StartWorkers() error {

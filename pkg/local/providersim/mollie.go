@@ -59,6 +59,7 @@ func StartMollieAPI() (*MollieAPI, error) {
 	m := &MollieAPI{payments: map[string][]mollieVersion{}, ln: ln}
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /v2/payments/{id}", m.get)
+	mux.HandleFunc("PUT "+MollieSimPath+"{id}", m.put)
 	m.srv = &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
 	go func() { _ = m.srv.Serve(ln) }()
 	return m, nil

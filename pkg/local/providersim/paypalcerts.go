@@ -44,7 +44,11 @@ type PayPalCerts struct {
 }
 
 // StartPayPalCerts starts the double on a free loopback port.
-func StartPayPalCerts() (*PayPalCerts, error) {
+func StartPayPalCerts() (*PayPalCerts, error) { return StartPayPalCertsOn("127.0.0.1:0") }
+
+// StartPayPalCertsOn starts the double listening on addr, a loopback
+// host:port, so that a source's cert_hosts can name it before it runs.
+func StartPayPalCertsOn(addr string) (*PayPalCerts, error) {
 	root, rootKey, err := selfSigned("hookline local PayPal root")
 	if err != nil {
 		return nil, err
@@ -68,7 +72,7 @@ func StartPayPalCerts() (*PayPalCerts, error) {
 	if err != nil {
 		return nil, err
 	}
-	ln, err := tls.Listen("tcp", "127.0.0.1:0", &tls.Config{Certificates: []tls.Certificate{serving}, MinVersion: tls.VersionTLS12})
+	ln, err := tls.Listen("tcp", addr, &tls.Config{Certificates: []tls.Certificate{serving}, MinVersion: tls.VersionTLS12})
 	if err != nil {
 		return nil, err
 	}
