@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"os"
 	"path/filepath"
 	"time"
@@ -30,7 +31,7 @@ const metricsFile = ".hookline/metrics.jsonl"
 
 // newRunCmd runs the whole system locally; `make run` calls it.
 func newRunCmd() *cobra.Command {
-	var addr string
+	var addr, paypalAddr string
 	var every time.Duration
 	var pay paymentFlags
 	cmd := &cobra.Command{
@@ -48,17 +49,39 @@ same directory, reach the same local AWS.`,
 	cmd.Flags().StringVar(&pay.provider, "provider", "generic", "the API the payment worker charges through: generic, or stripe (the simulator's Stripe face, through the Stripe adapter)")
 	cmd.Flags().StringVar(&pay.profile, "provider-profile", "", "the simulator's idempotency profile: honours_keys, replays_successes or ignores_keys (default ignores_keys; honours_keys, Stripe's, with --provider stripe)")
 	cmd.Flags().StringVar(&pay.mappings, "payment-mappings", "", "a JSON file of PAYMENT_MAPPINGS: how each source's webhook body becomes a charge")
+	cmd.Flags().StringVar(&paypalAddr, "paypal-certs-addr", defaultPayPalCertsAddr, "listen address of the PayPal certificate double, the host a paypal source's cert_hosts pins")
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
 		cfg, err := pay.localConfig()
 		if err != nil {
 			return usageErrorf("%w", err)
 		}
+		cfg.PayPalCertsAddr = paypalCertsAddr(cmd.OutOrStdout(), paypalAddr, cmd.Flags().Changed("paypal-certs-addr"))
 		if cfg.AWSFaults, err = localaws.FaultsFromEnv(); err != nil {
 			return usageErrorf("%w", err)
 		}
 		return exit(runLocal(cmd.Context(), cmd.OutOrStdout(), addr, every, cfg))
 	}
 	return cmd
+}
+
+// defaultPayPalCertsAddr is where the PayPal certificate double of a
+// local run listens unless --paypal-certs-addr says otherwise.
+const defaultPayPalCertsAddr = "127.0.0.1:8443"
+
+// paypalCertsAddr is the PayPal double's address: the flag's, or the
+// default's while it is free, else a free port (printed at start), so
+// that a second local run still starts.
+func paypalCertsAddr(out io.Writer, addr string, chosen bool) string {
+	if chosen {
+		return addr
+	}
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		fmt.Fprintf(out, "paypal certificate double: %s is busy, using a free port\n", addr)
+		return "127.0.0.1:0"
+	}
+	ln.Close()
+	return addr
 }
 
 // paymentFlags are run's choices of payment provider.
@@ -123,6 +146,7 @@ func runLocal(ctx context.Context, out io.Writer, addr string, every time.Durati
 		fmt.Fprintln(stderr, "hookline run:", err)
 		return exitFailure
 	}
+	defer os.Remove(paypalKeyFile)
 	if err := writeEndpoints(sys); err != nil {
 		fmt.Fprintln(stderr, "hookline run:", err)
 	}
@@ -193,9 +217,21 @@ func printPage(out io.Writer) func(pager.Event) {
 	}
 }
 
+// paypalKeyFile holds the PayPal double's signing key while a local run
+// lasts, for `hookline dev send-webhook --scheme paypal`.
+const paypalKeyFile = ".hookline/paypal-key.pem"
+
 func writeEndpoints(sys *localrun.System) error {
-	text := fmt.Sprintf("AWS_ENDPOINT_URL_SQS=%s\nAWS_ENDPOINT_URL_DYNAMODB=%s\nHOOKLINE_API_URL=%s\nHOOKLINE_PROVIDER_URL=%s\n",
-		sys.AWS.SQSEndpoint, sys.AWS.DynamoEndpoint, sys.URL, sys.Sim.URL())
+	key, err := sys.PayPal.KeyPEM()
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(paypalKeyFile, key, 0o600); err != nil {
+		return err
+	}
+	text := fmt.Sprintf("AWS_ENDPOINT_URL_SQS=%s\nAWS_ENDPOINT_URL_DYNAMODB=%s\nHOOKLINE_API_URL=%s\nHOOKLINE_PROVIDER_URL=%s\n"+
+		"HOOKLINE_MOLLIE_URL=%s\nHOOKLINE_PAYPAL_CERT_URL=%s\nHOOKLINE_PAYPAL_KEY_FILE=%s\n",
+		sys.AWS.SQSEndpoint, sys.AWS.DynamoEndpoint, sys.URL, sys.Sim.URL(), sys.Mollie.URL(), sys.PayPal.CertURL(), paypalKeyFile)
 	return os.WriteFile(endpointsFile, []byte(text), 0o644)
 }
 

@@ -1,8 +1,14 @@
 package main
 
 import (
+	"bytes"
+	"cmp"
 	"context"
+	"crypto/rsa"
+	"crypto/x509"
 	"encoding/json"
+	"encoding/pem"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -43,37 +49,57 @@ type attemptJSON struct {
 	Body   json.RawMessage `json:"body,omitempty"`
 }
 
-// newSendWebhookCmd signs a JSON file and posts it like a provider's CLI
+// newSendWebhookCmd signs a file and posts it like a provider's CLI
 // trigger, retrying on non-2xx answers as providers do.
 func newSendWebhookCmd() *cobra.Command {
-	var source, file, base, id, scheme, secret string
-	var tamper bool
+	var a sendArgs
+	var file, base, id, scheme string
 	var attempts int
 	cmd := &cobra.Command{
-		Use:   "send-webhook --source NAME --file BODY.json",
-		Short: "Sign a JSON file and post it to the HTTP API like a provider",
+		Use:   "send-webhook --source NAME --file BODY [--scheme PRESET]",
+		Short: "Sign a file and post it to the HTTP API like a provider",
+		Long: `Sign a file and post it to /webhooks/{source} as the source's provider
+would, retrying on non-2xx answers as providers do.
+
+--scheme names the source's scheme in HOOKLINE_SOURCES: standard-webhooks
+(the default), stripe, or a provider preset, each signed as its provider
+signs: github, shopify, razorpay, checkout, square (over --signed-url, by
+default the URL posted to), paddle and gocardless in headers; adyen inside
+each notification item of the JSON file; braintree as the form Braintree
+posts, from an XML notification file, with "public_key:private_key" as the
+secret; paypal with the local certificate double's key (only against
+'hookline run', whose double the source's cert_hosts must pin), for
+--webhook-id. mollie is not signed: the file is the payment, as JSON with
+its "id", which is first written to the local Mollie double, then pinged
+as Mollie pings (id=tr_...), so the worker fetches it.
+
+The secret is --secret, else the first of $HOOKLINE_<SOURCE>_SECRETS, else
+the local development secret of the source.`,
 		Example: "  hookline dev send-webhook --source payments --file testdata/payments/payment_requested.json\n" +
-			"  hookline dev send-webhook --source payments --file testdata/payments/payment_requested.json --tamper --id evt_tampered --attempts 1",
+			"  hookline dev send-webhook --source payments --file testdata/payments/payment_requested.json --tamper --id evt_tampered --attempts 1\n" +
+			"  hookline dev send-webhook --source shop-adyen --scheme adyen --secret 44782DEF547AAA06C910C43932B1EB0C71FC68D9D0C057550C48EC2ACF6BA056 --file testdata/payments/adyen_batch.json\n" +
+			"  hookline dev send-webhook --source shop-mollie --scheme mollie --file testdata/payments/mollie_paid.json\n" +
+			"  hookline dev send-webhook --source shop-paypal --scheme paypal --webhook-id WH-LOCAL-1 --file testdata/payments/paypal_capture.json",
 		Args: cobra.NoArgs,
 	}
 	f := cmd.Flags()
-	f.StringVar(&source, "source", "", "source name, the {source} of /webhooks/{source} (required)")
-	f.StringVar(&file, "file", "", "JSON body to send (required)")
+	f.StringVar(&a.source, "source", "", "source name, the {source} of /webhooks/{source} (required)")
+	f.StringVar(&file, "file", "", "body to send: JSON, or XML for braintree (required)")
 	f.StringVar(&base, "url", "", "base URL of the HTTP API (default: the one 'hookline run' wrote, else http://127.0.0.1:8080)")
 	f.StringVar(&id, "id", "", "event ID (default: the body's \"id\")")
-	f.StringVar(&scheme, "scheme", string(webhook.SchemeStandard), "signature scheme: standard-webhooks or stripe")
-	f.StringVar(&secret, "secret", "", "signing secret (default: $HOOKLINE_<SOURCE>_SECRETS, else the local development secret)")
-	f.BoolVar(&tamper, "tamper", false, "sign one body and send another, to see a 401")
+	f.StringVar(&scheme, "scheme", string(webhook.SchemeStandard), "the source's scheme: "+schemeNames())
+	f.StringVar(&a.secret, "secret", "", "signing secret (default: $HOOKLINE_<SOURCE>_SECRETS, else the local development secret)")
+	f.StringVar(&a.signedURL, "signed-url", "", "square: the signed_url the source is configured with (default: the URL posted to)")
+	f.StringVar(&a.webhookID, "webhook-id", "", "paypal: the webhook_id the source is configured with")
+	f.BoolVar(&a.tamper, "tamper", false, "sign one body and send another, to see a 401")
 	f.IntVar(&attempts, "attempts", 3, "attempts before giving up, like a provider's retries")
 	asJSON := jsonFlag(cmd)
 	require(cmd, "source", "file")
 	_ = cmd.RegisterFlagCompletionFunc("source", completeSources)
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
-		if !webhook.Scheme(scheme).Valid() {
-			return usageErrorf("--scheme %q: want %s or %s", scheme, webhook.SchemeStandard, webhook.SchemeStripe)
-		}
-		if attempts < 1 {
-			return usageErrorf("--attempts must be at least 1")
+		a.scheme = webhook.Scheme(scheme)
+		if err := a.check(attempts); err != nil {
+			return err
 		}
 		loadEndpoints()
 		body, err := os.ReadFile(file)
@@ -85,16 +111,15 @@ func newSendWebhookCmd() *cobra.Command {
 		if eventID == "" {
 			eventID = bodyID(body)
 		}
-		key := signingSecret(source, secret)
-		sign := func(id string, ts time.Time, b []byte) (http.Header, error) {
-			if tamper {
-				b = append([]byte(nil), append(b, ' ')...)
-			}
-			return webhook.SignHeaders(webhook.Scheme(scheme), []string{key}, id, ts, b)
+		a.target = strings.TrimSuffix(apiURL(base), "/") + "/webhooks/" + a.source
+		a.key = signingSecret(a.source, a.secret)
+		body, sign, err := a.delivery(cmd.Context(), eventID, body)
+		if err != nil {
+			fmt.Fprintln(stderr, "hookline dev send-webhook:", err)
+			return exit(exitFailure)
 		}
 		sender, err := providersim.NewSender(providersim.SenderConfig{
-			URL: strings.TrimSuffix(apiURL(base), "/") + "/webhooks/" + source, Sign: sign, MaxAttempts: attempts,
-			BaseBackoff: 200 * time.Millisecond,
+			URL: a.target, Sign: sign, MaxAttempts: attempts, BaseBackoff: 200 * time.Millisecond,
 		})
 		if err != nil {
 			fmt.Fprintln(stderr, "hookline dev send-webhook:", err)
@@ -104,6 +129,163 @@ func newSendWebhookCmd() *cobra.Command {
 		return exit(reportDelivery(cmd.OutOrStdout(), eventID, d, *asJSON))
 	}
 	return cmd
+}
+
+// schemeNames lists every scheme a source may name.
+func schemeNames() string {
+	var names []string
+	for _, s := range webhook.Schemes() {
+		names = append(names, string(s))
+	}
+	return strings.Join(names, ", ")
+}
+
+// sendArgs are send-webhook's choices of how a provider signs.
+type sendArgs struct {
+	scheme                               webhook.Scheme
+	source, secret, signedURL, webhookID string
+	tamper                               bool
+	// target is the URL posted to; key the secret signed with.
+	target, key string
+}
+
+// check refuses what no provider would send.
+func (a sendArgs) check(attempts int) error {
+	switch {
+	case !a.scheme.Valid():
+		return usageErrorf("--scheme %q: want one of %s", a.scheme, schemeNames())
+	case attempts < 1:
+		return usageErrorf("--attempts must be at least 1")
+	case a.scheme == webhook.SchemeMollie && a.tamper:
+		return usageErrorf("--tamper: mollie does not sign its webhooks; there is nothing to tamper with")
+	case a.scheme == webhook.SchemePayPal && a.webhookID == "":
+		return usageErrorf("--scheme paypal needs --webhook-id, the source's webhook_id")
+	case a.scheme != webhook.SchemePayPal && a.webhookID != "":
+		return usageErrorf("--webhook-id is for --scheme paypal")
+	case a.scheme != webhook.SchemeSquare && a.signedURL != "":
+		return usageErrorf("--signed-url is for --scheme square")
+	}
+	return nil
+}
+
+// formHeader is the content type of the providers that post forms.
+var formHeader = http.Header{"Content-Type": {"application/x-www-form-urlencoded"}}
+
+// delivery returns the body a provider posts and the signer of each of
+// its attempts.
+func (a sendArgs) delivery(ctx context.Context, id string, body []byte) ([]byte, providersim.Signer, error) {
+	if a.scheme.NeedsSecret() && a.key == "" {
+		return nil, nil, fmt.Errorf("no secret for source %q: pass --secret or set $%s", a.source, localrun.SecretVar(a.source))
+	}
+	switch a.scheme {
+	case webhook.SchemeStandard, webhook.SchemeStripe:
+		return body, func(id string, ts time.Time, b []byte) (http.Header, error) {
+			return webhook.SignHeaders(a.scheme, []string{a.key}, id, ts, a.signed(b))
+		}, nil
+	case webhook.SchemeAdyen:
+		signed, err := webhook.SignAdyen(a.key, body)
+		if a.tamper {
+			// The PSP reference is one of the fields Adyen signs.
+			signed = bytes.ReplaceAll(signed, []byte(`"pspReference":"`), []byte(`"pspReference":"X`))
+		}
+		return signed, nil, err
+	case webhook.SchemeBraintree:
+		return a.braintree(body)
+	case webhook.SchemeMollie:
+		return a.mollie(ctx, id, body)
+	case webhook.SchemePayPal:
+		return a.paypal(body)
+	}
+	opts := webhook.PresetOptions{SignedURL: cmp.Or(a.signedURL, a.target)}
+	return body, func(id string, ts time.Time, b []byte) (http.Header, error) {
+		return webhook.SignPreset(a.scheme, a.key, opts, id, ts, a.signed(b))
+	}, nil
+}
+
+// signed is what is signed for body b: b itself, or other bytes with
+// --tamper.
+func (a sendArgs) signed(b []byte) []byte {
+	if a.tamper {
+		return append(bytes.Clone(b), ' ')
+	}
+	return b
+}
+
+// braintree posts the form Braintree posts for the XML notification;
+// with --tamper its signature is of another notification.
+func (a sendArgs) braintree(notification []byte) ([]byte, providersim.Signer, error) {
+	form, err := webhook.SignBraintree(a.key, notification)
+	if err != nil {
+		return nil, nil, err
+	}
+	if a.tamper {
+		other, err := webhook.SignBraintree(a.key, a.signed(notification))
+		if err != nil {
+			return nil, nil, err
+		}
+		sent, _ := url.ParseQuery(form)
+		forged, _ := url.ParseQuery(other)
+		sent.Set("bt_signature", forged.Get("bt_signature"))
+		form = sent.Encode()
+	}
+	return []byte(form), func(string, time.Time, []byte) (http.Header, error) { return formHeader, nil }, nil
+}
+
+// mollie writes the payment to the local Mollie double and pings its ID,
+// as Mollie pings.
+func (a sendArgs) mollie(ctx context.Context, id string, payment []byte) ([]byte, providersim.Signer, error) {
+	double := os.Getenv("HOOKLINE_MOLLIE_URL")
+	if double == "" {
+		return nil, nil, errors.New("no Mollie double: start 'hookline run' in this directory")
+	}
+	status, answer, err := httpDo(ctx, http.MethodPut, strings.TrimSuffix(double, "/")+providersim.MollieSimPath+url.PathEscape(id), payment)
+	if err != nil {
+		return nil, nil, err
+	}
+	if status != http.StatusNoContent {
+		return nil, nil, fmt.Errorf("the Mollie double refused the payment: %d %s", status, answer)
+	}
+	ping := url.Values{"id": {id}}.Encode()
+	return []byte(ping), func(string, time.Time, []byte) (http.Header, error) { return formHeader, nil }, nil
+}
+
+// paypal signs as PayPal does, with the key of the local certificate
+// double, whose certificate URL goes in PAYPAL-CERT-URL.
+func (a sendArgs) paypal(body []byte) ([]byte, providersim.Signer, error) {
+	certURL, keyFile := os.Getenv("HOOKLINE_PAYPAL_CERT_URL"), os.Getenv("HOOKLINE_PAYPAL_KEY_FILE")
+	if certURL == "" || keyFile == "" {
+		return nil, nil, errors.New("PayPal is signed only against the local certificate double: start 'hookline run' in this directory")
+	}
+	key, err := readRSAKey(keyFile)
+	if err != nil {
+		return nil, nil, err
+	}
+	n := 0
+	return body, func(id string, ts time.Time, b []byte) (http.Header, error) {
+		n++ // every attempt is a transmission of its own
+		return webhook.SignPayPal(key, certURL, a.webhookID, fmt.Sprintf("%s-%d", id, n), ts, a.signed(b))
+	}, nil
+}
+
+// readRSAKey reads a PEM (PKCS #8) RSA private key.
+func readRSAKey(path string) (*rsa.PrivateKey, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	block, _ := pem.Decode(data)
+	if block == nil {
+		return nil, fmt.Errorf("%s: no PEM key", path)
+	}
+	k, err := x509.ParsePKCS8PrivateKey(block.Bytes)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	key, ok := k.(*rsa.PrivateKey)
+	if !ok {
+		return nil, fmt.Errorf("%s: not an RSA key", path)
+	}
+	return key, nil
 }
 
 func reportDelivery(out io.Writer, eventID string, d providersim.Delivery, asJSON bool) int {

@@ -4,8 +4,8 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"net"
 	"net/http"
+	"os"
 	"testing"
 	"time"
 
@@ -28,33 +28,19 @@ func providerSources(paypalHost string) string {
 		`{"name":"shop-paypal","scheme":"paypal","webhook_id":"WH-LOCAL-1","cert_hosts":["` + paypalHost + `"],"queue":"payments"}]`
 }
 
-// providerMappings make charges of a fetched Mollie payment (the
-// envelope's item is the object Mollie's API holds) and of a PayPal
-// capture.
-const providerMappings = `{
- "shop-mollie": {"customer": "/item/metadata/customer", "amount": "/item/metadata/amount_minor", "currency": "/item/amount/currency"},
- "shop-paypal": {"customer": "/item/resource/custom_id", "amount": "/item/resource/amount_minor", "currency": "/item/resource/currency"}
-}`
-
-// freeAddr is a loopback address free now, so that the sources can pin
-// the PayPal double's host before the system starts, as a user of
-// `hookline run --paypal-certs-addr` does.
-func freeAddr(t *testing.T) string {
+func startProviders(t *testing.T) *localrun.System {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	// The mappings make charges of a fetched Mollie payment (the
+	// envelope's item is the object Mollie's API holds) and of a PayPal
+	// capture.
+	mappings, err := os.ReadFile("../../../testdata/payments/provider-mappings.json")
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer ln.Close()
-	return ln.Addr().String()
-}
-
-func startProviders(t *testing.T) *localrun.System {
-	t.Helper()
-	paypalCertsAddr := freeAddr(t)
+	paypalCertsAddr := testkit.FreeAddr(t)
 	sources := providerSources(paypalCertsAddr)
 	sys, err := localrun.Start(context.Background(), localrun.Config{
-		Addr: "127.0.0.1:0", PaymentMappings: providerMappings, PayPalCertsAddr: paypalCertsAddr,
+		Addr: "127.0.0.1:0", PaymentMappings: string(mappings), PayPalCertsAddr: paypalCertsAddr,
 		Lookup: func(name string) (string, bool) { return sources, name == "HOOKLINE_SOURCES" },
 	})
 	if err != nil {
