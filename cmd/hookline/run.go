@@ -39,9 +39,12 @@ func newRunCmd() *cobra.Command {
 		Short: "Run the whole system locally on embedded AWS until Ctrl-C",
 		Long: `Run the whole system locally on embedded AWS until Ctrl-C: DynamoDB and SQS
 on free loopback ports, every queue and table of the template, every function
-behind its local Lambda adapter, and the provider simulator. It writes
-.hookline/endpoints.env so that hookline commands in another terminal, in the
-same directory, reach the same local AWS.`,
+behind its local Lambda adapter, the provider simulator, and doubles of
+Mollie's API (which the payment worker fetches from) and of PayPal's
+certificate host (which paypal sources trust; pin --paypal-certs-addr in
+their cert_hosts). It writes .hookline/endpoints.env so that hookline
+commands in another terminal, in the same directory, reach the same local
+AWS and doubles.`,
 		Args: cobra.NoArgs,
 	}
 	cmd.Flags().StringVar(&addr, "addr", "127.0.0.1:"+envOr("PORT", "8080"), "HTTP API listen address (PORT overrides the port)")
