@@ -49,13 +49,17 @@ func (r *e2eRun) report() e2eReport {
 // countAccepted counts webhook id as accepted or not, and reports which.
 func (r *e2eRun) countAccepted(rep *e2eReport, id string) bool {
 	r.mu.Lock()
-	ok := r.accepted[id]
+	ok, last := r.accepted[id], r.refused[id]
 	r.mu.Unlock()
 	if ok {
 		rep.accepted++
 	} else {
 		rep.unaccepted++
-		rep.problems = append(rep.problems, fmt.Sprintf("%s was never accepted: the receiver answered no 2xx in 8 attempts", id))
+		var answers []string
+		for _, a := range last.Attempts {
+			answers = append(answers, fmt.Sprintf("%d %s%s", a.StatusCode, strings.TrimSpace(a.Body), a.Err))
+		}
+		rep.problems = append(rep.problems, fmt.Sprintf("%s was never accepted: the receiver answered %q", id, answers))
 	}
 	return ok
 }
