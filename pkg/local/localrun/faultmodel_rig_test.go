@@ -35,7 +35,7 @@ import (
 const (
 	e2eMaxCommit  = 600 * time.Millisecond
 	e2eLookupLag  = 200 * time.Millisecond
-	e2eVisibility = "3" // seconds: a failed or unacknowledged message returns this soon
+	e2eVisibility = "5" // seconds: a failed or unacknowledged message returns this soon
 	e2eSenders    = 16  // concurrent webhook connections
 	e2eSchedule   = 2 * time.Second
 	// e2eConcurrency is the usage event source's MaximumConcurrency in

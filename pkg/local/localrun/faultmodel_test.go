@@ -99,9 +99,13 @@ func TestEndToEndFaultMatrix(t *testing.T) {
 		mix := combinedMix(seed, *e2eCell)
 		mix.providerFaults = 0
 		mix.aws = localaws.Faults{Seed: seed, Rates: map[string]float64{name: matrixRate}}
-		rows = append(rows, runE2E(t, seed, mix))
+		rep := runE2E(t, seed, mix)
+		fmt.Printf("end-to-end fault model seed %d: %s\n", seed, rep)
+		rows = append(rows, rep)
 	}
-	rows = append(rows, runE2E(t, seed, combinedMix(seed, *e2eCell)))
+	rep := runE2E(t, seed, combinedMix(seed, *e2eCell))
+	fmt.Printf("end-to-end fault model seed %d: %s\n", seed, rep)
+	rows = append(rows, rep)
 	printMatrix(rows)
 	for _, rep := range rows {
 		checkE2E(t, rep)
@@ -213,8 +217,8 @@ func checkE2E(t *testing.T, rep e2eReport) {
 			strings.Join(rep.problems[:min(len(rep.problems), 15)], "\n"))
 	}
 	if rep.success() < 0.999 {
-		t.Errorf("seed %d: success %.3f%% (%d of %d accepted webhooks charged, declined or applied), want at least 99.9%% (%s)",
-			rep.seed, 100*rep.success(), rep.ended(), rep.accepted, replay)
+		t.Errorf("seed %d: success %.3f%% (%d of %d accepted webhooks charged, declined or applied), want at least 99.9%% (%s)\n%s",
+			rep.seed, 100*rep.success(), rep.ended(), rep.accepted, replay, rep)
 	}
 }
 
