@@ -73,7 +73,11 @@ func TestEndToEndFaultModel(t *testing.T) {
 		t.Skip("the fault layer needs the embedded emulators")
 	}
 	seed := e2eSeedOrNew(t)
-	mix := combinedMix(seed, *e2eEvents)
+	events := *e2eEvents
+	if testing.Short() {
+		events = min(events, 1000)
+	}
+	mix := combinedMix(seed, events)
 	if *e2eAWSFaults != "" {
 		f, err := localaws.ParseFaults(*e2eAWSFaults)
 		if err != nil {
