@@ -65,8 +65,9 @@ lab-shots: deps ## Drive the live lab's page in headless Chromium and save its s
 	HOOKLINE_LAB_SHOTS=$(CURDIR)/docs/lab $(GO) test -count=1 -run '^TestLivePageInBrowser$$' -v ./pkg/lab
 
 .PHONY: soak
-soak: deps ## Longer payment fault model (20,000 events per provider profile), then each provider fault alone against each profile.
+soak: deps ## Longer fault models: payments (20,000 events per provider profile, each provider fault alone) and end to end (20,000 events, each AWS fault alone).
 	$(GO) test -count=1 -timeout 60m ./pkg/paymentworker -run 'TestFaultModel$$|TestFaultMatrix' -v -model-events 20000 -model-matrix
+	$(GO) test -count=1 -timeout 60m ./pkg/local/localrun -run 'TestEndToEndFaultModel$$|TestEndToEndFaultMatrix' -v -model-events 20000 -model-matrix
 
 .PHONY: lint
 lint: ## gofmt check and go vet.

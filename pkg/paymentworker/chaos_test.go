@@ -2,9 +2,7 @@ package paymentworker_test
 
 import (
 	"context"
-	"encoding/binary"
 	"errors"
-	"hash/fnv"
 	"runtime"
 	"strconv"
 	"sync"
@@ -16,50 +14,10 @@ import (
 	ddbtypes "github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/hookline/hookline/pkg/idempotency"
+	"github.com/hookline/hookline/pkg/local/testkit"
 	"github.com/hookline/hookline/pkg/paymentworker"
 	"github.com/hookline/hookline/pkg/provider"
 )
-
-// dice draws seeded decisions from the names of what is decided (an event,
-// a step, how many times that step was taken), never from the order in
-// which concurrent work reaches it. The same seed makes the same decisions
-// for the same event.
-type dice struct {
-	seed   uint64
-	mu     sync.Mutex
-	counts map[string]int
-}
-
-func newDice(seed uint64) *dice { return &dice{seed: seed, counts: map[string]int{}} }
-
-// roll returns a number in [0, 1) for the parts.
-func (d *dice) roll(parts ...string) float64 {
-	return float64(d.hash(parts...)>>11) / (1 << 53)
-}
-
-func (d *dice) hash(parts ...string) uint64 {
-	h := fnv.New64a()
-	var b [8]byte
-	binary.LittleEndian.PutUint64(b[:], d.seed)
-	h.Write(b[:])
-	for _, p := range parts {
-		h.Write([]byte(p))
-		h.Write([]byte{0})
-	}
-	// fnv alone mixes its last bytes poorly: finish with splitmix64.
-	z := h.Sum64() + 0x9e3779b97f4a7c15
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9
-	z = (z ^ (z >> 27)) * 0x94d049bb133111eb
-	return z ^ (z >> 31)
-}
-
-// next counts the occurrences of name and returns this one's number.
-func (d *dice) next(name string) int {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	d.counts[name]++
-	return d.counts[name]
-}
 
 // crashKey carries an invocation's crash switch in its context.
 type crashKey struct{}
@@ -123,7 +81,7 @@ type chaosCounts struct {
 // chaos decides, for each step of the worker, whether the process crashes
 // before or after it, or stalls in it past the invocation's deadline.
 type chaos struct {
-	d              *dice
+	d              *testkit.Dice
 	crashes, stall float64
 	counts         *chaosCounts
 }
@@ -131,8 +89,8 @@ type chaos struct {
 // step runs call as the named step of key's processing, with the faults
 // the dice decide.
 func (c *chaos) step(ctx context.Context, key, name string, call func()) {
-	n := c.d.next(key + "/" + name)
-	u := c.d.roll("step", key, name, strconv.Itoa(n))
+	n := c.d.Next(key + "/" + name)
+	u := c.d.Roll("step", key, name, strconv.Itoa(n))
 	switch {
 	case u < c.crashes/2:
 		c.die(ctx)
@@ -227,7 +185,7 @@ func (p chaosCharger) LookupCharge(ctx context.Context, key string) (*provider.C
 // throttle), half after it was applied (the answer is lost).
 type flakyDynamo struct {
 	idempotency.DynamoDBAPI
-	d      *dice
+	d      *testkit.Dice
 	rate   float64
 	counts *chaosCounts
 }
@@ -240,7 +198,7 @@ func (f flakyDynamo) fail(op string, key map[string]ddbtypes.AttributeValue) (be
 	if v, ok := key["pk"].(*ddbtypes.AttributeValueMemberS); ok {
 		pk = v.Value
 	}
-	u := f.d.roll("dynamo", op, pk, strconv.Itoa(f.d.next("dynamo/"+op+"/"+pk)))
+	u := f.d.Roll("dynamo", op, pk, strconv.Itoa(f.d.Next("dynamo/"+op+"/"+pk)))
 	before, after = u < f.rate/2, u >= f.rate/2 && u < f.rate
 	if before || after {
 		f.counts.dynamoErrors.Add(1)

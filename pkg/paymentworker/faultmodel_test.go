@@ -22,6 +22,8 @@ import (
 	"github.com/hookline/hookline/pkg/local/lambdalocal"
 	"github.com/hookline/hookline/pkg/local/localaws"
 	"github.com/hookline/hookline/pkg/local/providersim"
+	"github.com/hookline/hookline/pkg/local/testkit"
+	"github.com/hookline/hookline/pkg/local/testkit/hostile"
 	"github.com/hookline/hookline/pkg/paymentworker"
 	"github.com/hookline/hookline/pkg/provider"
 	"github.com/hookline/hookline/pkg/queue"
@@ -47,23 +49,6 @@ const (
 	modelRedrives      = 2               // redrives an operator makes of one event
 )
 
-// hostileFaults are the provider faults the model draws from.
-var hostileFaults = []providersim.Fault{
-	{Kind: providersim.FaultCommitThenError, Status: 502},
-	{Kind: providersim.FaultCommitThenError, Status: 504},
-	{Kind: providersim.FaultCommitThenError, Status: 500},
-	{Kind: providersim.FaultCommitThenError, Status: 408},
-	{Kind: providersim.FaultDropAfterCharge},
-	{Kind: providersim.FaultTimeoutAfterCharge, Delay: 2 * time.Second},
-	{Kind: providersim.FaultSlowCommit},
-	{Kind: providersim.FaultKeyInUse},
-	{Kind: providersim.FaultDeclineErrorBody},
-	{Kind: providersim.FaultServerError, Status: 503},
-	{Kind: providersim.FaultRateLimit, RetryAfter: "0"},
-	{Kind: providersim.FaultReset},
-	{Kind: providersim.FaultTimeoutBeforeCharge, Delay: 2 * time.Second},
-}
-
 // modelRates are what one run mixes in.
 type modelRates struct {
 	events         int
@@ -82,7 +67,7 @@ type modelRates struct {
 // mixedRates is the model make test runs.
 func mixedRates(events int) modelRates {
 	return modelRates{
-		events: events, lostAcks: 0.002, providerFaults: 0.02, faults: hostileFaults,
+		events: events, lostAcks: 0.002, providerFaults: 0.02, faults: hostile.Faults,
 		duplicates: 0.05, replays: 0.02, redriven: 0.02, crashes: 0.003, stalls: 0.001, dynamoErrors: 0.003, declines: 0.01,
 	}
 }
@@ -215,7 +200,7 @@ func checkModel(t *testing.T, seed uint64, rep modelReport, minSuccess float64) 
 func faultMatrix(t *testing.T, seed uint64) {
 	fmt.Println("| fault (5% of charge calls) | profile | events | faults fired | acks lost | duplicate charges | lost | success |")
 	fmt.Println("|---|---|---|---|---|---|---|---|")
-	for _, f := range hostileFaults {
+	for _, f := range hostile.Faults {
 		for _, p := range modelProviders {
 			rates := modelRates{events: *matrixCell, lostAcks: 0.002, providerFaults: 0.05, faults: []providersim.Fault{f}}
 			rep := runModel(t, seed, p, rates)
@@ -232,7 +217,7 @@ func faultMatrix(t *testing.T, seed uint64) {
 // model is one run of the fault model.
 type model struct {
 	t        *testing.T
-	d        *dice
+	d        *testkit.Dice
 	provider modelProvider
 	rates    modelRates
 	env      *localaws.Env
@@ -279,7 +264,7 @@ func runModel(t *testing.T, seed uint64, p modelProvider, rates modelRates) mode
 
 func newModel(t *testing.T, seed uint64, p modelProvider, rates modelRates) *model {
 	t.Helper()
-	m := &model{t: t, d: newDice(seed ^ p.salt()), provider: p, rates: rates, env: localaws.StartForTest(t), counts: &chaosCounts{},
+	m := &model{t: t, d: testkit.NewDice(seed ^ p.salt()), provider: p, rates: rates, env: localaws.StartForTest(t), counts: &chaosCounts{},
 		redrives: map[string]int{}, parked: map[string]string{}, sent: map[string]string{}, bodies: map[string]string{}}
 	m.url, m.dlq = m.env.QueueURL("payments"), m.env.QueueURL("payments-dlq")
 	_, err := m.env.SQS.SetQueueAttributes(context.Background(), &sqs.SetQueueAttributesInput{QueueUrl: aws.String(m.url), Attributes: map[string]string{
@@ -296,7 +281,7 @@ func newModel(t *testing.T, seed uint64, p modelProvider, rates modelRates) *mod
 	must(t, err)
 	must(t, m.sim.Start())
 	t.Cleanup(func() { m.sim.Close() })
-	m.sim.Faults.SetFaultFunc(m.providerFault)
+	m.sim.Faults.SetFaultFunc(hostile.FaultFunc(m.d, m.rates.providerFaults, m.rates.faults, modelMaxCommit))
 	for i := range rates.events {
 		id := fmt.Sprintf("evt_%s_%05d", p, i)
 		m.ids = append(m.ids, id)
@@ -309,7 +294,7 @@ func newModel(t *testing.T, seed uint64, p modelProvider, rates modelRates) *mod
 // declined by the provider (amounts ending in 02).
 func (m *model) body(id string, i int) string {
 	amount := int64(1000 + (i%50)*10)
-	if m.d.roll("decline", id) < m.rates.declines {
+	if m.d.Roll("decline", id) < m.rates.declines {
 		amount = 1002
 	}
 	currency := "usd"
@@ -317,20 +302,6 @@ func (m *model) body(id string, i int) string {
 		currency = "USD"
 	}
 	return fmt.Sprintf(`{"id":%q,"type":"payment.requested","data":{"customer":"cus_%s","amount":%d,"currency":%q}}`, id, id, amount, currency)
-}
-
-// providerFault is the simulator's fault function: the n-th request under
-// key fails with the drawn fault.
-func (m *model) providerFault(key string, n int) providersim.Fault {
-	u := m.d.roll("provider", key, strconv.Itoa(n))
-	if u >= m.rates.providerFaults || len(m.rates.faults) == 0 {
-		return providersim.Fault{}
-	}
-	f := m.rates.faults[m.d.hash("kind", key, strconv.Itoa(n))%uint64(len(m.rates.faults))]
-	if f.Kind == providersim.FaultSlowCommit || f.Kind == providersim.FaultKeyInUse {
-		f.Delay = time.Duration(m.d.roll("delay", key, strconv.Itoa(n)) * float64(modelMaxCommit))
-	}
-	return f
 }
 
 // startWorker runs the payment worker behind the SQS event source, with
@@ -400,7 +371,7 @@ func (m *model) dropAck(messageID string) bool {
 	m.mu.Lock()
 	what := m.sent[messageID]
 	m.mu.Unlock()
-	if m.d.roll("ack", what) < m.rates.lostAcks {
+	if m.d.Roll("ack", what) < m.rates.lostAcks {
 		m.lostAcks.Add(1)
 		return true
 	}
@@ -413,17 +384,17 @@ func (m *model) intake(ctx context.Context) int {
 	var copies []string
 	for _, id := range m.ids {
 		copies = append(copies, id)
-		if m.d.roll("duplicate", id) < m.rates.duplicates {
+		if m.d.Roll("duplicate", id) < m.rates.duplicates {
 			copies = append(copies, id)
 		}
 	}
 	m.send(copies)
 	var replays, dead []string
 	for _, id := range m.ids {
-		if m.d.roll("replay", id) < m.rates.replays {
+		if m.d.Roll("replay", id) < m.rates.replays {
 			replays = append(replays, id)
 		}
-		if m.d.roll("dead", id) < m.rates.redriven {
+		if m.d.Roll("dead", id) < m.rates.redriven {
 			dead = append(dead, id)
 		}
 	}
@@ -543,7 +514,7 @@ func (m *model) report(p modelProvider, replayed int) modelReport {
 		rep.redriven += n
 	}
 	for _, id := range m.ids {
-		if m.d.roll("duplicate", id) < m.rates.duplicates {
+		if m.d.Roll("duplicate", id) < m.rates.duplicates {
 			rep.duplicated++
 		}
 		m.classify(&rep, id)

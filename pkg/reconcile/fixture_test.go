@@ -47,6 +47,7 @@ type options struct {
 	pageSize    int
 	concurrency int
 	export      func(reconcile.Export) reconcile.Export
+	faults      localaws.Faults // injected into local AWS when on
 }
 
 func newFixture(t testing.TB, o options) *fixture {
@@ -54,7 +55,10 @@ func newFixture(t testing.TB, o options) *fixture {
 	if o.pageSize == 0 {
 		o.pageSize = 100
 	}
-	f := &fixture{env: localaws.StartForTest(t), clock: providersim.NewManualClock(t0), metrics: &lockedBuffer{}}
+	f := &fixture{clock: providersim.NewManualClock(t0), metrics: &lockedBuffer{}}
+	if f.env = localaws.StartForTest(t); o.faults.On() {
+		f.env = localaws.StartFaultsForTest(t, o.faults)
+	}
 	var err error
 	f.sim, err = providersim.New(providersim.Config{Now: f.clock.Now, UsagePageSize: o.pageSize})
 	if err != nil {

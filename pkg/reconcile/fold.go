@@ -2,10 +2,14 @@ package reconcile
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"sync"
 	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/aws/retry"
 
 	"github.com/hookline/hookline/pkg/provider"
 	"github.com/hookline/hookline/pkg/spend"
@@ -173,9 +177,60 @@ func (l *lanes) wait() error {
 	return err
 }
 
+// A record's ledger write that failed for a reason a retry can cure (a
+// throttle or a 5xx the SDK's own retries did not outlast, a transaction
+// still contended) is retried within the run, foldAttempts times in all
+// with backoff from foldBaseWait: a failed record fails the whole run,
+// and the next run folds the whole overlap again, so under a lasting
+// throttle the cursor would never move. The ledger's writes are keyed by
+// the record, so a retry has one effect.
+const (
+	foldAttempts = 5
+	foldBaseWait = 50 * time.Millisecond
+)
+
+// apply is ApplyResolved, retried as [foldAttempts] says: for a record
+// whose batch left it with an error a retry can cure.
+func (f *fold) apply(ctx context.Context, u spend.Usage, id string) (spend.Result, error) {
+	var res spend.Result
+	err := retrying(ctx, func() error {
+		var err error
+		res, err = f.r.cfg.Ledger.ApplyResolved(ctx, u, id)
+		return err
+	})
+	return res, err
+}
+
+// retrying calls write until it succeeds, fails for good, or has been
+// tried foldAttempts times.
+func retrying(ctx context.Context, write func() error) error {
+	wait := foldBaseWait
+	for attempt := 1; ; attempt++ {
+		err := write()
+		if err == nil || attempt == foldAttempts || !transient(err) {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return err
+		case <-time.After(wait):
+		}
+		wait *= 2
+	}
+}
+
+// transient reports whether err is one a later try can cure: what the
+// SDK itself retries (throttles, 5xx, lost connections) once it gave up,
+// and a transaction still contended.
+func transient(err error) bool {
+	return errors.Is(err, spend.ErrContended) || errors.Is(err, spend.ErrBatchContended) ||
+		retry.IsErrorRetryables(retry.DefaultRetryables).IsErrorRetryable(err) == aws.TrueTernary
+}
+
 // batch folds records through the same ledger as the webhook path, in one
 // batch (their references resolved already), and classifies each. A record
-// outside the schema, or one the ledger refuses, is quarantined and
+// the batch left with a transient error is retried alone ([fold.apply]). A
+// record outside the schema, or one the ledger refuses, is quarantined and
 // counted; it does not fail the run.
 func (f *fold) batch(ctx context.Context, rs []resolved) error {
 	var us []spend.Usage
@@ -197,6 +252,9 @@ func (f *fold) batch(ctx context.Context, rs []resolved) error {
 	}
 	res, errs := f.r.cfg.Ledger.ApplyBatchResolved(ctx, us, ids)
 	for i := range us {
+		if errs[i] != nil && transient(errs[i]) {
+			res[i], errs[i] = f.apply(ctx, us[i], ids[us[i].WorkloadRef])
+		}
 		if err := f.classify(ctx, recs[i], us[i], res[i], errs[i]); err != nil {
 			return err
 		}
@@ -237,7 +295,7 @@ func (f *fold) classify(ctx context.Context, rec provider.UsageRecord, u spend.U
 		class = ClassDeferred
 	}
 	if res.Entry != nil && slices.Contains(res.Entry.Paths, spend.PathWebhook) {
-		if _, err := f.r.cfg.Ledger.Confirm(ctx, rec.RecordID); err != nil {
+		if err := retrying(ctx, func() error { _, err := f.r.cfg.Ledger.Confirm(ctx, rec.RecordID); return err }); err != nil {
 			return fmt.Errorf("%w: %w", ErrFold, err)
 		}
 	}

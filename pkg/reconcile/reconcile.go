@@ -34,6 +34,7 @@ var (
 
 // Ledger is the port of the spend path the reconciler uses; [*spend.Recon] is it.
 type Ledger interface {
+	ApplyResolved(ctx context.Context, u spend.Usage, id string) (spend.Result, error)
 	ApplyBatchResolved(ctx context.Context, us []spend.Usage, ids map[string]string) ([]spend.Result, []error)
 	Redrive(ctx context.Context, recordID string) (spend.Result, error)
 	Quarantine(ctx context.Context, u spend.Usage, reason string) (spend.QuarantineRecord, bool, error)
