@@ -1,8 +1,10 @@
 package localaws
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"encoding/json"
+	"errors"
 	"net/http"
 	"sync"
 	"time"
@@ -98,19 +100,23 @@ func (t *tokens) expire() {
 }
 
 // requestDigest is the digest of a request's parameters without its
-// token: the same call sent again has the same digest.
+// token: the same call sent again has the same digest, whatever the order
+// of its members (the SDK encodes a map in Go's random order, so a retry
+// may list a Key's attributes in another order).
 func requestDigest(body []byte) (token string, digest [sha256.Size]byte, err error) {
-	var fields map[string]json.RawMessage
-	if err := json.Unmarshal(body, &fields); err != nil {
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.UseNumber()
+	var fields map[string]any
+	if err := dec.Decode(&fields); err != nil {
 		return "", digest, err
 	}
 	if raw, ok := fields["ClientRequestToken"]; ok {
-		if err := json.Unmarshal(raw, &token); err != nil {
-			return "", digest, err
+		if token, ok = raw.(string); !ok {
+			return "", digest, errors.New("ClientRequestToken must be a string")
 		}
 		delete(fields, "ClientRequestToken")
 	}
-	canon, err := json.Marshal(fields) // keys sorted
+	canon, err := json.Marshal(fields) // map keys sorted at every level
 	if err != nil {
 		return "", digest, err
 	}
