@@ -35,6 +35,8 @@ type labFlags struct {
 	burst       int
 	out         string
 	prices      string
+	payload     string
+	payloadSize int
 	asJSON      bool
 	suite       bool
 	cpuProfile  string
@@ -58,10 +60,15 @@ open loop at --rate through the HTTP API, the receiver, SQS, the event-source
 adapter and the payment worker to the provider simulator, with --lost-acks of
 SQS acknowledgements lost. It prints a line a second, then the totals, the
 full-path and bare-pipeline ceilings measured in the same run, and what broke
-(each missed goal with why and the fix). --out writes report.md, report.json
-and SVG plots there.`,
+(each missed goal with why and the fix). Per event it reports the AWS calls,
+the DynamoDB write and read units the local DynamoDB's capacity model
+metered (by table and index, and by call of one event), and the cost of a
+million events priced from them. --payload and --payload-size choose the
+webhook body, whose size the intake's writes pay for. --out writes
+report.md, report.json and SVG plots there.`,
 		Example: `  hookline lab --rate 500 --duration 60s --idempotency off
-  hookline lab --rate 500 --duration 60s --idempotency on --spike 3x@20s+10s --out lab-report`,
+  hookline lab --rate 500 --duration 60s --idempotency on --spike 3x@20s+10s --out lab-report
+  hookline lab --rate 200 --duration 10s --payload testdata/payloads/stripe-invoice-paid.json`,
 		Args: cobra.NoArgs,
 	}
 	fl := cmd.Flags()
@@ -78,6 +85,8 @@ and SVG plots there.`,
 	fl.IntVar(&f.burst, "burst", 3000, "events of the saturated full-path and bare-pipeline ceilings")
 	fl.StringVar(&f.out, "out", "", "write report.md, report.json and plots to this folder")
 	fl.StringVar(&f.prices, "prices", "", "a JSON price table (default: built-in, dated us-east-1 list prices)")
+	fl.StringVar(&f.payload, "payload", "", "a webhook body to send (a hookline event, a Stripe invoice event or an Adyen notification, e.g. testdata/payloads/stripe-invoice-paid.json), with each event's ID, customer and amount put in place (default: the lab's own small event)")
+	fl.IntVar(&f.payloadSize, "payload-size", 0, "pad each webhook body to this many bytes (0: as it is)")
 	fl.BoolVar(&f.asJSON, "json", false, "print the report as JSON")
 	fl.StringVar(&f.cpuProfile, "cpuprofile", "", "write a CPU profile of the whole run (load, drain and ceilings) to this file, for go tool pprof")
 	fl.StringVar(&f.memProfile, "memprofile", "", "write a heap profile (allocations of the whole run) to this file when the run ends, for go tool pprof")
@@ -174,6 +183,16 @@ func (f labFlags) config(progress io.Writer) (lab.Config, error) {
 			return cfg, err
 		}
 		cfg.Prices = &p
+	}
+	if f.payloadSize < 0 {
+		return cfg, fmt.Errorf("--payload-size must not be negative, not %d", f.payloadSize)
+	}
+	if f.payload != "" {
+		if cfg.Payload, err = lab.LoadPayload(f.payload, f.payloadSize); err != nil {
+			return cfg, err
+		}
+	} else if cfg.Payload, err = lab.SizedPayload(f.payloadSize); err != nil {
+		return cfg, err
 	}
 	cfg.Name = "idempotency-" + f.idempotency
 	if f.spike != "" {

@@ -62,8 +62,12 @@ type Config struct {
 	// local AWS, the functions and the load; a run reports the setting
 	// it had.
 	GCPercent int
-	// Prices prices the measured calls. Default [DefaultPrices].
+	// Prices prices the measured calls and capacity units. Default
+	// [DefaultPrices].
 	Prices *Prices
+	// Payload is the body the webhooks carry. Default: the lab's own
+	// small event ([SizedPayload] of 0).
+	Payload *Payload
 	// Progress receives one line a second while the load runs.
 	Progress io.Writer
 	Logger   *slog.Logger
@@ -131,6 +135,9 @@ func (c Config) withDefaults() Config {
 	if c.Prices == nil {
 		p := DefaultPrices()
 		c.Prices = &p
+	}
+	if c.Payload == nil {
+		c.Payload, _ = SizedPayload(0) // the lab's own event always parses
 	}
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.DiscardHandler)

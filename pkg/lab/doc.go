@@ -10,8 +10,16 @@
 // charged, duplicate charges and redeliveries, the queue's depth and the
 // age of the oldest event not yet settled, and webhook -> charge p50 and
 // p99; and in total, the success ratio, lost events, duplicates (and what
-// they come to in a day at the measured rate), AWS calls per event and the
-// cost of a million events from a dated price table.
+// they come to in a day at the measured rate), AWS calls per event, the
+// DynamoDB capacity units per event that the local DynamoDB's capacity
+// model metered (by table and index, and by call of one event: [Units],
+// [CallUnits]), and the cost of a million events priced from those units
+// and calls with a dated price table ([Prices]).
+//
+// [Config.Payload] chooses the webhooks' body ([LoadPayload],
+// [SizedPayload]): the intake record holds it, so its size sets the write
+// units. testdata/payloads holds a Stripe invoice.paid event and an Adyen
+// notification.
 //
 // It also splits webhook -> charge into legs (sender, receiver, to the
 // worker, worker: [Stage]) and reports the Go runtime's collector share

@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"strings"
 )
 
 // Prices are list prices in USD, with the day and region they were read
@@ -64,9 +63,8 @@ type usage struct {
 	dynamoReads   float64 // read request units
 }
 
-// costOf prices one event's usage for a million events. Items here are
-// under 1 KB, so a write is one write unit and a strongly consistent read
-// of one item is one read unit; a transaction's item costs two.
+// costOf prices one event's usage for a million events: DynamoDB from
+// the capacity units consumed ([Units]), on-demand.
 func (p Prices) costOf(u usage) Cost {
 	c := Cost{
 		APIGateway: u.requests * p.APIGatewayHTTPPerMillion,
@@ -77,24 +75,4 @@ func (p Prices) costOf(u usage) Cost {
 	}
 	c.Total = c.APIGateway + c.Lambda + c.SQS + c.DynamoDB
 	return c
-}
-
-// dynamoUnits splits DynamoDB calls (by operation) into read and write
-// units.
-func dynamoUnits(calls map[string]int64, events float64) (reads, writes float64) {
-	for op, n := range calls {
-		name, ok := strings.CutPrefix(op, "DynamoDB.")
-		if !ok {
-			continue
-		}
-		switch name {
-		case "PutItem", "UpdateItem", "DeleteItem", "BatchWriteItem":
-			writes += float64(n)
-		case "TransactWriteItems":
-			writes += 2 * float64(n)
-		default:
-			reads += float64(n)
-		}
-	}
-	return reads / events, writes / events
 }

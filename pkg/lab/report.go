@@ -9,6 +9,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/hookline/hookline/pkg/local/localaws"
 )
 
 // Report is what one experiment measured.
@@ -61,8 +63,20 @@ type Report struct {
 	// Runtime is what the Go runtime did during the paced run.
 	Runtime Runtime `json:"runtime"`
 
-	CallsPerEvent  map[string]float64 `json:"aws_calls_per_event"`
-	CostPerMillion Cost               `json:"cost_per_million_events"`
+	// Payload names the webhooks' body and PayloadBytes is its size.
+	Payload      string `json:"payload"`
+	PayloadBytes int    `json:"payload_bytes"`
+	// CallsPerEvent are the AWS calls per event by operation, and
+	// AWSCalls their sum.
+	CallsPerEvent map[string]float64 `json:"aws_calls_per_event"`
+	AWSCalls      float64            `json:"aws_calls_per_event_total"`
+	// Units are the DynamoDB capacity units per event, by table and
+	// index; CostPerMillion prices them with the calls.
+	Units          Units `json:"dynamodb_units_per_event"`
+	CostPerMillion Cost  `json:"cost_per_million_events"`
+	// UnitsByCall are the units each DynamoDB call of one probe event
+	// consumed, in order ([Script]).
+	UnitsByCall []CallUnits `json:"units_by_call,omitempty"`
 
 	// FullCeiling and BareCeiling are events/s, saturated, measured in
 	// this run on the same emulators; Ratio is full ÷ bare.
@@ -97,7 +111,7 @@ func currentGCPercent() int {
 }
 
 // report assembles the totals of the paced run.
-func (e *experiment) report(ids []string, drained time.Duration, before, after map[string]int64) *Report {
+func (e *experiment) report(ids []string, drained time.Duration, before, after snapshot) *Report {
 	c := e.cfg
 	r := &Report{Name: c.Name, Rate: c.Rate, PeakRate: c.Rate * max(c.Spike.Factor, 1), Duration: c.Duration.String(), Warmup: c.Warmup.String(), LostAcks: c.LostAcks, Idempotency: c.Idempotency,
 		Spike: c.Spike.String(), Profile: c.Profile.String(), FaultRate: c.FaultRate, AWSLatency: c.AWSLatency.String(), Seed: c.Seed, GCPercent: currentGCPercent(),
@@ -134,7 +148,8 @@ func (e *experiment) report(ids []string, drained time.Duration, before, after m
 		r.DuplicatesPerDay = float64(r.Duplicates) / c.Duration.Seconds() * 86400
 	}
 	r.SpikeDrainedIn = spikeDrain(c.Spike, r.Seconds)
-	r.CallsPerEvent, r.CostPerMillion = e.costs(before, after, float64(max(r.Offered, 1)))
+	r.Payload, r.PayloadBytes = c.Payload.Name, c.Payload.Size
+	e.costs(r, before, after, float64(max(r.Offered, 1)))
 	return r
 }
 
@@ -153,33 +168,45 @@ func spikeDrain(sp Spike, secs []Second) string {
 	return "not within the run"
 }
 
-// costs returns the AWS calls per event and what a million events cost.
-// Receives are priced as one per batch invoked: Lambda's pollers long-poll
-// an SQS queue, while the local event source short-polls (see
-// lambdalocal.SQSMapping.Run), so its empty receives are not what AWS
-// would bill.
-func (e *experiment) costs(before, after map[string]int64, events float64) (map[string]float64, Cost) {
+// snapshot is what local AWS had counted at one moment: calls by
+// operation and capacity consumed.
+type snapshot struct {
+	calls    map[string]int64
+	capacity localaws.Capacity
+}
+
+func (e *experiment) snapshot() snapshot {
+	return snapshot{calls: e.sys.AWS.Calls.Snapshot(), capacity: e.sys.AWS.Capacity()}
+}
+
+// costs sets the AWS calls and DynamoDB units per event between two
+// snapshots, and what a million events cost. Receives are priced as one
+// per batch invoked: Lambda's pollers long-poll an SQS queue, while the
+// local event source short-polls (see lambdalocal.SQSMapping.Run), so its
+// empty receives are not what AWS would bill.
+func (e *experiment) costs(r *Report, before, after snapshot, events float64) {
 	calls := map[string]int64{}
-	perEvent := map[string]float64{}
+	r.CallsPerEvent = map[string]float64{}
 	batches := float64(e.mapping.Stats().Invocations.Load()-e.batchesBefore) / events
 	sqsCalls := batches
-	for k, v := range after {
-		if d := v - before[k]; d > 0 {
+	for k, v := range after.calls {
+		if d := v - before.calls[k]; d > 0 {
 			calls[k] = d
-			perEvent[k] = float64(d) / events
+			r.CallsPerEvent[k] = float64(d) / events
+			r.AWSCalls += float64(d) / events
 			if strings.HasPrefix(k, "SQS.") && k != "SQS.ReceiveMessage" && k != "SQS.GetQueueAttributes" {
 				sqsCalls += float64(d) / events
 			}
 		}
 	}
-	reads, writes := dynamoUnits(calls, events)
+	r.Units = unitsBetween(before.capacity, after.capacity, calls, events)
 	u := usage{
 		requests:      1,
 		invocations:   1 + batches,
 		lambdaSeconds: time.Duration(e.busy.Load()).Seconds() / events,
-		sqsCalls:      sqsCalls, dynamoReads: reads, dynamoWrites: writes,
+		sqsCalls:      sqsCalls, dynamoReads: r.Units.Read, dynamoWrites: r.Units.Write,
 	}
-	return perEvent, e.cfg.Prices.costOf(u)
+	r.CostPerMillion = e.cfg.Prices.costOf(u)
 }
 
 // fullCeiling is the full path's saturated rate: a burst from 32

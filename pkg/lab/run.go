@@ -177,8 +177,12 @@ func (e *experiment) worker(url string, idempotent bool) (*paymentworker.Worker,
 		}
 		charger = client
 	}
+	mappings, err := paymentworker.NewMappings(map[string]paymentworker.Mapping{paymentworker.DefaultSource: e.cfg.Payload.mapping})
+	if err != nil {
+		return nil, err
+	}
 	return paymentworker.New(paymentworker.Config{
-		Registry: reg, Provider: watchedCharger{Charger: charger, o: e.obs}, Queue: watchedQueue{Queue: q, o: e.obs},
+		Registry: reg, Mappings: mappings, Provider: watchedCharger{Charger: charger, o: e.obs}, Queue: watchedQueue{Queue: q, o: e.obs},
 		Concurrency: 10, Logger: e.cfg.Logger,
 	})
 }
@@ -263,7 +267,7 @@ func (e *experiment) providerFault(key string, n int) providersim.Fault {
 func (e *experiment) run(ctx context.Context) (*Report, error) {
 	e.warmUp(ctx)
 	runtime.GC() // start the runtime's figures from now, not the last collection
-	before, rtBefore := e.sys.AWS.Calls.Snapshot(), readRuntime()
+	before, rtBefore := e.snapshot(), readRuntime()
 	sampling, stopSampling := context.WithCancel(ctx)
 	var wg sync.WaitGroup
 	wg.Go(func() { e.sampleEachSecond(sampling) })
@@ -274,7 +278,7 @@ func (e *experiment) run(ctx context.Context) (*Report, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("lab: stopped: %w", err)
 	}
-	after := e.sys.AWS.Calls.Snapshot()
+	after := e.snapshot()
 	rep := e.report(offered, drained, before, after)
 	rep.Runtime = readRuntime().since(rtBefore)
 	if err := e.ceilings(ctx, rep); err != nil {
@@ -300,6 +304,9 @@ func (e *experiment) ceilings(ctx context.Context, rep *Report) error {
 	e.sys.Sim.Faults.SetFaultFunc(nil)
 	sc, err := e.recordScript(ctx)
 	if err != nil {
+		return err
+	}
+	if rep.UnitsByCall, err = unitsByCall(ctx, e.sys.AWS, sc); err != nil {
 		return err
 	}
 	full := func() (float64, error) { return e.fullCeiling(ctx) }
@@ -440,8 +447,7 @@ type signed struct {
 // sign makes the webhook of event id, the i-th of its run, as the
 // provider would sign it; ok is false when it could not be signed.
 func (e *experiment) sign(id string, i int) (signed, bool) {
-	body := []byte(fmt.Sprintf(`{"id":%q,"type":"payment.requested","data":{"customer":"cus_%s","amount":%d,"currency":"usd"}}`,
-		id, id, 1000+(i%50)*10))
+	body := e.cfg.Payload.body(id, i)
 	h, err := webhook.SignHeaders(webhook.SchemeStandard, []string{e.secret}, id, time.Now(), body)
 	if err != nil {
 		return signed{}, false

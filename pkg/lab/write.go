@@ -56,9 +56,14 @@ func Summary(w io.Writer, r *Report) {
 	if r.SpikeDrainedIn != "" {
 		fmt.Fprintf(w, "after the spike the backlog drained in %s\n", r.SpikeDrainedIn)
 	}
+	fmt.Fprintf(w, "webhook body: %s, %d bytes\n", r.Payload, r.PayloadBytes)
 	fmt.Fprintf(w, "AWS calls per event: %s\n", calls(r.CallsPerEvent))
-	fmt.Fprintf(w, "cost per million events: $%.2f (API Gateway %.2f, Lambda %.2f, SQS %.2f, DynamoDB %.2f; %s)\n",
-		r.CostPerMillion.Total, r.CostPerMillion.APIGateway, r.CostPerMillion.Lambda, r.CostPerMillion.SQS, r.CostPerMillion.DynamoDB, r.CostPerMillion.Prices)
+	fmt.Fprintf(w, "DynamoDB capacity units per event: %s\n", r.Units)
+	for _, c := range r.UnitsByCall {
+		fmt.Fprintf(w, "  units of one event's call: %s\n", c)
+	}
+	fmt.Fprintf(w, "per event: %.2f write units, %.2f read units, %.2f AWS calls; cost per million events: $%.2f (API Gateway %.2f, Lambda %.2f, SQS %.2f, DynamoDB %.2f; %s)\n",
+		r.Units.Write, r.Units.Read, r.AWSCalls, r.CostPerMillion.Total, r.CostPerMillion.APIGateway, r.CostPerMillion.Lambda, r.CostPerMillion.SQS, r.CostPerMillion.DynamoDB, r.CostPerMillion.Prices)
 	fmt.Fprintf(w, "ceilings, same run: full path %.0f events/s, bare pipeline %.0f events/s: full ÷ bare = %.2f× (means of %d bursts each: full %s; bare %s)\n",
 		r.FullCeiling, r.BareCeiling, r.Ratio, len(r.FullCeilings), rates(r.FullCeilings), rates(r.BareCeilings))
 	if c := r.BareCPU; c != nil {
