@@ -85,10 +85,12 @@ func TestTransactionCostDoesNotGrowWithTableSize(t *testing.T) {
 		large = max(large, txRate(t, largeEnv, largeEnv.TableName("LedgerTable"), fmt.Sprintf("large%d", r), 700))
 	}
 
-	// Then they run at about the same rate (a cost that grew with the
-	// table would fall by an order of magnitude here)
+	// Then they run at about the same rate. A cost that grew with the
+	// table would fall by an order of magnitude here; a neighbour's CPU on
+	// a shared 2-core machine has been seen to halve one side, so only a
+	// fall past 5x fails.
 	t.Logf("transactions/s, best of 3 rounds: %.0f with up to ~2,000 items, %.0f with ~22,000 (ratio %.2f)", small, large, large/small)
-	if large < 0.5*small {
+	if large < 0.2*small {
 		t.Fatalf("rate fell from %.0f/s to %.0f/s as the table grew", small, large)
 	}
 }
