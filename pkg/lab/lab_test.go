@@ -47,8 +47,11 @@ func TestShortRunsAddUp(t *testing.T) {
 			t.Fatalf("%s: lost %d, redeliveries %d, %d seconds, ceilings %.0f/%.0f", rep.Name, rep.Lost, rep.Redeliveries, len(rep.Seconds), rep.FullCeiling, rep.BareCeiling)
 		}
 		// The full path's bursts say where the CPU went, each part apart.
-		if c := rep.FullCPU; c == nil || c.Functions <= 0 || c.HTTPAPI <= 0 || c.Sender <= 0 || c.Simulator <= 0 ||
-			c.Functions+c.HTTPAPI+c.Harness()+c.OtherGo > 1.01 || rep.RatioWithoutHarness <= rep.Ratio {
+		// The provider's side (sender, simulator) takes about 2% of the CPU:
+		// a short burst on a loaded machine may catch no profile sample of
+		// it, so it may be zero, never negative.
+		if c := rep.FullCPU; c == nil || c.Functions <= 0 || c.HTTPAPI <= 0 || c.Sender < 0 || c.Simulator < 0 ||
+			c.Functions+c.HTTPAPI+c.Harness()+c.OtherGo > 1.01 || rep.RatioWithoutHarness < rep.Ratio {
 			t.Fatalf("%s: full path's CPU %+v; without the harness %.2f×, with it %.2f×", rep.Name, rep.FullCPU, rep.RatioWithoutHarness, rep.Ratio)
 		}
 		// Each charged event's time is split into its legs.
