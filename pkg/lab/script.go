@@ -76,7 +76,7 @@ func RecordScript(ctx context.Context, env *localaws.Env, send func(ctx context.
 		}
 	})
 	defer stop()
-	if err := send(ctx, sc.id); err != nil {
+	if err := sendProbe(ctx, send, sc.id); err != nil {
 		return sc, fmt.Errorf("lab: the probe webhook: %w", err)
 	}
 	deadline := time.Now().Add(30 * time.Second)
@@ -194,3 +194,19 @@ func copyRewritten(dst, src reflect.Value, r *strings.Replacer) {
 		dst.Set(src)
 	}
 }
+
+// sendProbe sends the probe webhook as a provider does: again after a
+// refusal (a 503 while local AWS faults make an intake write fail), up to
+// probeAttempts times, 200 ms apart.
+func sendProbe(ctx context.Context, send func(ctx context.Context, id string) error, id string) error {
+	var err error
+	for range probeAttempts {
+		if err = send(ctx, id); err == nil || ctx.Err() != nil {
+			return err
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	return err
+}
+
+const probeAttempts = 5
