@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/aws/retry"
 	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
@@ -119,8 +120,31 @@ func (b *bare) replay(ctx context.Context, calls []any) {
 	}
 }
 
-// call makes one recorded call; a message goes to the bare queue.
+// call makes one recorded call, again while it fails for a reason a
+// retry cures (a throttle or a 5xx the SDK's own attempts did not
+// outlast), up to bareAttempts times: the bare pipeline's rate is then
+// bounded by the same partition limits as the full path's.
 func (b *bare) call(ctx context.Context, in any) error {
+	var err error
+	for i := range bareAttempts {
+		if err = b.callOnce(ctx, in); err == nil || !retryable(err) || ctx.Err() != nil {
+			return err
+		}
+		time.Sleep(time.Duration(10<<i) * time.Millisecond)
+	}
+	return err
+}
+
+// bareAttempts bounds [bare.call]'s retries.
+const bareAttempts = 6
+
+// retryable reports whether the SDK itself would have retried err.
+func retryable(err error) bool {
+	return retry.IsErrorRetryables(retry.DefaultRetryables).IsErrorRetryable(err) == aws.TrueTernary
+}
+
+// callOnce makes one recorded call; a message goes to the bare queue.
+func (b *bare) callOnce(ctx context.Context, in any) error {
 	var err error
 	switch in := in.(type) {
 	case *dynamodb.PutItemInput:
