@@ -3,6 +3,7 @@ package app_test
 import (
 	"context"
 	"fmt"
+	"os"
 	"strings"
 	"testing"
 
@@ -143,6 +144,45 @@ func TestCredentialsComeFromSecretsManager(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if uses := checkSecretReads(t, tpl); uses == 0 {
+		t.Fatal("no function reads a credential from Secrets Manager")
+	}
+}
+
+// TestMollieKeyComesFromItsSecret: deployed with a Mollie API key, the
+// payment worker names the key's secret and may read it, so a Mollie
+// webhook is fetched before it is acted on instead of dead-lettered.
+func TestMollieKeyComesFromItsSecret(t *testing.T) {
+	path, err := stack.Find()
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const param = "  MollieApiKey:\n    Type: String\n    NoEcho: true\n    Default: \"\"\n"
+	if !strings.Contains(string(raw), param) {
+		t.Fatal("the template has no MollieApiKey parameter with an empty default")
+	}
+	withKey := strings.Replace(string(raw), param, strings.Replace(param, `Default: ""`, "Default: test_dHzMVtQ3a2pqnfAcbTOGzmsWSuvCJx", 1), 1)
+	tpl, err := stack.Parse("template with a Mollie key", []byte(withKey))
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkSecretReads(t, tpl)
+	for _, fn := range tpl.Functions {
+		if fn.LogicalID == "PaymentWorkerFunction" && stack.LogicalID(fn.Environment["MOLLIE_API_KEY"+config.SecretIDSuffix]) != "MollieApiKeySecret" {
+			t.Fatalf("payment worker: MOLLIE_API_KEY_SECRET_ID = %q, want MollieApiKeySecret", fn.Environment["MOLLIE_API_KEY"+config.SecretIDSuffix])
+		}
+	}
+}
+
+// checkSecretReads checks every function of tpl as
+// TestCredentialsComeFromSecretsManager says, and returns how many
+// credentials come from a secret.
+func checkSecretReads(t *testing.T, tpl *stack.Template) int {
+	t.Helper()
 	uses := 0
 	for _, fn := range tpl.Functions {
 		for _, name := range config.SecretVars {
@@ -170,7 +210,5 @@ func TestCredentialsComeFromSecretsManager(t *testing.T) {
 			}
 		}
 	}
-	if uses == 0 {
-		t.Fatal("no function reads a credential from Secrets Manager")
-	}
+	return uses
 }

@@ -222,7 +222,7 @@ func functionOf(id string, f *serverless.Function) (Function, error) {
 	}
 	out.Name = path.Base(strings.TrimSuffix(*f.CodeUri.String, "/"))
 	if f.Environment != nil {
-		out.Environment = f.Environment.Variables
+		out.Environment = presentVariables(f.Environment.Variables)
 	}
 	out.Statements = statementsOf(f.Policies)
 	return out, nil
@@ -343,4 +343,17 @@ func stringsOf(v interface{}) []string {
 		return out
 	}
 	return nil
+}
+
+// presentVariables drops the variables a deployment leaves unset: one
+// whose value is !Ref AWS::NoValue, or an !If whose branch taken is,
+// resolves to nothing, which the parser gives as "".
+func presentVariables(vars map[string]string) map[string]string {
+	out := make(map[string]string, len(vars))
+	for k, v := range vars {
+		if v != "" {
+			out[k] = v
+		}
+	}
+	return out
 }

@@ -45,6 +45,7 @@ func processorOptions() *intrinsics.ProcessorOptions {
 			"Ref":        refHandler,
 			"Fn::GetAtt": getAttHandler,
 			"Fn::Sub":    subHandler,
+			"Fn::If":     ifHandler,
 		},
 	}
 }
