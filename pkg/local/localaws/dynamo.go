@@ -237,6 +237,53 @@ func stripeOf(id itemID) int {
 	return int(h.Sum32() % lockStripes)
 }
 
+// opened is the item of a single-item operation, located, locked and
+// brought into its shard's engine: its table's deployed (logical) and
+// shard (phys) names, and its identity, shard and key.
+type opened struct {
+	logical, phys string
+	itemRef
+	close func() // releases the lock (after touching the item, for a write)
+}
+
+// open locates the item under attrs (a key, or a whole item whose key
+// attributes are picked out) in the table *table names, points *table at
+// its shard's table, takes its lock in mode m and warms it. It answers the
+// request's failure instead when any step fails.
+func (d *dynamoFront) open(table **string, attrs item, m lockMode) (*opened, int, []byte) {
+	logical := aws.ToString(*table)
+	id, shard, key, err := d.locate(logical, attrs)
+	if err != nil {
+		status, b := locateError(err)
+		return nil, status, b
+	}
+	o := &opened{logical: logical, phys: physical(logical, shard), itemRef: itemRef{id, shard, key}}
+	*table = aws.String(o.phys)
+	release, status, b := d.lockItem(id, m)
+	if release == nil {
+		return nil, status, b
+	}
+	if err := d.warm(o.itemRef); err != nil {
+		release()
+		status, b := internalError(err)
+		return nil, status, b
+	}
+	o.close = release
+	if m.exclusive() {
+		o.close = func() {
+			d.touch(o.itemRef)
+			release()
+		}
+	}
+	return o, 0, nil
+}
+
+// failed answers an engine error with the table's deployed name in it.
+func (o *opened) failed(err error) (int, []byte) {
+	status, b := wireError(err)
+	return status, renameResponse(b, o.phys, o.logical)
+}
+
 // putItem runs PutItem under its item's lock, and answers
 // ReturnValues=ALL_OLD with the item the put replaced, or none for a new
 // key, as DynamoDB does. With the model on it is metered (capacity.go)
@@ -248,42 +295,30 @@ func (d *dynamoFront) putItem(body []byte) (int, []byte) {
 	if err := json.Unmarshal(body, &in); err != nil {
 		return apiError(http.StatusBadRequest, "SerializationException", err.Error())
 	}
-	logical := aws.ToString(in.TableName)
-	id, shard, key, err := d.locate(logical, in.Item)
-	if err != nil {
-		return locateError(err)
+	allOld := in.ReturnValues == ddbtypes.ReturnValueAllOld
+	in.ReturnValues = ""
+	o, status, b := d.open(&in.TableName, in.Item, writeSingle)
+	if o == nil {
+		return status, b
 	}
+	defer o.close()
 	if d.model && itemSize(in.Item) > maxItemBytes {
 		return apiError(http.StatusBadRequest, "ValidationException", "Item size has exceeded the maximum allowed size")
 	}
-	phys := physical(logical, shard)
-	in.TableName = aws.String(phys)
-	allOld := in.ReturnValues == ddbtypes.ReturnValueAllOld
-	in.ReturnValues = ""
-	release, status, b := d.lockItem(id, writeSingle)
-	if release == nil {
-		return status, b
-	}
-	defer release()
-	ref := itemRef{id, shard, key}
-	if err := d.warm(ref); err != nil {
-		return internalError(err)
-	}
-	defer d.touch(ref)
 	var old item
 	if allOld || d.model {
-		if old, err = d.engines[shard].get(phys, key); err != nil {
+		var err error
+		if old, err = d.engines[o.shard].get(o.phys, o.key); err != nil {
 			return internalError(err)
 		}
 	}
-	cs := d.writeCharges(logical, key, old, in.Item, 1)
+	cs := d.writeCharges(o.logical, o.key, old, in.Item, 1)
 	if which := d.meterTake(cs); which != nil {
 		return throttleError(cs, which)
 	}
-	if _, err := d.client(shard).PutItem(context.Background(), &in); err != nil {
+	if _, err := d.client(o.shard).PutItem(context.Background(), &in); err != nil {
 		d.unapplied(err, cs)
-		status, b := wireError(err)
-		return status, renameResponse(b, phys, logical)
+		return o.failed(err)
 	}
 	if !allOld {
 		old = nil
@@ -299,39 +334,26 @@ func (d *dynamoFront) deleteItem(body []byte) (int, []byte) {
 	if err := json.Unmarshal(body, &in); err != nil {
 		return apiError(http.StatusBadRequest, "SerializationException", err.Error())
 	}
-	logical := aws.ToString(in.TableName)
-	id, shard, key, err := d.locate(logical, in.Key)
-	if err != nil {
-		return locateError(err)
-	}
-	phys := physical(logical, shard)
-	in.TableName = aws.String(phys)
-	release, status, b := d.lockItem(id, writeSingle)
-	if release == nil {
+	o, status, b := d.open(&in.TableName, in.Key, writeSingle)
+	if o == nil {
 		return status, b
 	}
-	defer release()
-	ref := itemRef{id, shard, key}
-	if err := d.warm(ref); err != nil {
-		return internalError(err)
-	}
-	defer d.touch(ref)
+	defer o.close()
 	var cs []charge
 	if d.model {
-		old, err := d.engines[shard].get(phys, key)
+		old, err := d.engines[o.shard].get(o.phys, o.key)
 		if err != nil {
 			return internalError(err)
 		}
-		cs = d.writeCharges(logical, key, old, nil, 1)
+		cs = d.writeCharges(o.logical, o.key, old, nil, 1)
 		if which := d.meterTake(cs); which != nil {
 			return throttleError(cs, which)
 		}
 	}
-	out, err := d.client(shard).DeleteItem(context.Background(), &in)
+	out, err := d.client(o.shard).DeleteItem(context.Background(), &in)
 	if err != nil {
 		d.unapplied(err, cs)
-		status, b := wireError(err)
-		return status, renameResponse(b, phys, logical)
+		return o.failed(err)
 	}
 	status, answer := encodeOK(out)
 	return withConsumed(status, answer, cs, string(in.ReturnConsumedCapacity), false)
@@ -346,36 +368,25 @@ func (d *dynamoFront) getItem(body []byte) (int, []byte) {
 	if err := json.Unmarshal(body, &in); err != nil {
 		return apiError(http.StatusBadRequest, "SerializationException", err.Error())
 	}
-	logical := aws.ToString(in.TableName)
-	id, shard, key, err := d.locate(logical, in.Key)
-	if err != nil {
-		return locateError(err)
-	}
-	phys := physical(logical, shard)
-	in.TableName = aws.String(phys)
-	release, status, b := d.lockItem(id, readWait)
-	if release == nil {
+	o, status, b := d.open(&in.TableName, in.Key, readWait)
+	if o == nil {
 		return status, b
 	}
-	defer release()
-	if err := d.warm(itemRef{id, shard, key}); err != nil {
-		return internalError(err)
-	}
-	out, err := d.client(shard).GetItem(context.Background(), &in)
+	defer o.close()
+	out, err := d.client(o.shard).GetItem(context.Background(), &in)
 	if err != nil {
-		status, b := wireError(err)
-		return status, renameResponse(b, phys, logical)
+		return o.failed(err)
 	}
 	var cs []charge
 	if d.model {
 		full := out.Item
 		if in.ProjectionExpression != nil || len(in.AttributesToGet) > 0 {
-			if full, err = d.engines[shard].get(phys, key); err != nil {
+			if full, err = d.engines[o.shard].get(o.phys, o.key); err != nil {
 				return internalError(err)
 			}
 		}
-		ti, _ := d.info(logical)
-		cs = []charge{tableRead(logical, ti, key, itemSize(full), aws.ToBool(in.ConsistentRead), 1)}
+		ti, _ := d.info(o.logical)
+		cs = []charge{tableRead(o.logical, ti, o.key, itemSize(full), aws.ToBool(in.ConsistentRead), 1)}
 		if which := d.meterTake(cs); which != nil {
 			return throttleError(cs, which)
 		}
@@ -397,25 +408,15 @@ func (d *dynamoFront) updateItem(body []byte) (int, []byte) {
 	if err := json.Unmarshal(body, &in); err != nil {
 		return apiError(http.StatusBadRequest, "SerializationException", err.Error())
 	}
-	logical := aws.ToString(in.TableName)
-	id, shard, key, err := d.locate(logical, in.Key)
-	if err != nil {
-		return locateError(err)
-	}
-	phys := physical(logical, shard)
-	in.TableName = aws.String(phys)
-	release, status, b := d.lockItem(id, writeSingle)
-	if release == nil {
+	o, status, b := d.open(&in.TableName, in.Key, writeSingle)
+	if o == nil {
 		return status, b
 	}
-	defer release()
-	ref := itemRef{id, shard, key}
-	if err := d.warm(ref); err != nil {
-		return internalError(err)
-	}
-	defer d.touch(ref)
+	defer o.close()
+	logical, phys, shard, key := o.logical, o.phys, o.shard, o.key
 	var old item
 	if d.model {
+		var err error
 		if old, err = d.engines[shard].get(phys, key); err != nil {
 			return internalError(err)
 		}
@@ -429,8 +430,7 @@ func (d *dynamoFront) updateItem(body []byte) (int, []byte) {
 				return throttleError(cs, which)
 			}
 		}
-		status, b := wireError(err)
-		return status, renameResponse(b, phys, logical)
+		return o.failed(err)
 	}
 	if !d.model {
 		return encodeOK(out)
