@@ -32,9 +32,6 @@ func (s *Store) Accept(ctx context.Context, ev Event) (Result, error) {
 	if old.PayloadSHA256 != rec.PayloadSHA256 {
 		return Result{Calls: 1}, fmt.Errorf("event %s/%s: %w", ev.Source, ev.EventID, ErrConflict)
 	}
-	if old.Status == StatusEnqueued {
-		return Result{Outcome: Duplicate, MessageID: old.MessageID, Calls: 1, ReceivedAt: parseTime(old.ReceivedAt)}, nil
-	}
 	return s.resume(ctx, old, 1)
 }
 
@@ -116,47 +113,60 @@ func (s *Store) blocking(ctx context.Context, rec Record, item map[string]ddbtyp
 	return old, nil
 }
 
-// resume handles a redelivery that found the record "received": it takes
-// over an expired lease and sends, or waits for a live holder to finish.
+// resume handles a redelivery that found the record "received". Nothing
+// marks a record once it is sent (that write would cost a call and the
+// payload's units on every event), so a received record is sent, being
+// sent, or left unsent by a holder that died. The redelivery waits for
+// the holder's lease to run out (up to BusyWait), takes it, and sends
+// again: at worst a second message, which the worker's idempotency
+// absorbs, never a lost event. A lease the holder released after a failed
+// send is taken at once, and that send is the event's first.
 func (s *Store) resume(ctx context.Context, old Record, calls int) (Result, error) {
-	deadline := s.cfg.Now().Add(s.cfg.BusyWait)
-	for {
-		if old.Status == StatusEnqueued {
-			return Result{Outcome: Duplicate, MessageID: old.MessageID, Calls: calls, ReceivedAt: parseTime(old.ReceivedAt)}, nil
-		}
-		now := s.cfg.Now()
-		if old.LeaseUntil < now.UnixMilli() {
-			rec, took, err := s.takeLease(ctx, old, now)
-			calls++
-			if err != nil {
-				return Result{Calls: calls}, err
-			}
-			if took {
-				return s.send(ctx, rec, calls)
-			}
-		} else if now.After(deadline) {
-			return Result{Calls: calls}, fmt.Errorf("event %s/%s: %w", old.Source, old.EventID, ErrBusy)
-		} else {
-			if err := pause(ctx, 100*time.Millisecond); err != nil {
-				return Result{Calls: calls}, unavailable("wait for lease", err)
-			}
-		}
-		next, ok, err := s.Get(ctx, old.Source, old.EventID)
-		calls++
-		if err != nil || !ok {
-			return Result{Calls: calls}, unavailable("reread intake", errors.Join(err, errors.New("record missing")))
-		}
-		old = next
+	if old.Status == StatusEnqueued {
+		return duplicate(old, calls), nil
+	}
+	released := old.LeaseUntil == 0
+	if err := s.awaitLease(ctx, old); err != nil {
+		return Result{Calls: calls}, err
+	}
+	rec, took, err := s.takeLease(ctx, old, s.cfg.Now())
+	calls++
+	if err != nil {
+		return Result{Calls: calls}, err
+	}
+	if !took {
+		// Another redelivery took the lease first and is sending now.
+		return Result{Calls: calls}, fmt.Errorf("event %s/%s: %w", old.Source, old.EventID, ErrBusy)
+	}
+	res, err := s.send(ctx, rec, calls)
+	if err == nil && !released {
+		res.Outcome = Duplicate
+	}
+	return res, err
+}
+
+// awaitLease waits for old's send lease to run out. It answers ErrBusy
+// when that is further off than BusyWait.
+func (s *Store) awaitLease(ctx context.Context, old Record) error {
+	wait := time.UnixMilli(old.LeaseUntil + 1).Sub(s.cfg.Now())
+	if wait <= 0 {
+		return nil
+	}
+	if wait > s.cfg.BusyWait {
+		return fmt.Errorf("event %s/%s: %w", old.Source, old.EventID, ErrBusy)
+	}
+	select {
+	case <-ctx.Done():
+		return unavailable("wait for lease", ctx.Err())
+	case <-time.After(wait):
+		return nil
 	}
 }
 
-func pause(ctx context.Context, d time.Duration) error {
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-time.After(d):
-		return nil
-	}
+// duplicate answers a redelivery of a record that an older build marked
+// enqueued: it is on its queue, and is not sent again.
+func duplicate(old Record, calls int) Result {
+	return Result{Outcome: Duplicate, MessageID: old.MessageID, Calls: calls, ReceivedAt: parseTime(old.ReceivedAt)}
 }
 
 // takeLease moves an expired lease to this delivery. It reports false when
@@ -192,10 +202,8 @@ func (s *Store) ownLease(ctx context.Context, old, rec Record) (Record, bool, er
 	return old, false, nil
 }
 
-// send enqueues rec and marks it enqueued. Once SendMessage succeeds the
-// event is durable on the queue, so a failure to mark it only costs a
-// duplicate message on a later redelivery, which the worker's idempotency
-// absorbs; it is logged, not returned.
+// send enqueues rec. Once SendMessage succeeds the event is durable on
+// the queue, and the receiver may answer 200.
 func (s *Store) send(ctx context.Context, rec Record, calls int) (Result, error) {
 	out, err := s.cfg.SQS.SendMessage(ctx, &sqs.SendMessageInput{
 		QueueUrl:          aws.String(rec.QueueURL),
@@ -207,17 +215,7 @@ func (s *Store) send(ctx context.Context, rec Record, calls int) (Result, error)
 		s.releaseLease(ctx, rec)
 		return Result{Calls: calls + 1}, unavailable("enqueue", err)
 	}
-	msgID := aws.ToString(out.MessageId)
-	calls++
-	if err := s.markEnqueued(ctx, rec, msgID); err != nil {
-		s.cfg.Logger.WarnContext(ctx, "intake enqueued but not marked", "source", rec.Source, "event_id", rec.EventID, "err", err)
-	}
-	return Result{Outcome: Accepted, MessageID: msgID, Calls: calls, ReceivedAt: parseTime(rec.ReceivedAt)}, nil
-}
-
-func (s *Store) markEnqueued(ctx context.Context, rec Record, msgID string) error {
-	return s.update(context.WithoutCancel(ctx), rec.PK, exprMarkEnqueued,
-		map[string]any{"message_id": msgID, "enqueued_at": formatTime(s.cfg.Now()), "lease_token": rec.LeaseToken})
+	return Result{Outcome: Accepted, MessageID: aws.ToString(out.MessageId), Calls: calls, ReceivedAt: parseTime(rec.ReceivedAt)}, nil
 }
 
 // The store's expressions, built once; their values are bound per call
@@ -232,12 +230,6 @@ var (
 				Set(expression.Name("lease_until"), ddb.Slot("lease_until"))).
 			WithCondition(expression.Name("status").Equal(expression.Value(StatusReceived)).
 				And(expression.Name("lease_token").Equal(ddb.Slot("lease_token")))))
-	// exprMarkEnqueued records the message of the lease holder's send.
-	exprMarkEnqueued = ddb.MustTemplate(expression.NewBuilder().
-				WithUpdate(expression.Set(expression.Name("status"), expression.Value(StatusEnqueued)).
-					Set(expression.Name("message_id"), ddb.Slot("message_id")).
-					Set(expression.Name("enqueued_at"), ddb.Slot("enqueued_at"))).
-				WithCondition(expression.Name("lease_token").Equal(ddb.Slot("lease_token"))))
 	// exprReleaseLease gives up the lease of a record still received.
 	exprReleaseLease = ddb.MustTemplate(expression.NewBuilder().
 				WithUpdate(expression.Set(expression.Name("lease_until"), expression.Value(0))).

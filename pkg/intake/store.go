@@ -49,7 +49,15 @@ const MaxPayload = MaxItemSize - itemOverhead
 // (idempotency.DefaultRetention); infra/template.yaml's check holds that.
 const DefaultRetention = 35 * 24 * time.Hour
 
-// Statuses of an intake record.
+// DefaultLease is the send lease when [Config.Lease] is zero: far longer
+// than a record and a send take, short enough that a redelivery waits
+// for it.
+const DefaultLease = 2 * time.Second
+
+// Statuses of an intake record. A record is written received and stays
+// so: nothing marks it once its message is sent (docs/intake-ordering.md).
+// StatusEnqueued is read only, on records that builds before that change
+// marked.
 const (
 	StatusReceived = "received"
 	StatusEnqueued = "enqueued"
@@ -60,8 +68,8 @@ type Outcome string
 
 // Outcomes of [Store.Accept].
 const (
-	Accepted  Outcome = "accepted"  // recorded and enqueued now
-	Duplicate Outcome = "duplicate" // already enqueued earlier
+	Accepted  Outcome = "accepted"  // enqueued now, for the first time
+	Duplicate Outcome = "duplicate" // seen before: enqueued again, or marked enqueued by an older build
 )
 
 // DynamoDBAPI is the DynamoDB client the store uses.
@@ -81,10 +89,11 @@ type Config struct {
 	// retries (days) plus DLQ retention (14 days); default 35 days.
 	Retention time.Duration
 	// Lease is how long one delivery may take between record and send
-	// before another delivery may take over (default 10s).
+	// before a redelivery may take over and send again (default 2s). A
+	// holder slower than that costs a second message, never a loss.
 	Lease time.Duration
-	// BusyWait is how long a concurrent duplicate waits for the lease
-	// holder before answering ErrBusy (default 2s).
+	// BusyWait is how long a redelivery waits for a live lease to run out
+	// before answering ErrBusy (default: 1.25 × Lease).
 	BusyWait time.Duration
 	Now      func() time.Time
 	Logger   *slog.Logger
@@ -119,10 +128,10 @@ func New(cfg Config) (*Store, error) {
 		cfg.Retention = DefaultRetention
 	}
 	if cfg.Lease <= 0 {
-		cfg.Lease = 10 * time.Second
+		cfg.Lease = DefaultLease
 	}
 	if cfg.BusyWait <= 0 {
-		cfg.BusyWait = 2 * time.Second
+		cfg.BusyWait = cfg.Lease + cfg.Lease/4
 	}
 	if cfg.Now == nil {
 		cfg.Now = time.Now

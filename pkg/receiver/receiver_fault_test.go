@@ -19,7 +19,7 @@ func newFaultFixture(t *testing.T, f localaws.Faults) *fixture {
 	t.Helper()
 	env := localaws.StartFaultsForTest(t, f)
 	fx := &fixture{env: env, ddb: &countingDDB{DynamoDBAPI: env.DynamoDB}, sqs: &countingSQS{SQSAPI: env.SQS}, now: time.Now()}
-	store, err := intake.New(intake.Config{DynamoDB: fx.ddb, SQS: fx.sqs, Table: env.TableName("IntakeTable")})
+	store, err := intake.New(intake.Config{DynamoDB: fx.ddb, SQS: fx.sqs, Table: env.TableName("IntakeTable"), Lease: 500 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -45,8 +45,7 @@ func TestReceiverUnderAWSFaults(t *testing.T) {
 	tests := []struct {
 		fault, op string
 	}{
-		{localaws.FaultDDBAmbiguous, "PutItem"},    // the intake record committed, its answer lost
-		{localaws.FaultDDBAmbiguous, "UpdateItem"}, // marked enqueued, its answer lost
+		{localaws.FaultDDBAmbiguous, "PutItem"}, // the intake record committed, its answer lost
 		{localaws.FaultDDBError, "PutItem"},
 		{localaws.FaultDDBThrottle, "PutItem"},
 		{localaws.FaultSQSSendAmbiguous, "SendMessage"}, // enqueued, answered 500
@@ -67,7 +66,8 @@ func TestReceiverUnderAWSFaults(t *testing.T) {
 			if f.env.Faults()[tc.fault] != 1 {
 				t.Fatalf("faults injected %v, want one %s", f.env.Faults(), tc.fault)
 			}
-			// and is on the queue, and its redelivery is a duplicate.
+			// and is on the queue and recorded, and its redelivery is a
+			// duplicate, sent again.
 			if n := len(f.drain(t, "payments")); n < 1 {
 				t.Errorf("queue holds %d messages, want the event", n)
 			}
@@ -75,9 +75,12 @@ func TestReceiverUnderAWSFaults(t *testing.T) {
 			if again.StatusCode != http.StatusOK || again.Body != `{"status":"duplicate"}` {
 				t.Errorf("redelivery got %d %s, want 200 duplicate", again.StatusCode, again.Body)
 			}
+			if n := len(f.drain(t, "payments")); n < 1 {
+				t.Errorf("redelivery queued %d messages, want it sent again", n)
+			}
 			rec, ok, err := f.store.Get(context.Background(), "payments", "msg_fault")
-			if err != nil || !ok || rec.Status != intake.StatusEnqueued {
-				t.Errorf("record %+v (found %v, %v), want enqueued", rec.Status, ok, err)
+			if err != nil || !ok || rec.Status != intake.StatusReceived || rec.Payload != body {
+				t.Errorf("record %+v (found %v, %v), want received with its payload", rec.Status, ok, err)
 			}
 		})
 	}
