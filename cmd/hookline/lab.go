@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net"
 	"net/http"
 	"os"
@@ -18,6 +19,7 @@ import (
 	"github.com/hookline/hookline/pkg/lab"
 	"github.com/hookline/hookline/pkg/local/localaws"
 	"github.com/hookline/hookline/pkg/local/providersim"
+	"github.com/hookline/hookline/pkg/stack"
 )
 
 // labFlags are the knobs of one lab experiment.
@@ -42,6 +44,7 @@ type labFlags struct {
 	cpuProfile  string
 	memProfile  string
 	gogc        int
+	planRate    float64
 }
 
 // labGOGC is the lab's collector setting unless GOGC is set: the process
@@ -64,11 +67,14 @@ full-path and bare-pipeline ceilings measured in the same run, and what broke
 the DynamoDB write and read units the local DynamoDB's capacity model
 metered (by table and index, and by call of one event), and the cost of a
 million events priced from them. --payload and --payload-size choose the
-webhook body, whose size the intake's writes pay for. --out writes
-report.md, report.json and SVG plots there.`,
+webhook body, whose size the intake's writes pay for. --plan-rate adds a
+capacity plan for that rate on AWS, worked from the run's measured calls,
+units and latencies against the template's settings and AWS's default
+quotas. --out writes report.md, report.json and SVG plots there.`,
 		Example: `  hookline lab --rate 500 --duration 60s --idempotency off
   hookline lab --rate 500 --duration 60s --idempotency on --spike 3x@20s+10s --out lab-report
-  hookline lab --rate 200 --duration 10s --payload testdata/payloads/stripe-invoice-paid.json`,
+  hookline lab --rate 200 --duration 10s --payload testdata/payloads/stripe-invoice-paid.json
+  hookline lab --rate 200 --duration 10s --payload testdata/payloads/stripe-invoice-paid.json --plan-rate 5000`,
 		Args: cobra.NoArgs,
 	}
 	fl := cmd.Flags()
@@ -91,11 +97,15 @@ report.md, report.json and SVG plots there.`,
 	fl.StringVar(&f.cpuProfile, "cpuprofile", "", "write a CPU profile of the whole run (load, drain and ceilings) to this file, for go tool pprof")
 	fl.StringVar(&f.memProfile, "memprofile", "", "write a heap profile (allocations of the whole run) to this file when the run ends, for go tool pprof")
 	fl.IntVar(&f.gogc, "gogc", defaultLabGOGC(), "the collector's GOGC for the run; 0 leaves the process's own setting, the default when the GOGC environment variable is set")
+	fl.Float64Var(&f.planRate, "plan-rate", 0, "after the report, print a capacity plan for this many webhooks/s on AWS, worked from the run's figures (0: none)")
 	fl.BoolVar(&f.suite, "suite", false, "run the seed experiments back to back (idempotency off, on, and on with a 3x spike at 20s for 10s) and compare them")
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
 		cfg, err := f.config(cmd.ErrOrStderr())
 		if err != nil {
 			return usageErrorf("%v", err)
+		}
+		if f.planRate < 0 || math.IsInf(f.planRate, 0) || math.IsNaN(f.planRate) {
+			return usageErrorf("--plan-rate must be a rate of 0 (none) or more, not %g", f.planRate)
 		}
 		if f.cpuProfile != "" {
 			stop, err := startCPUProfile(f.cpuProfile)
@@ -139,6 +149,9 @@ func runLabSuite(ctx context.Context, out io.Writer, base lab.Config, f labFlags
 		fmt.Fprintf(out, "== running %s\n", cfg.Name)
 		rep, err := lab.Run(ctx, cfg)
 		if err != nil {
+			return failed(err)
+		}
+		if err := f.plan(rep); err != nil {
 			return failed(err)
 		}
 		lab.Summary(out, rep)
@@ -233,6 +246,9 @@ func writeHeapProfile(path string) {
 func runLab(ctx context.Context, out io.Writer, cfg lab.Config, f labFlags) int {
 	rep, err := lab.Run(ctx, cfg)
 	if err != nil {
+		return failed(err)
+	}
+	if err := f.plan(rep); err != nil {
 		return failed(err)
 	}
 	if f.out != "" {
@@ -343,4 +359,47 @@ func serveLab(ctx context.Context, out io.Writer, addr string, cfg lab.LiveConfi
 	defer cancel()
 	srv.Shutdown(shut)
 	return exitOK
+}
+
+// plan adds the capacity plan at --plan-rate to rep, if asked for.
+func (f labFlags) plan(rep *lab.Report) error {
+	if f.planRate == 0 {
+		return nil
+	}
+	t, err := stack.Embedded()
+	if err != nil {
+		return err
+	}
+	rep.Plan, err = lab.PlanFor(rep, f.planRate, planSettings(t))
+	return err
+}
+
+// planSettings are the template's settings a capacity plan reads, with
+// AWS's default quotas; the lab sends one source.
+func planSettings(t *stack.Template) lab.PlanSettings {
+	s := lab.PlanSettings{Quotas: lab.DefaultQuotas(), Sources: 1}
+	if st, err := t.Raw().GetApiGatewayV2StageWithName("HttpApiStage"); err == nil && st.DefaultRouteSettings != nil {
+		if r := st.DefaultRouteSettings.ThrottlingRateLimit; r != nil {
+			s.StageRate = *r
+		}
+		if b := st.DefaultRouteSettings.ThrottlingBurstLimit; b != nil {
+			s.StageBurst = float64(*b)
+		}
+	}
+	for _, es := range t.EventSources {
+		if es.Function == "PaymentWorkerFunction" {
+			s.WorkerBatchSize, s.WorkerMaxConcurrency = float64(es.BatchSize), float64(es.MaxConcurrency)
+		}
+	}
+	for _, tb := range t.Tables {
+		if tb.Hash.Name == "source" {
+			s.OneKeyPerSource = append(s.OneKeyPerSource, tb.Name)
+		}
+		for _, idx := range tb.Indexes {
+			if idx.Hash.Name == "source" {
+				s.OneKeyPerSource = append(s.OneKeyPerSource, tb.Name+"/"+idx.Name)
+			}
+		}
+	}
+	return s
 }

@@ -101,6 +101,10 @@ type Report struct {
 
 	Seconds  []Second  `json:"seconds"`
 	Findings []Finding `json:"findings"`
+
+	// Plan is what a higher rate would need of AWS, worked from this
+	// run's figures ([PlanFor]; nil unless asked for).
+	Plan *Plan `json:"capacity_plan,omitempty"`
 }
 
 // currentGCPercent reads the collector's GOGC.

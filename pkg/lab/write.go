@@ -83,6 +83,9 @@ func Summary(w io.Writer, r *Report) {
 	for _, f := range r.Findings {
 		fmt.Fprintf(w, "what broke: %s\n", f)
 	}
+	if r.Plan != nil {
+		WritePlan(w, r.Plan)
+	}
 }
 
 func onOff(b bool) string {
