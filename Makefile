@@ -52,8 +52,8 @@ bench: deps ## Run the benchmarks; figures are rates, ratios and latencies with 
 	$(GO) test -run '^$$' -bench HotWorkload -benchtime 1x ./pkg/local/localrun
 
 .PHONY: lab
-lab: deps ## Payments lab: idempotency off, on, and a 3x spike, 500 webhooks/s for 60 s each; writes docs/lab/.
-	$(GO) run ./cmd/hookline lab --suite --rate 500 --duration 60s --out docs/lab
+lab: deps ## Payments lab: idempotency off, on, a 3x spike, and on with a 5.8 KB Stripe body, 500 webhooks/s for 60 s each; writes docs/lab/.
+	$(GO) run ./cmd/hookline lab --suite --suite-payload testdata/payloads/stripe-invoice-paid.json --rate 500 --duration 60s --plan-rate 5000 --out docs/lab
 
 .PHONY: lab-serve
 lab-serve: deps ## The live lab: 500 webhooks/s, 0.2% of acks lost, idempotency off, and a page with a copilot at http://127.0.0.1:8090/ (Ctrl-C stops it).

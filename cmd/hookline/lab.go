@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"path/filepath"
 	"runtime/debug"
 	"runtime/pprof"
 	"strings"
@@ -41,6 +42,7 @@ type labFlags struct {
 	payloadSize int
 	asJSON      bool
 	suite       bool
+	suitePay    string
 	cpuProfile  string
 	memProfile  string
 	gogc        int
@@ -99,6 +101,7 @@ quotas. --out writes report.md, report.json and SVG plots there.`,
 	fl.IntVar(&f.gogc, "gogc", defaultLabGOGC(), "the collector's GOGC for the run; 0 leaves the process's own setting, the default when the GOGC environment variable is set")
 	fl.Float64Var(&f.planRate, "plan-rate", 0, "after the report, print a capacity plan for this many webhooks/s on AWS, worked from the run's figures (0: none)")
 	fl.BoolVar(&f.suite, "suite", false, "run the seed experiments back to back (idempotency off, on, and on with a 3x spike at 20s for 10s) and compare them")
+	fl.StringVar(&f.suitePay, "suite-payload", "", "with --suite, a fourth run with idempotency on and this webhook body (e.g. testdata/payloads/stripe-invoice-paid.json), so that calls, units and cost are measured at a realistic size too")
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
 		cfg, err := f.config(cmd.ErrOrStderr())
 		if err != nil {
@@ -116,6 +119,9 @@ quotas. --out writes report.md, report.json and SVG plots there.`,
 		}
 		if f.memProfile != "" {
 			defer writeHeapProfile(f.memProfile)
+		}
+		if f.suitePay != "" && !f.suite {
+			return usageErrorf("--suite-payload needs --suite")
 		}
 		if f.suite {
 			if cmd.Flags().Changed("idempotency") || cmd.Flags().Changed("spike") {
@@ -137,13 +143,13 @@ func defaultLabGOGC() int {
 	return labGOGC
 }
 
-// runLabSuite runs idempotency off, on, and on with a 3x spike.
+// runLabSuite runs idempotency off, on, and on with a 3x spike, and with
+// --suite-payload on with that body.
 func runLabSuite(ctx context.Context, out io.Writer, base lab.Config, f labFlags) int {
-	spike := lab.Spike{Factor: 3, At: 20 * time.Second, For: 10 * time.Second}
-	runs := []lab.Config{base, base, base}
-	runs[0].Name, runs[0].Idempotency = "idempotency-off", false
-	runs[1].Name, runs[1].Idempotency = "idempotency-on", true
-	runs[2].Name, runs[2].Idempotency, runs[2].Spike = "idempotency-on-spike-3x", true, spike
+	runs, err := suiteRuns(base, f.suitePay, f.payloadSize)
+	if err != nil {
+		return failed(err)
+	}
 	var reports []*lab.Report
 	for _, cfg := range runs {
 		fmt.Fprintf(out, "== running %s\n", cfg.Name)
@@ -165,6 +171,25 @@ func runLabSuite(ctx context.Context, out io.Writer, base lab.Config, f labFlags
 		}
 	}
 	return exitOK
+}
+
+// suiteRuns are the suite's experiments on base.
+func suiteRuns(base lab.Config, payload string, size int) ([]lab.Config, error) {
+	spike := lab.Spike{Factor: 3, At: 20 * time.Second, For: 10 * time.Second}
+	runs := []lab.Config{base, base, base}
+	runs[0].Name, runs[0].Idempotency = "idempotency-off", false
+	runs[1].Name, runs[1].Idempotency = "idempotency-on", true
+	runs[2].Name, runs[2].Idempotency, runs[2].Spike = "idempotency-on-spike-3x", true, spike
+	if payload == "" {
+		return runs, nil
+	}
+	real := base
+	var err error
+	if real.Payload, err = lab.LoadPayload(payload, size); err != nil {
+		return nil, err
+	}
+	real.Name, real.Idempotency = "idempotency-on-"+strings.TrimSuffix(filepath.Base(payload), filepath.Ext(payload)), true
+	return append(runs, real), nil
 }
 
 // config turns the flags into an experiment, refusing ambiguous values.
