@@ -39,8 +39,9 @@
 // replays), the local HTTP API, the event source, the sender and the
 // provider simulator, the rest of the process, and the machine's busy time
 // outside it. The sender and the simulator are the provider's side, which
-// the bare pipeline does not have, so the 0.8× goal is judged with their
-// share given back ([Report.JudgedRatio]).
+// the bare pipeline does not have; the report gives the ratio with their
+// share given back beside the measured one, and the 0.9× goal is judged on
+// the measured one.
 //
 // [Findings] names each goal a run missed, with the figure, why it broke
 // and the fix; [WriteReport] writes report.md, report.json and SVG plots.

@@ -13,9 +13,16 @@ import (
 const (
 	GoalRate    = 500.0 // webhooks/s
 	GoalSuccess = 0.99
-	GoalP99     = 250.0 // ms, webhook -> charge
-	GoalRatio   = 0.8   // full ÷ bare
-	GoalDrain   = 30.0  // s, after a spike
+	GoalP99     = 100.0 // ms, webhook -> charge, in a run without a spike
+	GoalRatio   = 0.9   // full ÷ bare, as measured
+	GoalDrain   = 15.0  // s, after a spike's end
+)
+
+// The names of the goals with a figure, as findings give them.
+var (
+	GoalP99Name   = fmt.Sprintf("p99 webhook → charge ≤ %.0f ms", GoalP99)
+	GoalRatioName = fmt.Sprintf("full path ≥ %.1f× the bare pipeline", GoalRatio)
+	GoalDrainName = fmt.Sprintf("the backlog drains within %.0f s of a spike's end", GoalDrain)
 )
 
 // goalNoDuplicates is the goal the design puts first.
@@ -62,37 +69,25 @@ func Findings(r *Report) []Finding {
 			100*r.Success, r.Charged, r.Offered, r.Offered-r.Accepted, r.Declined, r.DeadLettered, r.Lost),
 			Why: whySuccess(r), Fix: fixSuccess(r)})
 	}
-	if r.P99 > GoalP99 {
-		add(Finding{Goal: "p99 webhook → charge ≤ 250 ms", Measured: fmt.Sprintf("p99 %.0f ms (p50 %.0f ms); queue depth reached %d, the oldest unsettled event %.1f s", r.P99, r.P50, r.MaxQueueDepth, r.MaxOldestAge),
+	if r.P99 > GoalP99 && r.SpikeDrainedIn == "" {
+		add(Finding{Goal: GoalP99Name, Measured: fmt.Sprintf("p99 %.0f ms (p50 %.0f ms); queue depth reached %d, the oldest unsettled event %.1f s", r.P99, r.P50, r.MaxQueueDepth, r.MaxOldestAge),
 			Why: whyLatency(r), Fix: fixLatency(r)})
 	}
-	if ratio := r.JudgedRatio(); ratio > 0 && ratio < GoalRatio {
+	if r.Ratio > 0 && r.Ratio < GoalRatio {
 		measured := fmt.Sprintf("%.2f× (%.0f against %.0f events/s, same run)", r.Ratio, r.FullCeiling, r.BareCeiling)
 		if r.RatioWithoutHarness > 0 {
-			measured = fmt.Sprintf("%.2f× without the provider's side (%.2f× with it: %.0f against %.0f events/s, same run)", ratio, r.Ratio, r.FullCeiling, r.BareCeiling)
+			measured += fmt.Sprintf("; %.2f× without the provider's side", r.RatioWithoutHarness)
 		}
-		add(Finding{Goal: "full path ≥ 0.8× the bare pipeline", Measured: measured,
+		add(Finding{Goal: GoalRatioName, Measured: measured,
 			Why: whyRatio(r), Fix: "profile the full path (hookline lab --cpuprofile FILE, then go tool pprof) and remove what is not AWS"})
 	}
 	if measured, missed := spikeDrainMissed(r); missed {
-		add(Finding{Goal: "the backlog drains within 30 s of a spike", Measured: measured,
+		add(Finding{Goal: GoalDrainName, Measured: measured,
 			Why: fmt.Sprintf("the spike (%s, %.0f webhooks/s) outran the workers: the oldest unsettled event reached %.1f s, and after it the workers had only what %.0f/s left of the full path's ceiling (%.0f/s) to drain with",
 				r.Spike, r.PeakRate, r.MaxOldestAge, r.Rate, r.FullCeiling),
 			Fix: "more capacity than the offered rate: more cores, or fewer AWS calls per event"})
 	}
 	return out
-}
-
-// JudgedRatio is the full ÷ bare ratio the goal is judged on: like with
-// like. The bare pipeline has no provider, so when the full path's bursts
-// were profiled the CPU of the provider's side (the sender and the
-// provider simulator, which share the cores here and not on AWS) is given
-// back to it first; otherwise it is the plain ratio.
-func (r *Report) JudgedRatio() float64 {
-	if r.RatioWithoutHarness > 0 {
-		return r.RatioWithoutHarness
-	}
-	return r.Ratio
 }
 
 // whyRatio says what the full path does beyond the AWS calls and, when

@@ -71,7 +71,7 @@ func Summary(w io.Writer, r *Report) {
 	}
 	if c := r.FullCPU; c != nil {
 		fmt.Fprintf(w, "the full path's bursts: %s\n", c)
-		fmt.Fprintf(w, "like with like: without the provider's side (the sender and the provider simulator, %.0f%% of the machine's CPU, which the bare pipeline does not run) the full path would reach %.0f events/s: %.2f× the bare pipeline, the ratio the goal is judged on\n",
+		fmt.Fprintf(w, "like with like: without the provider's side (the sender and the provider simulator, %.0f%% of the machine's CPU, which the bare pipeline does not run) the full path would reach %.0f events/s: %.2f× the bare pipeline (the goal is judged on the measured ratio)\n",
 			100*c.Harness(), r.FullWithoutHarness, r.RatioWithoutHarness)
 	}
 	if r.BareReplays != "" {
