@@ -36,8 +36,10 @@ test: deps ## Run every test against the embedded local AWS (or AWS_ENDPOINT_URL
 bench: deps ## Run the benchmarks (about N min on 2 cores); every ratio names what it divides by, measured in the same run (docs/benchmarks.md).
 	@echo "== bootstraps: size as shipped (linux/arm64, -s -w) in MB, x-unstripped = size / the unstripped build's, x-12MB-goal = size / 12 MB; init-ms under the Lambda RIE, x-minimal-init = init / a bare lambda.Start bootstrap's, same run"
 	$(GO) test -run '^$$' -bench Bootstrap -benchtime 1x ./pkg/coldstart
-	@echo "== verify + parse, 1 KiB body (ns/op, allocs/op); VerifyPeers: x-<peer> = hookline's verify + parse time / the peer library's verify alone, best of 5 interleaved rounds"
-	$(GO) test -run '^$$' -bench 'Verify|Parse' -benchmem ./pkg/webhook
+	@echo "== verify + parse, 1 KiB body, two active secrets (ns/op, B/op, allocs/op); no ratio"
+	$(GO) test -run '^$$' -bench 'VerifyStandard|VerifyStripe|ParseEnvelope' -benchmem ./pkg/webhook
+	@echo "== verify + parse against the peers, 1 KiB body: x-<peer> = hookline's verify + parse ns / the peer library's verify-only ns, best of 5 interleaved rounds, same run"
+	$(GO) test -run '^$$' -bench VerifyPeers ./pkg/webhook
 	@echo "== claims: idempotency claim + complete on the local DynamoDB, one caller and parallel (ops/s), and a cached replay (ops/s); no ratio"
 	$(GO) test -run '^$$' -bench . -benchtime 2000x ./pkg/idempotency
 	@echo "== provider client against the simulator, serial and parallel (req/s); no ratio"
