@@ -2,6 +2,7 @@ package lab
 
 import (
 	"context"
+	"maps"
 	"runtime/debug"
 )
 
@@ -22,7 +23,10 @@ const DefaultGCPercent = 200
 // The report holds the run's settings and the ceilings' fields:
 // FullCeiling, BareCeiling and Ratio (the means, and full ÷ bare),
 // FullCeilings and BareCeilings (every burst, in the order measured),
-// the CPU split, and RatioWithoutHarness. The other fields are zero.
+// the CPU split, RatioWithoutHarness, and Accepted and NotAccepted, the
+// webhooks of the full path's bursts (and the probe's) with and without
+// a 200: a burst counts a refused webhook as done, so a ceiling with
+// refusals is too high. The other fields are zero.
 func MeasureCeilings(ctx context.Context, cfg Config) (*Report, error) {
 	return onExperiment(ctx, cfg, (*experiment).measureCeilings)
 }
@@ -36,6 +40,9 @@ func (e *experiment) measureCeilings(ctx context.Context) (*Report, error) {
 	if err := e.ceilings(ctx, rep); err != nil {
 		return nil, err
 	}
+	e.obs.mu.Lock()
+	rep.Accepted, rep.NotAccepted = len(e.obs.accepted), maps.Clone(e.obs.refused)
+	e.obs.mu.Unlock()
 	return rep, nil
 }
 

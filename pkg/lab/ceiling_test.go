@@ -27,6 +27,11 @@ func TestMeasureCeilingsAsARunDoes(t *testing.T) {
 	if len(rep.FullCeilings) != 4 || len(rep.BareCeilings) != 4 {
 		t.Fatalf("bursts: full %v, bare %v; want four each", rep.FullCeilings, rep.BareCeilings)
 	}
+	// every webhook of the full path's bursts and the probe was accepted
+	// (a refused one would end its burst early),
+	if rep.Accepted != 4*100+1 || len(rep.NotAccepted) != 0 {
+		t.Fatalf("accepted %d, want %d; not accepted %v", rep.Accepted, 4*100+1, rep.NotAccepted)
+	}
 	// the means and the ratio are of them,
 	full, bare := meanOf(rep.FullCeilings), meanOf(rep.BareCeilings)
 	if !near(rep.FullCeiling, full) || !near(rep.BareCeiling, bare) || !near(rep.Ratio, full/bare) || full <= 0 || bare <= 0 {
