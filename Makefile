@@ -33,22 +33,26 @@ test: deps ## Run every test against the embedded local AWS (or AWS_ENDPOINT_URL
 	$(GO) test -count=1 -timeout $(TEST_TIMEOUT) ./...
 
 .PHONY: bench
-bench: deps ## Run the benchmarks; figures are rates, ratios and latencies with their baselines (docs/benchmarks.md).
-	@echo "== bootstraps: size as shipped (linux/arm64, -s -w; ratio to unstripped) and init time under the Lambda RIE (ratio to a bare lambda.Start)"
+bench: deps ## Run the benchmarks (3-5 min on 2 cores); every ratio names what it divides by, measured in the same run (docs/benchmarks.md).
+	@echo "== bootstraps: size as shipped (linux/arm64, -s -w) in MB, x-unstripped = size / the unstripped build's, x-12MB-goal = size / 12 MB; init-ms under the Lambda RIE, x-minimal-init = init / a bare lambda.Start bootstrap's, same run"
 	$(GO) test -run '^$$' -bench Bootstrap -benchtime 1x ./pkg/coldstart
-	@echo "== verification and parsing (ns/op, allocs/op; 1 KiB body)"
-	$(GO) test -run '^$$' -bench 'Verify|Parse' -benchmem ./pkg/webhook
-	@echo "== idempotency claim+complete on local DynamoDB (ops/s) and cached replay"
+	@echo "== verify + parse, 1 KiB body, two active secrets (ns/op, B/op, allocs/op); no ratio"
+	$(GO) test -run '^$$' -bench 'VerifyStandard|VerifyStripe|ParseEnvelope' -benchmem ./pkg/webhook
+	@echo "== verify + parse against the peers, 1 KiB body: x-<peer> = hookline's verify + parse ns / the peer library's verify-only ns, best of 5 interleaved rounds, same run"
+	$(GO) test -run '^$$' -bench VerifyPeers ./pkg/webhook
+	@echo "== claims: idempotency claim + complete on the local DynamoDB, one caller and parallel (ops/s), and a cached replay (ops/s); no ratio"
 	$(GO) test -run '^$$' -bench . -benchtime 2000x ./pkg/idempotency
-	@echo "== provider client against the simulator (req/s)"
+	@echo "== provider client against the simulator, serial and parallel (req/s); no ratio"
 	$(GO) test -run '^$$' -bench . -benchtime 2s ./pkg/provider
-	@echo "== reconciler fold (records/s; 1k vs 100k ledger entries and 0 vs 5 ms injected latency, each ratio from the same run)"
+	@echo "== the fold (records/s): ratio_100k/1k = rate with 100,000 ledger entries / with 1,000; ratio_5ms/0ms = rate with 5 ms added to every call / with none; both halves in the same run"
 	$(GO) test -run '^$$' -bench Fold -benchtime 2000x ./pkg/reconcile
-	@echo "== end to end: payments (registry on and off; x_ceiling = full / bare pipeline measured in the same run) and usage (events/s, event->page)"
-	$(GO) test -run '^$$' -bench E2E -benchtime 1x ./pkg/paymentworker ./pkg/local/localrun
-	@echo "== usage path paced at 500/s, open loop (attributed/offered, event->page p50/p99)"
+	@echo "== payments end to end, as hookline lab measures its ceilings: full/bare = full path / bare pipeline, means of 4 bursts each in mirrored rounds after a 5 s warm-up, same run"
+	$(GO) test -run '^$$' -bench E2EPayments -benchtime 1x ./pkg/paymentworker
+	@echo "== usage, a burst of 1,000 (events/s attributed, event->page p50 and max); no ratio"
+	$(GO) test -run '^$$' -bench E2EUsage -benchtime 1x ./pkg/local/localrun
+	@echo "== usage paced at 500/s, open loop: attributed/offered = attributed rate / offered rate; event->page p50/p99"
 	$(GO) test -run '^$$' -bench UsagePaced -benchtime 1x ./pkg/local/localrun
-	@echo "== one hot workload paced at 500/s (ratio_on/off = rate with the local DynamoDB's AWS limits on / off, same run; event->ledger p99, dead letters)"
+	@echo "== one hot workload paced at 500/s: ratio_on/off = rate with the local DynamoDB's AWS limits on / off, same run; event->ledger p99, dead letters"
 	$(GO) test -run '^$$' -bench HotWorkload -benchtime 1x ./pkg/local/localrun
 
 .PHONY: lab

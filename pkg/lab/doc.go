@@ -32,7 +32,9 @@
 // adapters, provider or function code. Each is measured four times, in
 // two mirrored rounds (full, bare, bare, full), and the report gives the
 // means and every burst. Full ÷ bare is the headline ratio; no figure is
-// divided by a constant.
+// divided by a constant. [MeasureCeilings] measures the ceilings alone,
+// the same way, after a warm-up instead of the paced run: make bench
+// prints it.
 //
 // Each burst is CPU-profiled on its own, and the samples are split by the
 // goroutines' profiler labels ([CPUShare]): the functions (or the bare

@@ -9,7 +9,6 @@ import (
 	"math"
 	"net/http"
 	"runtime"
-	"runtime/debug"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -69,22 +68,7 @@ const maxInFlight = 2048
 
 // Run runs one experiment on a fresh local system and reports it.
 func Run(ctx context.Context, cfg Config) (*Report, error) {
-	if err := cfg.Validate(); err != nil {
-		return nil, err
-	}
-	cfg = cfg.withDefaults()
-	if cfg.GCPercent > 0 {
-		defer debug.SetGCPercent(debug.SetGCPercent(cfg.GCPercent))
-	}
-	e, err := newExperiment(ctx, cfg)
-	if err != nil {
-		return nil, err
-	}
-	defer e.sys.Close()
-	runCtx, stop := context.WithCancel(ctx)
-	defer stop()
-	go e.mapping.Run(runCtx)
-	return e.run(ctx)
+	return onExperiment(ctx, cfg, (*experiment).run)
 }
 
 // newExperiment starts a fresh local system for cfg (already defaulted)

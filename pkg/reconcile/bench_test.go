@@ -95,7 +95,7 @@ func BenchmarkFoldFlat(b *testing.B) {
 	big := foldRate(b, b.N, large)
 	b.ReportMetric(small, "records/s@1k")
 	b.ReportMetric(big, fmt.Sprintf("records/s@%dk", large/1000))
-	b.ReportMetric(big/small, "ratio")
+	b.ReportMetric(big/small, fmt.Sprintf("ratio_%dk/1k", large/1000))
 	b.ReportMetric(0, "ns/op")
 }
 
@@ -113,6 +113,6 @@ func BenchmarkFoldLatency(b *testing.B) {
 	slow := foldRate(b, b.N, 1000)
 	b.ReportMetric(base, "records/s")
 	b.ReportMetric(slow, "records/s@5ms")
-	b.ReportMetric(slow/base, "ratio")
+	b.ReportMetric(slow/base, "ratio_5ms/0ms")
 	b.ReportMetric(0, "ns/op")
 }

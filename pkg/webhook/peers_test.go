@@ -110,7 +110,7 @@ func BenchmarkVerifyPeers(b *testing.B) {
 			peerAllocs := testing.AllocsPerRun(100, func() { peer() })
 			b.ReportMetric(minOf(o), "hookline-verify+parse-ns")
 			b.ReportMetric(minOf(p), pc.peerName+"-verify-ns")
-			b.ReportMetric(minOf(o)/minOf(p), "x-peer")
+			b.ReportMetric(minOf(o)/minOf(p), "x-"+pc.peerName)
 			b.ReportMetric(allocs, "hookline-allocs")
 			b.ReportMetric(peerAllocs, pc.peerName+"-allocs")
 			b.ReportMetric(0, "ns/op")

@@ -272,12 +272,12 @@ func runUsagePaced(b *testing.B, workloads, perWorkload int, units int64, rate i
 	p50, p99 := lat[len(lat)/2], lat[(len(lat)*99)/100]
 	b.ReportMetric(offered, "offered/s")
 	b.ReportMetric(attributed, "attributed/s")
-	b.ReportMetric(attributed/offered, "ratio")
+	b.ReportMetric(attributed/offered, "attributed/offered")
 	b.ReportMetric(float64(p50.Milliseconds()), "event_to_page_p50_ms")
 	b.ReportMetric(float64(p99.Milliseconds()), "event_to_page_p99_ms")
 	b.ReportMetric(float64(retries.Load()), "retried_5xx")
 	b.ReportMetric(0, "ns/op")
-	fmt.Printf("usage paced: %d events offered at %.0f/s, attributed at %.0f/s (ratio %.2f), event→page p50 %s p99 %s (%d pages), %d 5xx answers retried\n",
+	fmt.Printf("usage paced: %d events offered at %.0f/s, attributed at %.0f/s (attributed ÷ offered %.2f), event→page p50 %s p99 %s (%d pages), %d 5xx answers retried\n",
 		n, offered, attributed, attributed/offered, p50.Round(time.Millisecond), p99.Round(time.Millisecond), len(lat), retries.Load())
 }
 
