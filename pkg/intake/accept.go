@@ -39,6 +39,7 @@ func (s *Store) newRecord(ev Event, now time.Time) Record {
 	rec := Record{
 		PK:             Key(ev.Source, ev.EventID),
 		Source:         ev.Source,
+		SourceShard:    ShardKey(ev.Source, ev.EventID),
 		EventID:        ev.EventID,
 		ReceivedAt:     formatTime(now),
 		Verification:   "verified",
@@ -58,9 +59,14 @@ func (s *Store) newRecord(ev Event, now time.Time) Record {
 }
 
 // create puts rec if its key is new. Otherwise it returns the existing
-// record ([Store.blocking]), unless that record is rec itself.
+// record ([Store.blocking]), unless that record is rec itself. The stored
+// record leaves out its source, the key's prefix: an item with a source
+// would also write the one partition of [IndexBySourceReceived] that the
+// source's every event shares.
 func (s *Store) create(ctx context.Context, rec Record) (Record, bool, error) {
-	item, err := attributevalue.MarshalMap(rec)
+	stored := rec
+	stored.Source = ""
+	item, err := attributevalue.MarshalMap(stored)
 	if err != nil {
 		return Record{}, false, fmt.Errorf("intake: encode record: %w", err)
 	}
@@ -101,6 +107,7 @@ func (s *Store) blocking(ctx context.Context, rec Record, item map[string]ddbtyp
 		if err := attributevalue.UnmarshalMap(item, &old); err != nil {
 			return Record{}, fmt.Errorf("intake: decode record: %w", err)
 		}
+		old.fill()
 		return old, nil
 	}
 	old, ok, err := s.Get(ctx, rec.Source, rec.EventID)

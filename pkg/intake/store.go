@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strings"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -154,8 +155,12 @@ type Event struct {
 
 // Record is the stored intake record.
 type Record struct {
-	PK                string `dynamodbav:"pk"`
-	Source            string `dynamodbav:"source"`
+	PK string `dynamodbav:"pk"`
+	// Source is not stored on records written since the index was
+	// sharded (see [IndexByShardReceived]): it is the key's prefix.
+	Source string `dynamodbav:"source,omitempty"`
+	// SourceShard is the record's partition of [IndexByShardReceived].
+	SourceShard       string `dynamodbav:"source_shard,omitempty"`
 	EventID           string `dynamodbav:"event_id"`
 	ReceivedAt        string `dynamodbav:"received_at"`
 	ProviderTimestamp string `dynamodbav:"provider_ts,omitempty"`
@@ -191,6 +196,15 @@ type Result struct {
 // Key returns the intake key of an event.
 func Key(source, eventID string) string { return source + "#" + eventID }
 
+// fill sets what a stored record leaves to its key: the source, which a
+// record written since the index was sharded does not store (source
+// names have no "#").
+func (r *Record) fill() {
+	if r.Source == "" {
+		r.Source, _, _ = strings.Cut(r.PK, "#")
+	}
+}
+
 // PayloadHash returns the hex SHA-256 of a payload.
 func PayloadHash(p []byte) string {
 	sum := sha256.Sum256(p)
@@ -224,6 +238,7 @@ func (s *Store) Get(ctx context.Context, source, eventID string) (Record, bool, 
 	if err != nil {
 		return Record{}, false, unavailable("get intake", err)
 	}
+	rec.fill()
 	return rec, found, nil
 }
 

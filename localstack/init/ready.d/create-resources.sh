@@ -49,9 +49,9 @@ fi
 if ! table_exists hookline-intake; then
   echo "hookline: table hookline-intake" >&2
   awslocal dynamodb create-table --table-name hookline-intake --billing-mode PAY_PER_REQUEST \
-    --attribute-definitions AttributeName=pk,AttributeType=S AttributeName=received_at,AttributeType=S AttributeName=source,AttributeType=S \
+    --attribute-definitions AttributeName=pk,AttributeType=S AttributeName=received_at,AttributeType=S AttributeName=source,AttributeType=S AttributeName=source_shard,AttributeType=S \
     --key-schema AttributeName=pk,KeyType=HASH \
-    --global-secondary-indexes '[{"IndexName":"by_source_received","KeySchema":[{"AttributeName":"source","KeyType":"HASH"},{"AttributeName":"received_at","KeyType":"RANGE"}],"Projection":{"ProjectionType":"KEYS_ONLY"}}]' >/dev/null
+    --global-secondary-indexes '[{"IndexName":"by_shard_received","KeySchema":[{"AttributeName":"source_shard","KeyType":"HASH"},{"AttributeName":"received_at","KeyType":"RANGE"}],"Projection":{"ProjectionType":"KEYS_ONLY"}},{"IndexName":"by_source_received","KeySchema":[{"AttributeName":"source","KeyType":"HASH"},{"AttributeName":"received_at","KeyType":"RANGE"}],"Projection":{"ProjectionType":"KEYS_ONLY"}}]' >/dev/null
   awslocal dynamodb wait table-exists --table-name hookline-intake
   awslocal dynamodb update-time-to-live --table-name hookline-intake --time-to-live-specification Enabled=true,AttributeName=expires_at >/dev/null
   awslocal dynamodb update-continuous-backups --table-name hookline-intake --point-in-time-recovery-specification PointInTimeRecoveryEnabled=true >/dev/null

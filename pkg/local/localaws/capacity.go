@@ -166,10 +166,11 @@ func (m *meter) sweep(now time.Time) {
 
 func bucketKey(c charge) string { return c.table + "\x00" + c.index + "\x00" + c.key }
 
-// hold makes a table partition (its canonical key, "S:WL#w1") lack
-// capacity until the returned function is called.
-func (m *meter) hold(table, key string) (release func()) {
-	k := bucketKey(charge{table: table, key: key})
+// hold makes a partition of a table, or of its index when index is not
+// empty (its canonical key, "S:WL#w1"), lack capacity until the returned
+// function is called.
+func (m *meter) hold(table, index, key string) (release func()) {
+	k := bucketKey(charge{table: table, index: index, key: key})
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.held == nil {

@@ -15,11 +15,26 @@ import (
 // code meets throttling.
 func HoldPartitionAtLimit(t testing.TB, env *Env, table, pk string) (stop func()) {
 	t.Helper()
+	return holdAtLimit(t, env, table, "", pk)
+}
+
+// HoldIndexPartitionAtLimit is [HoldPartitionAtLimit] for the partition
+// pk of a table's global secondary index: a write to the table that
+// would write that partition of the index is refused, as DynamoDB refuses
+// it when the index lacks capacity (TableWriteKeyRangeThroughputExceeded
+// becomes IndexWriteKeyRangeThroughputExceeded).
+func HoldIndexPartitionAtLimit(t testing.TB, env *Env, table, index, pk string) (stop func()) {
+	t.Helper()
+	return holdAtLimit(t, env, table, index, pk)
+}
+
+func holdAtLimit(t testing.TB, env *Env, table, index, pk string) (stop func()) {
+	t.Helper()
 	if env.front == nil || !env.front.model {
-		t.Fatal("HoldPartitionAtLimit needs the embedded DynamoDB with its model on")
+		t.Fatal("holding a partition at its limit needs the embedded DynamoDB with its model on")
 	}
 	var once sync.Once
-	release := env.front.meter.hold(table, "S:"+pk)
+	release := env.front.meter.hold(table, index, "S:"+pk)
 	stop = func() { once.Do(release) }
 	t.Cleanup(stop)
 	return stop
