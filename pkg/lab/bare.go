@@ -15,9 +15,11 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws/retry"
 	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	ddbtypes "github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
 
+	"github.com/hookline/hookline/pkg/intake"
 	"github.com/hookline/hookline/pkg/internal/ddb"
 	"github.com/hookline/hookline/pkg/local/lambdalocal"
 	"github.com/hookline/hookline/pkg/local/localaws"
@@ -99,8 +101,16 @@ type bare struct {
 // timed run makes AWS calls and nothing else.
 func (b *bare) prepare(n int) {
 	b.intake, b.worker = make([][]any, n), make([][]any, n)
+	shard, source, sharded := probeShard(b.sc)
 	for i := range n {
-		r := strings.NewReplacer(b.sc.id, eventID(b.run, i))
+		id := eventID(b.run, i)
+		pairs := []string{b.sc.id, id}
+		if sharded {
+			// Each event's record goes to its own partition of the
+			// replay index, as each of the full path's does.
+			pairs = append([]string{shard, intake.ShardKey(source, id)}, pairs...)
+		}
+		r := strings.NewReplacer(pairs...)
 		for _, in := range b.sc.intake {
 			b.intake[i] = append(b.intake[i], rewrite(in, r))
 		}
@@ -108,6 +118,22 @@ func (b *bare) prepare(n int) {
 			b.worker[i] = append(b.worker[i], rewrite(in, r))
 		}
 	}
+}
+
+// probeShard finds the replay-index partition of the probe's intake
+// record, and its source.
+func probeShard(sc Script) (shard, source string, ok bool) {
+	for _, in := range sc.intake {
+		put, isPut := in.(*dynamodb.PutItemInput)
+		if !isPut {
+			continue
+		}
+		if v, isStr := put.Item["source_shard"].(*ddbtypes.AttributeValueMemberS); isStr {
+			source, _, _ = strings.Cut(v.Value, "#")
+			return v.Value, source, true
+		}
+	}
+	return "", "", false
 }
 
 // replay makes the calls of one side of one event.
@@ -210,12 +236,19 @@ func (b *bare) produce(ctx context.Context, n int) {
 }
 
 // consume is the worker. It short-polls and pauses 5 ms when the queue is
-// empty, as the local event source does: local-aws-sqs answers a long poll
-// only when its wait ends, so a long poll would charge the bare pipeline a
-// wait the full path never has.
+// empty, and asks for as many messages as its last receive found, as the
+// local event source does: local-aws-sqs answers a long poll only when its
+// wait ends, and a short poll for more messages than it holds only after
+// 40 ms, so either would charge the bare pipeline waits the full path
+// never has, and leave its ceiling short of the machine's.
 func (b *bare) consume(ctx context.Context, n int) {
+	ask := lambdalocal.NewBatchAsk(10)
 	for int(b.done.Load()) < n && ctx.Err() == nil && b.failure() == nil {
-		out, err := b.sqs.ReceiveMessage(ctx, lambdalocal.ReceiveInput(b.url, 10))
+		asked := ask.Next()
+		out, err := b.sqs.ReceiveMessage(ctx, lambdalocal.ReceiveInput(b.url, asked))
+		if err == nil {
+			ask.Got(asked, len(out.Messages))
+		}
 		if err != nil || len(out.Messages) == 0 {
 			time.Sleep(5 * time.Millisecond)
 			continue

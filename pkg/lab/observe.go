@@ -200,6 +200,19 @@ func (o *observer) open() int {
 	return len(o.unsettled)
 }
 
+// acceptedOf counts the ids whose webhook was accepted.
+func (o *observer) acceptedOf(ids []string) int {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	n := 0
+	for _, id := range ids {
+		if o.accepted[id] {
+			n++
+		}
+	}
+	return n
+}
+
 // openOf counts the events of ids that were accepted and are not settled
 // yet.
 func (o *observer) openOf(ids []string) int {

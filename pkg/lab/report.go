@@ -268,5 +268,11 @@ func (e *experiment) fullCeiling(ctx context.Context) (float64, error) {
 	if e.obs.openOf(burst) > 0 {
 		return 0, fmt.Errorf("lab: the full-path burst did not settle within 5 minutes")
 	}
-	return float64(n) / time.Since(start).Seconds(), nil
+	elapsed := time.Since(start)
+	// A refused webhook is done at once: counted, it would make the
+	// ceiling a rate of answers, not of charges.
+	if refused := n - e.obs.acceptedOf(burst); refused > 0 {
+		return 0, fmt.Errorf("lab: %d of the full-path burst's %d webhooks were refused", refused, n)
+	}
+	return float64(n) / elapsed.Seconds(), nil
 }

@@ -3,7 +3,7 @@ package lambdalocal
 import "testing"
 
 func TestBatchAskFollowsWhatTheQueueHeld(t *testing.T) {
-	a := batchAsk{max: 10}
+	a := NewBatchAsk(10)
 	steps := []struct{ found, wantNext int }{
 		{3, 3},   // asked 10, found 3: ask for 3
 		{3, 6},   // found all 3 asked: double
@@ -13,9 +13,9 @@ func TestBatchAskFollowsWhatTheQueueHeld(t *testing.T) {
 		{1, 2},
 	}
 	for i, s := range steps {
-		asked := a.next()
-		a.got(asked, s.found)
-		if got := a.next(); got != s.wantNext {
+		asked := a.Next()
+		a.Got(asked, s.found)
+		if got := a.Next(); got != s.wantNext {
 			t.Fatalf("step %d: asked %d, found %d: next ask %d, want %d", i, asked, s.found, got, s.wantNext)
 		}
 	}

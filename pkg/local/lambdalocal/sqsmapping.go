@@ -102,7 +102,7 @@ func (m *SQSMapping) Stats() *SQSStats { return &m.stats }
 // 40 ms with fewer (measured: 10 asked with 3 visible came back after
 // 43 ms; 5 asked with 5 visible after 12 ms). SQS answers a short poll at
 // once. So each poller asks for about as many messages as its last receive
-// found (see [batchAsk]) rather than always BatchSize.
+// found (see [BatchAsk]) rather than always BatchSize.
 func (m *SQSMapping) Run(ctx context.Context) {
 	// The pollers wear the event source's profiler label; ctx does not
 	// carry it, so the invocations it reaches wear their function's alone.
@@ -112,7 +112,7 @@ func (m *SQSMapping) Run(ctx context.Context) {
 		wg.Go(func() {
 			pprof.SetGoroutineLabels(labels)
 			pause := time.Duration(0)
-			ask := batchAsk{max: m.cfg.BatchSize}
+			ask := NewBatchAsk(m.cfg.BatchSize)
 			for ctx.Err() == nil {
 				if m.pollOnce(ctx, &ask) {
 					pause = 0
@@ -126,20 +126,25 @@ func (m *SQSMapping) Run(ctx context.Context) {
 	wg.Wait()
 }
 
-// batchAsk is how many messages a poller asks for: as many as its last
+// BatchAsk is how many messages a poller asks for: as many as its last
 // receive found, doubling (up to max) after a receive that found all it
 // asked for, so that the emulator answers at its first look instead of
-// holding a part-filled batch.
-type batchAsk struct{ n, max int }
+// holding a part-filled batch. The lab's bare pipeline polls with it too.
+type BatchAsk struct{ n, max int }
 
-func (a *batchAsk) next() int {
+// NewBatchAsk starts asking for max messages.
+func NewBatchAsk(max int) BatchAsk { return BatchAsk{max: max} }
+
+// Next is how many messages to ask for now.
+func (a *BatchAsk) Next() int {
 	if a.n == 0 {
 		a.n = a.max
 	}
 	return a.n
 }
 
-func (a *batchAsk) got(asked, n int) {
+// Got records that a receive asking for asked messages found n.
+func (a *BatchAsk) Got(asked, n int) {
 	switch {
 	case n >= asked:
 		a.n = min(2*asked, a.max)
@@ -164,8 +169,8 @@ func ReceiveInput(queueURL string, n int) *sqs.ReceiveMessageInput {
 
 // pollOnce receives one batch and invokes the handler with it. It reports
 // whether there was anything to receive.
-func (m *SQSMapping) pollOnce(ctx context.Context, ask *batchAsk) bool {
-	asked := ask.next()
+func (m *SQSMapping) pollOnce(ctx context.Context, ask *BatchAsk) bool {
+	asked := ask.Next()
 	out, err := m.cfg.SQS.ReceiveMessage(ctx, ReceiveInput(m.cfg.QueueURL, asked))
 	if err != nil {
 		if ctx.Err() == nil {
@@ -174,7 +179,7 @@ func (m *SQSMapping) pollOnce(ctx context.Context, ask *batchAsk) bool {
 		}
 		return false
 	}
-	ask.got(asked, len(out.Messages))
+	ask.Got(asked, len(out.Messages))
 	if len(out.Messages) == 0 {
 		return false
 	}
