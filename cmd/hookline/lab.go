@@ -17,6 +17,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/hookline/hookline/pkg/intake"
 	"github.com/hookline/hookline/pkg/lab"
 	"github.com/hookline/hookline/pkg/local/localaws"
 	"github.com/hookline/hookline/pkg/local/providersim"
@@ -402,7 +403,7 @@ func (f labFlags) plan(rep *lab.Report) error {
 // planSettings are the template's settings a capacity plan reads, with
 // AWS's default quotas; the lab sends one source.
 func planSettings(t *stack.Template) lab.PlanSettings {
-	s := lab.PlanSettings{Quotas: lab.DefaultQuotas(), Sources: 1}
+	s := lab.PlanSettings{Quotas: lab.DefaultQuotas(), Sources: 1, ShardsPerSource: map[string]float64{}}
 	if st, err := t.Raw().GetApiGatewayV2StageWithName("HttpApiStage"); err == nil && st.DefaultRouteSettings != nil {
 		if r := st.DefaultRouteSettings.ThrottlingRateLimit; r != nil {
 			s.StageRate = *r
@@ -421,8 +422,11 @@ func planSettings(t *stack.Template) lab.PlanSettings {
 			s.OneKeyPerSource = append(s.OneKeyPerSource, tb.Name)
 		}
 		for _, idx := range tb.Indexes {
-			if idx.Hash.Name == "source" {
+			switch idx.Hash.Name {
+			case "source":
 				s.OneKeyPerSource = append(s.OneKeyPerSource, tb.Name+"/"+idx.Name)
+			case "source_shard":
+				s.ShardsPerSource[tb.Name+"/"+idx.Name] = intake.ReceivedShards
 			}
 		}
 	}

@@ -4,6 +4,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/hookline/hookline/pkg/intake"
 	"github.com/hookline/hookline/pkg/stack"
 )
 
@@ -27,6 +28,9 @@ func TestPlanSettingsComeFromTheTemplate(t *testing.T) {
 	}
 	if !slices.Equal(s.OneKeyPerSource, []string{"hookline-intake/by_source_received"}) {
 		t.Errorf("keyed by source: %v", s.OneKeyPerSource)
+	}
+	if n := s.ShardsPerSource["hookline-intake/by_shard_received"]; n != intake.ReceivedShards || len(s.ShardsPerSource) != 1 {
+		t.Errorf("keyed by a source's shard: %v", s.ShardsPerSource)
 	}
 	if s.Quotas.LambdaConcurrency != 1000 || s.Sources != 1 {
 		t.Errorf("quotas %+v, sources %g", s.Quotas, s.Sources)

@@ -77,6 +77,10 @@ type PlanSettings struct {
 	// partition key is the webhook's source, so that all of one source's
 	// writes land on one partition key value.
 	OneKeyPerSource []string
+	// ShardsPerSource names the tables and indexes whose partition key is
+	// a source's shard, with how many shards a source has
+	// (intake.ReceivedShards for the replay index).
+	ShardsPerSource map[string]float64
 	// Sources is how many sources share the rate evenly (0: one).
 	Sources float64
 }
@@ -335,6 +339,9 @@ func tableLines(name string, u TableUnits, rate float64, s PlanSettings) []PlanL
 // no quota lifts past a partition's limit; a key per event spreads them.
 func partitionLine(name string, u TableUnits, rate float64, s PlanSettings) PlanLine {
 	q := s.Quotas
+	if shards := s.ShardsPerSource[name]; shards > 0 {
+		return shardLine(name, u, rate, shards, s)
+	}
 	if !slices.Contains(s.OneKeyPerSource, name) {
 		return PlanLine{What: "DynamoDB " + name + " partitions", Need: math.Ceil(rate * u.Write / q.PartitionWrites), Unit: "partitions at least",
 			Verdict: QuotaMeets, How: fmt.Sprintf("a key per event, so the writes spread; at %s write units a partition they need this many, which on-demand splits to as it scales", thousands(q.PartitionWrites))}
@@ -352,6 +359,21 @@ func partitionLine(name string, u TableUnits, rate float64, s PlanSettings) Plan
 	l.Verdict = QuotaNoFix
 	l.How = fmt.Sprintf("its partition key is the source, so one source's writes share one partition, capped at %s webhooks/s; shard the key (source#0 … source#%.0f, %.0f shards at half a partition each) and query every shard to read a range",
 		thousands(perSource), shards-1, shards)
+	return l
+}
+
+// shardLine is the busiest shard of an index whose key is a source's
+// shard: a source's writes spread evenly over its shards.
+func shardLine(name string, u TableUnits, rate, shards float64, s PlanSettings) PlanLine {
+	q := s.Quotas
+	need := rate * u.Write / max(s.Sources, 1) / shards
+	l := PlanLine{What: "DynamoDB " + name + " one shard of a source", Need: need, Unit: "write units/s",
+		Limit: q.PartitionWrites, LimitName: "one partition key value", Verdict: QuotaMeets,
+		How: fmt.Sprintf("its partition key is one of a source's %.0f shards: one source can send at most %s webhooks/s", shards, thousands(shards*q.PartitionWrites/u.Write))}
+	if need > q.PartitionWrites {
+		l.Verdict = QuotaNoFix
+		l.How += "; raise the shard count (intake.ReceivedShards) and query every shard to read a range"
+	}
 	return l
 }
 

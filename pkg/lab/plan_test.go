@@ -227,3 +227,29 @@ func TestSummaryCarriesThePlan(t *testing.T) {
 	}
 	t.Log(out.String())
 }
+
+// TestPlanJudgesEachShardOfASource: the replay index is keyed by a
+// source's shard, so one source's writes spread over its shards: at
+// 5,000/s sixteen shards take 312.5 write units a second each, and at
+// 20,000/s 1,250, past one partition key value's 1,000, which no quota
+// lifts.
+func TestPlanJudgesEachShardOfASource(t *testing.T) {
+	r := measured()
+	r.Units.ByTable = map[string]TableUnits{"hookline-intake": {Write: 3}, "hookline-intake/by_shard_received": {Write: 1}, "hookline-idempotency": {Write: 2}}
+	s := templateSettings()
+	s.ShardsPerSource = map[string]float64{"hookline-intake/by_shard_received": 16}
+	for _, tt := range []struct {
+		rate    float64
+		need    float64
+		verdict string
+	}{{5000, 312.5, QuotaMeets}, {20000, 1250, QuotaNoFix}} {
+		p, err := PlanFor(r, tt.rate, s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		l := planLine(t, p, "DynamoDB hookline-intake/by_shard_received one shard of a source")
+		if l.Need != tt.need || l.Verdict != tt.verdict || !strings.Contains(l.How, "16,000 webhooks/s") {
+			t.Errorf("at %.0f/s: %+v, want %.1f units/s, %q, a limit of 16,000 webhooks/s named", tt.rate, l, tt.need, tt.verdict)
+		}
+	}
+}
