@@ -268,6 +268,7 @@ func TestAWSCallsPerEvent(t *testing.T) {
 func TestConcurrentDeliveriesEnqueueOnce(t *testing.T) {
 	f := newFixture(t, nil, nil)
 	req := standardRequest(t, "msg_conc", `{"a":1}`, time.Now())
+	start := time.Now()
 	var wg sync.WaitGroup
 	answers := make([]string, 5)
 	for i := range answers {
@@ -282,8 +283,11 @@ func TestConcurrentDeliveriesEnqueueOnce(t *testing.T) {
 		count[a]++
 	}
 	accepted, dup, busy := count[`200 {"status":"accepted"}`], count[`200 {"status":"duplicate"}`], count[`503 {"error":"in_progress"}`]
-	if accepted != 1 || dup > 1 || accepted+dup+busy != len(answers) {
-		t.Fatalf("answers %v, want one accepted, at most one duplicate, the rest in_progress", count)
+	// One more send per lease that ran out while they were answered: one,
+	// unless a delivery was held up for a whole lease before its put.
+	leases := max(1, int(time.Since(start)/f.lease))
+	if accepted != 1 || dup > leases || accepted+dup+busy != len(answers) {
+		t.Fatalf("answers %v, want one accepted, at most %d duplicates, the rest in_progress", count, leases)
 	}
 	if n := len(f.drain(t, "payments")); n != accepted+dup {
 		t.Fatalf("enqueued %d times, want %d", n, accepted+dup)
