@@ -5,39 +5,22 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/hookline/hookline/pkg/local/testkit"
 )
-
-// stoppedClock is a clock that moves only when told.
-type stoppedClock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func (c *stoppedClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *stoppedClock) advance(d time.Duration) {
-	c.mu.Lock()
-	c.now = c.now.Add(d)
-	c.mu.Unlock()
-}
 
 // startMetered starts an embedded DynamoDB whose partitions refill only
 // when the test moves the clock, so that budgets are exact.
-func startMetered(t *testing.T) (*Env, *stoppedClock) {
+func startMetered(t *testing.T) (*Env, *testkit.ManualClock) {
 	t.Helper()
 	env, front := startEmbedded(t, Options{})
-	clock := &stoppedClock{now: time.Unix(1_800_000_000, 0)}
+	clock := testkit.NewManualClock(time.Unix(1_800_000_000, 0))
 	front.meter.mu.Lock()
 	front.meter.now = clock.Now
 	front.meter.mu.Unlock()
@@ -347,7 +330,7 @@ func TestAPartitionIsThrottledPastItsBudget(t *testing.T) {
 	// And after a second the partition serves again, reads and writes
 	// from one budget: 300 consistent reads of 10 KB (3 read units each,
 	// 300 write units' worth) leave room for 70 writes, and no more reads
-	clock.advance(time.Second)
+	clock.Advance(time.Second)
 	for range 300 {
 		if _, err := env.DynamoDB.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(table), Key: key("hot", "fill-000"),
 			ConsistentRead: aws.Bool(true)}, once); err != nil {
@@ -363,7 +346,7 @@ func TestAPartitionIsThrottledPastItsBudget(t *testing.T) {
 	}
 	// And unused capacity is kept for one second only: after ten idle
 	// seconds the partition takes 1,000 write units, not 10,000
-	clock.advance(10 * time.Second)
+	clock.Advance(10 * time.Second)
 	fill(t, env, table, "hot")
 	if _, err := env.DynamoDB.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(table), Item: row("hot", "over", 10)}, once); err == nil {
 		t.Fatal("a write past one second of burst was served")
