@@ -184,13 +184,13 @@ func suiteRuns(base lab.Config, payload string, size int) ([]lab.Config, error) 
 	if payload == "" {
 		return runs, nil
 	}
-	real := base
+	sized := base
 	var err error
-	if real.Payload, err = lab.LoadPayload(payload, size); err != nil {
+	if sized.Payload, err = lab.LoadPayload(payload, size); err != nil {
 		return nil, err
 	}
-	real.Name, real.Idempotency = "idempotency-on-"+strings.TrimSuffix(filepath.Base(payload), filepath.Ext(payload)), true
-	return append(runs, real), nil
+	sized.Name, sized.Idempotency = "idempotency-on-"+strings.TrimSuffix(filepath.Base(payload), filepath.Ext(payload)), true
+	return append(runs, sized), nil
 }
 
 // config turns the flags into an experiment, refusing ambiguous values.
