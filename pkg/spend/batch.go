@@ -160,6 +160,14 @@ func (b *batch) workloadOf(i int) string { return b.resolved[b.us[i].WorkloadRef
 func (b *batch) applyGroup(ctx context.Context, id string, recs []int) {
 	pending := slices.Clone(recs)
 	var dups []int
+	// The records taken out as duplicates are classified whatever becomes
+	// of the rest: a duplicate left without a result would read as
+	// applied to no workload.
+	defer func() {
+		for _, i := range dups {
+			b.res[i], b.errs[i] = b.s.conflict(ctx, b.us[i], id)
+		}
+	}()
 	for len(pending) > 0 {
 		tx, owners, err := b.groupTx(id, pending)
 		if err != nil {
@@ -201,9 +209,6 @@ func (b *batch) applyGroup(ctx context.Context, id string, recs []int) {
 			return
 		}
 		pending = rest
-	}
-	for _, i := range dups {
-		b.res[i], b.errs[i] = b.s.conflict(ctx, b.us[i], id)
 	}
 }
 

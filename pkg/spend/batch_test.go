@@ -231,3 +231,53 @@ func TestApplyBatchEscalatesOnceByTheRecordThatPassedTheStep(t *testing.T) {
 		t.Fatalf("decisions = %v; want [escalate:ur_hot_2]", decided)
 	}
 }
+
+// failingAfter passes the first n TransactWriteItems through and fails the
+// rest, as DynamoDB down (after the SDK's retries) would.
+type failingAfter struct {
+	DB
+	mu sync.Mutex
+	n  int
+}
+
+func (c *failingAfter) TransactWriteItems(ctx context.Context, in *dynamodb.TransactWriteItemsInput, opts ...func(*dynamodb.Options)) (*dynamodb.TransactWriteItemsOutput, error) {
+	c.mu.Lock()
+	pass := c.n > 0
+	c.n--
+	c.mu.Unlock()
+	if pass {
+		return c.DB.TransactWriteItems(ctx, in, opts...)
+	}
+	return nil, errors.New("dynamodb down")
+}
+
+// TestApplyBatchAnswersForADuplicateWhenTheRestFails: a batch whose
+// transaction is cancelled by a record already in the ledger takes that
+// record out and runs again; when the second run fails, the duplicate
+// must still get an answer (classified, or the error), never an empty
+// result that the worker would acknowledge as applied to no workload.
+func TestApplyBatchAnswersForADuplicateWhenTheRestFails(t *testing.T) {
+	env := localaws.StartForTest(t)
+	db := &failingAfter{DB: env.DynamoDB, n: 1 << 30}
+	f := newFixtureWith(t, env, db, nil)
+	f.workload(t, "hot", 1000, 0)
+	us := batchOf("hot", 2, 7)
+	// Given the first record already in the ledger (the first transaction),
+	if _, err := f.s.Ledger.Apply(context.Background(), us[0]); err != nil {
+		t.Fatal(err)
+	}
+	// when both come in one batch and the run without the duplicate fails,
+	db.mu.Lock()
+	db.n = 1
+	db.mu.Unlock()
+	res, errs := f.s.Ledger.ApplyBatch(context.Background(), us)
+	// then each record has an outcome for its workload or an error.
+	for i := range us {
+		if errs[i] == nil && (res[i].Outcome == "" || res[i].WorkloadID == "") {
+			t.Errorf("record %d: outcome %q for workload %q and no error", i, res[i].Outcome, res[i].WorkloadID)
+		}
+	}
+	if errs[1] == nil {
+		t.Errorf("record 1 applied while DynamoDB was down: %+v", res[1])
+	}
+}
