@@ -3,7 +3,6 @@ package spend
 import (
 	"context"
 	"testing"
-	"time"
 
 	"github.com/hookline/hookline/pkg/local/localaws"
 )
@@ -29,22 +28,20 @@ func TestWorkloadWritesRetryAThrottlingCancellation(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			// Given a workload, and the alias's partition held at its limit
-			// for 300 ms
+			// Given a workload, and the alias's partition throttling its
+			// next three requests
 			env := localaws.StartForTest(t)
 			f := newFixtureOn(t, env, nil)
 			f.workload(t, "w1", 1000, 0)
-			stop := localaws.HoldPartitionAtLimit(t, env, env.TableName("WorkloadsTable"), tt.alias)
-			time.AfterFunc(300*time.Millisecond, stop)
-			defer stop()
+			localaws.ThrottlePartitionRequests(t, env, env.TableName("WorkloadsTable"), tt.alias, 3)
 			// When the workload write runs in that window
 			err := tt.run(f.s)
 			// Then it succeeds once the partition has capacity again
 			if err != nil {
 				t.Fatalf("%s under throttling: %v", tt.name, err)
 			}
-			if got := env.Capacity().Tables[env.TableName("WorkloadsTable")].WriteThrottles; got == 0 {
-				t.Fatalf("%s met no throttle: the test did not drive the retry", tt.name)
+			if got := env.Capacity().Tables[env.TableName("WorkloadsTable")].WriteThrottles; got != 3 {
+				t.Fatalf("%s met %d throttles, want 3: the test did not drive the retry", tt.name, got)
 			}
 		})
 	}

@@ -55,9 +55,11 @@ type meter struct {
 	// unlimited meters and counts but never throttles
 	// ([Env.LiftThroughputLimits]).
 	unlimited bool
-	// held are partitions that lack capacity until released, whatever
-	// their buckets hold ([HoldPartitionAtLimit]).
-	held map[string]bool
+	// held are partitions that lack capacity whatever their buckets
+	// hold: until released when the count is negative
+	// ([HoldPartitionAtLimit]), else for that many more requests
+	// ([ThrottlePartitionRequests]).
+	held map[string]int
 }
 
 func newMeter() *meter {
@@ -93,7 +95,7 @@ func (m *meter) take(cs []charge) (throttled []int) {
 			m.refill(k, now)
 			continue
 		}
-		if b := m.refill(k, now); b.level < min(n, partitionWriteUnits*burstSeconds) || m.held[k] {
+		if b := m.refill(k, now); b.level < min(n, partitionWriteUnits*burstSeconds) || m.spendHold(k) {
 			short[k] = true
 		}
 	}
@@ -166,17 +168,33 @@ func (m *meter) sweep(now time.Time) {
 
 func bucketKey(c charge) string { return c.table + "\x00" + c.index + "\x00" + c.key }
 
+// spendHold reports whether a partition is held, and counts one refused
+// request against a hold for a number of requests. The caller holds m.mu.
+func (m *meter) spendHold(k string) bool {
+	n, ok := m.held[k]
+	switch {
+	case !ok:
+		return false
+	case n == 1:
+		delete(m.held, k)
+	case n > 1:
+		m.held[k] = n - 1
+	}
+	return true
+}
+
 // hold makes a partition of a table, or of its index when index is not
-// empty (its canonical key, "S:WL#w1"), lack capacity until the returned
-// function is called.
-func (m *meter) hold(table, index, key string) (release func()) {
+// empty (its canonical key, "S:WL#w1"), lack capacity for the next
+// requests requests that name it, or until the returned function is
+// called when requests is negative.
+func (m *meter) hold(table, index, key string, requests int) (release func()) {
 	k := bucketKey(charge{table: table, index: index, key: key})
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.held == nil {
-		m.held = map[string]bool{}
+		m.held = map[string]int{}
 	}
-	m.held[k] = true
+	m.held[k] = requests
 	return func() {
 		m.mu.Lock()
 		defer m.mu.Unlock()

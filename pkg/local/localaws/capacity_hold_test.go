@@ -38,3 +38,23 @@ func TestHoldPartitionAtLimit(t *testing.T) {
 	stop()
 	put(t, env, table, row("hot", "3", 10))
 }
+
+// TestThrottlePartitionRequests: a partition throttled for n requests
+// refuses exactly the next n that name it, and serves the one after.
+func TestThrottlePartitionRequests(t *testing.T) {
+	env, _ := startMetered(t)
+	ctx := context.Background()
+	table := env.TableName("LedgerTable")
+	ThrottlePartitionRequests(t, env, table, "hot", 2)
+	put(t, env, table, row("cold", "1", 10))
+	for i := range 2 {
+		_, err := env.DynamoDB.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(table), Item: row("hot", "1", 10)}, once)
+		if _, ok := errors.AsType[*types.ProvisionedThroughputExceededException](err); !ok {
+			t.Fatalf("request %d to a throttled partition: %v, want ProvisionedThroughputExceededException", i+1, err)
+		}
+	}
+	put(t, env, table, row("hot", "2", 10))
+	if got := env.Capacity().Tables[table].WriteThrottles; got != 2 {
+		t.Fatalf("write throttles %d, want 2", got)
+	}
+}

@@ -15,7 +15,20 @@ import (
 // code meets throttling.
 func HoldPartitionAtLimit(t testing.TB, env *Env, table, pk string) (stop func()) {
 	t.Helper()
-	return holdAtLimit(t, env, table, "", pk)
+	return holdAtLimit(t, env, table, "", pk, -1)
+}
+
+// ThrottlePartitionRequests is [HoldPartitionAtLimit] for the next n
+// requests that read or write the partition pk of a table, and no longer:
+// a test of a retry knows exactly how many throttles it met, however
+// slowly the machine runs, and a retry budget larger than n must get
+// past them.
+func ThrottlePartitionRequests(t testing.TB, env *Env, table, pk string, n int) {
+	t.Helper()
+	if n <= 0 {
+		t.Fatalf("throttle %d requests: want at least one", n)
+	}
+	holdAtLimit(t, env, table, "", pk, n)
 }
 
 // HoldIndexPartitionAtLimit is [HoldPartitionAtLimit] for the partition
@@ -25,16 +38,16 @@ func HoldPartitionAtLimit(t testing.TB, env *Env, table, pk string) (stop func()
 // becomes IndexWriteKeyRangeThroughputExceeded).
 func HoldIndexPartitionAtLimit(t testing.TB, env *Env, table, index, pk string) (stop func()) {
 	t.Helper()
-	return holdAtLimit(t, env, table, index, pk)
+	return holdAtLimit(t, env, table, index, pk, -1)
 }
 
-func holdAtLimit(t testing.TB, env *Env, table, index, pk string) (stop func()) {
+func holdAtLimit(t testing.TB, env *Env, table, index, pk string, requests int) (stop func()) {
 	t.Helper()
 	if env.front == nil || !env.front.model {
 		t.Fatal("holding a partition at its limit needs the embedded DynamoDB with its model on")
 	}
 	var once sync.Once
-	release := env.front.meter.hold(table, index, "S:"+pk)
+	release := env.front.meter.hold(table, index, "S:"+pk, requests)
 	stop = func() { once.Do(release) }
 	t.Cleanup(stop)
 	return stop
