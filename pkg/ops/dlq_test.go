@@ -42,7 +42,7 @@ func seedPayments(t *testing.T, h *harness) {
 		h.deadLetter(t, "payments-dlq", "payments", id, body)
 	}
 	// The emulator counts a sent message a moment after SendMessage returns.
-	testkit.Eventually(t, 5*time.Second, "three messages counted", func() bool { vis, _ := h.counts(t, "payments-dlq"); return vis == 3 })
+	testkit.Eventually(t, 30*time.Second, "three messages counted", func() bool { vis, _ := h.counts(t, "payments-dlq"); return vis == 3 })
 }
 
 func statesByEvent[T any](items []T, get func(T) (string, string)) map[string]string {
@@ -328,7 +328,7 @@ func TestPeekReadsBodiesWithTheWorkersMappings(t *testing.T) {
 	must(t, h.registry.Complete(ctx, p.Key(), c.Token, []byte(`{"charge_id":"ch_1","status":"succeeded"}`)))
 	h.deadLetter(t, "payments-dlq", "payments", "evt_inv", invoice)
 	h.deadLetter(t, "payments-dlq", "payments", "evt_nocus", `{"id":"evt_nocus","data":{"object":{"amount_due":100,"currency":"usd"}}}`)
-	testkit.Eventually(t, 5*time.Second, "two messages counted", func() bool { vis, _ := h.counts(t, "payments-dlq"); return vis == 2 })
+	testkit.Eventually(t, 30*time.Second, "two messages counted", func() bool { vis, _ := h.counts(t, "payments-dlq"); return vis == 2 })
 
 	msgs, err := h.ops.Peek(ctx, "payments-dlq", 10)
 	must(t, err)

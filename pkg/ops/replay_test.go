@@ -26,7 +26,7 @@ func TestReplay(t *testing.T) {
 			Payload: []byte(paymentBody(id, 100)), ProviderTimestamp: t0})
 		must(t, err)
 	}
-	testkit.Eventually(t, 5*time.Second, "three enqueued", func() bool { vis, _ := h.counts(t, "payments"); return vis == 3 })
+	testkit.Eventually(t, 30*time.Second, "three enqueued", func() bool { vis, _ := h.counts(t, "payments"); return vis == 3 })
 	h.drain(t, "payments")
 	// Replay reads the same clock as the intake, so the records' ages do
 	// not depend on the day the test runs.
@@ -114,7 +114,7 @@ func TestReplayRefusesRecordsPastRetention(t *testing.T) {
 			_, err := h.intake.Accept(ctx, intake.Event{Source: "payments", EventID: "evt_old", QueueURL: h.env.QueueURL("payments"),
 				Payload: []byte(paymentBody("evt_old", 100)), ProviderTimestamp: t0})
 			must(t, err)
-			testkit.Eventually(t, 5*time.Second, "enqueued", func() bool { vis, _ := h.counts(t, "payments"); return vis == 1 })
+			testkit.Eventually(t, 30*time.Second, "enqueued", func() bool { vis, _ := h.counts(t, "payments"); return vis == 1 })
 			h.drain(t, "payments")
 			clk.Set(t0.Add(tt.age))
 			o, err := ops.New(ops.Config{SQS: h.env.SQS, Resolver: h.resolver, Intake: h.intake, Now: clk.Now, IdempotencyRetention: tt.keep})

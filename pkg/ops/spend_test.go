@@ -42,7 +42,7 @@ func TestPeekUsageReportsLedgerState(t *testing.T) {
 	h.deadLetter(t, "usage-dlq", "usage", "evt_usage_rec_1", usageBody("rec_1", "workload-7", 900))
 	h.deadLetter(t, "usage-dlq", "usage", "evt_usage_rec_2", usageBody("rec_2", "workload-7", 5))
 	h.deadLetter(t, "usage-dlq", "usage", "evt_usage_rec_9", usageBody("rec_9", "workload-7", 1))
-	testkit.Eventually(t, 5*time.Second, "three counted", func() bool { vis, _ := h.counts(t, "usage-dlq"); return vis == 3 })
+	testkit.Eventually(t, 30*time.Second, "three counted", func() bool { vis, _ := h.counts(t, "usage-dlq"); return vis == 3 })
 	// when the operator peeks
 	msgs, err := h.ops.Peek(context.Background(), "usage-dlq", 10)
 	must(t, err)

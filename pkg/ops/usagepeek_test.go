@@ -17,7 +17,7 @@ func TestPeekOfAUsageMessageNamesTheRefusedField(t *testing.T) {
 	data := `"workload_ref":"w1","occurred_at":"2026-01-02T03:00:00Z"`
 	h.deadLetter(t, "usage-dlq", "usage", "evt_twice", `{"id":"evt_twice","type":"usage.recorded","data":{"record_id":"ur_t",`+data+`,"units":5,"units":500000}}`)
 	h.deadLetter(t, "usage-dlq", "usage", "evt_noid", `{"id":"evt_noid","type":"usage.recorded","data":{`+data+`,"units":5}}`)
-	testkit.Eventually(t, 5*time.Second, "two messages counted", func() bool { vis, _ := h.counts(t, "usage-dlq"); return vis == 2 })
+	testkit.Eventually(t, 30*time.Second, "two messages counted", func() bool { vis, _ := h.counts(t, "usage-dlq"); return vis == 2 })
 
 	// When the operator peeks
 	msgs, err := h.ops.Peek(context.Background(), "usage-dlq", 10)

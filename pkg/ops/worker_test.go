@@ -84,7 +84,7 @@ func TestRedriveThenWorkerChargesEachEventOnce(t *testing.T) {
 	must(t, err)
 	h.deadLetter(t, "payments-dlq", "payments", "evt_wip", wip)
 	h.deadLetter(t, "payments-dlq", "payments", "evt_new", paymentBody("evt_new", 300))
-	testkit.Eventually(t, 5*time.Second, "three dead letters counted", func() bool { vis, _ := h.counts(t, "payments-dlq"); return vis == 3 })
+	testkit.Eventually(t, 30*time.Second, "three dead letters counted", func() bool { vis, _ := h.counts(t, "payments-dlq"); return vis == 3 })
 
 	// when the operator redrives, skipping completed keys
 	rep, err := h.ops.Redrive(ctx, ops.RedriveOptions{Queue: "payments-dlq", SkipCompleted: true})
