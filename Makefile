@@ -35,7 +35,7 @@ test: deps ## Run every test against the embedded local AWS (or AWS_ENDPOINT_URL
 .PHONY: bench
 bench: deps ## Run the benchmarks (3-5 min on 2 cores); every ratio names what it divides by, measured in the same run (docs/benchmarks.md).
 	@echo "== bootstraps: size as shipped (linux/arm64, -s -w) in MB, x-unstripped = size / the unstripped build's, x-12MB-goal = size / 12 MB; init-ms under the Lambda RIE, x-minimal-init = init / a bare lambda.Start bootstrap's, same run"
-	$(GO) test -run '^$$' -bench Bootstrap -benchtime 1x ./pkg/coldstart
+	$(GO) test -run '^$$' -bench Bootstrap -benchtime 1x ./internal/dev/coldstart
 	@echo "== verify + parse, 1 KiB body, two active secrets (ns/op, B/op, allocs/op); no ratio"
 	$(GO) test -run '^$$' -bench 'VerifyStandard|VerifyStripe|ParseEnvelope' -benchmem ./pkg/webhook
 	@echo "== verify + parse against the peers, 1 KiB body: x-<peer> = hookline's verify + parse ns / the peer library's verify-only ns, best of 5 interleaved rounds, same run"
@@ -45,15 +45,15 @@ bench: deps ## Run the benchmarks (3-5 min on 2 cores); every ratio names what i
 	@echo "== provider client against the simulator, serial and parallel (req/s); no ratio"
 	$(GO) test -run '^$$' -bench . -benchtime 2s ./pkg/provider
 	@echo "== the fold (records/s): ratio_100k/1k = rate with 100,000 ledger entries / with 1,000; ratio_5ms/0ms = rate with 5 ms added to every call / with none; both halves in the same run"
-	$(GO) test -run '^$$' -bench Fold -benchtime 2000x ./pkg/reconcile
+	$(GO) test -run '^$$' -bench Fold -benchtime 2000x ./internal/reconcile
 	@echo "== payments end to end, as hookline lab measures its ceilings: full/bare = full path / bare pipeline, means of 4 bursts each in mirrored rounds after a 5 s warm-up, same run"
-	$(GO) test -run '^$$' -bench E2EPayments -benchtime 1x ./pkg/paymentworker
+	$(GO) test -run '^$$' -bench E2EPayments -benchtime 1x ./internal/paymentworker
 	@echo "== usage, a burst of 1,000 (events/s attributed, event->page p50 and max); no ratio"
-	$(GO) test -run '^$$' -bench E2EUsage -benchtime 1x ./pkg/local/localrun
+	$(GO) test -run '^$$' -bench E2EUsage -benchtime 1x ./internal/dev/localrun
 	@echo "== usage paced at 500/s, open loop: attributed/offered = attributed rate / offered rate; event->page p50/p99"
-	$(GO) test -run '^$$' -bench UsagePaced -benchtime 1x ./pkg/local/localrun
+	$(GO) test -run '^$$' -bench UsagePaced -benchtime 1x ./internal/dev/localrun
 	@echo "== one hot workload paced at 500/s: ratio_on/off = rate with the local DynamoDB's AWS limits on / off, same run; event->ledger p99, dead letters"
-	$(GO) test -run '^$$' -bench HotWorkload -benchtime 1x ./pkg/local/localrun
+	$(GO) test -run '^$$' -bench HotWorkload -benchtime 1x ./internal/dev/localrun
 
 .PHONY: lab
 lab: deps ## Payments lab: idempotency off, on, a 3x spike, and on with a 5.8 KB Stripe body, 500 webhooks/s for 60 s each; writes docs/lab/.
@@ -66,12 +66,12 @@ lab-serve: deps ## The live lab: 500 webhooks/s, 0.2% of acks lost, idempotency 
 
 .PHONY: lab-shots
 lab-shots: deps ## Drive the live lab's page in headless Chromium and save its screenshots to docs/lab/ (needs chromium).
-	HOOKLINE_LAB_SHOTS=$(CURDIR)/docs/lab $(GO) test -count=1 -run '^TestLivePageInBrowser$$' -v ./pkg/lab
+	HOOKLINE_LAB_SHOTS=$(CURDIR)/docs/lab $(GO) test -count=1 -run '^TestLivePageInBrowser$$' -v ./internal/dev/lab
 
 .PHONY: soak
 soak: deps ## Longer fault models: payments (20,000 events per provider profile, each provider fault alone) and end to end (20,000 events, each AWS fault alone).
-	$(GO) test -count=1 -timeout 60m ./pkg/paymentworker -run 'TestFaultModel$$|TestFaultMatrix' -v -model-events 20000 -model-matrix
-	$(GO) test -count=1 -timeout 60m ./pkg/local/localrun -run 'TestEndToEndFaultModel$$|TestEndToEndFaultMatrix' -v -model-events 20000 -model-matrix
+	$(GO) test -count=1 -timeout 60m ./internal/paymentworker -run 'TestFaultModel$$|TestFaultMatrix' -v -model-events 20000 -model-matrix
+	$(GO) test -count=1 -timeout 60m ./internal/dev/localrun -run 'TestEndToEndFaultModel$$|TestEndToEndFaultMatrix' -v -model-events 20000 -model-matrix
 
 .PHONY: lint
 lint: ## gofmt check and go vet.

@@ -1,3 +1,3 @@
 // Package infra carries the deployment template, infra/template.yaml, as
-// bytes in [Template]. Parse it with [github.com/hookline/hookline/pkg/stack.Embedded].
+// bytes in [Template]. Parse it with [github.com/hookline/hookline/internal/stack.Embedded].
 package infra

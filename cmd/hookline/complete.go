@@ -3,7 +3,7 @@ package main
 import (
 	"github.com/spf13/cobra"
 
-	"github.com/hookline/hookline/pkg/stack"
+	"github.com/hookline/hookline/internal/stack"
 	"github.com/hookline/hookline/pkg/webhook"
 )
 

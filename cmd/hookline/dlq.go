@@ -9,7 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/hookline/hookline/pkg/ops"
+	"github.com/hookline/hookline/internal/ops"
 )
 
 // newDLQCmd holds the dead-letter queue commands.

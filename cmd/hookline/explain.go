@@ -7,8 +7,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/hookline/hookline/pkg/ops"
-	"github.com/hookline/hookline/pkg/spend"
+	"github.com/hookline/hookline/internal/ops"
+	"github.com/hookline/hookline/internal/spend"
 )
 
 // newWorkloadExplainCmd prints the runbook on one screen for a workload.

@@ -17,11 +17,11 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/hookline/hookline/pkg/intake"
-	"github.com/hookline/hookline/pkg/lab"
-	"github.com/hookline/hookline/pkg/local/localaws"
-	"github.com/hookline/hookline/pkg/local/providersim"
-	"github.com/hookline/hookline/pkg/stack"
+	"github.com/hookline/hookline/internal/dev/lab"
+	"github.com/hookline/hookline/internal/dev/localaws"
+	"github.com/hookline/hookline/internal/dev/providersim"
+	"github.com/hookline/hookline/internal/intake"
+	"github.com/hookline/hookline/internal/stack"
 )
 
 // labFlags are the knobs of one lab experiment.

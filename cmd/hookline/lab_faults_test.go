@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/hookline/hookline/pkg/local/localaws"
+	"github.com/hookline/hookline/internal/dev/localaws"
 )
 
 // TestLabRefusesBadFaults: the lab reads HOOKLINE_LOCAL_AWS_FAULTS as

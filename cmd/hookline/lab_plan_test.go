@@ -4,8 +4,8 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/hookline/hookline/pkg/intake"
-	"github.com/hookline/hookline/pkg/stack"
+	"github.com/hookline/hookline/internal/intake"
+	"github.com/hookline/hookline/internal/stack"
 )
 
 // TestPlanSettingsComeFromTheTemplate: the capacity plan holds the rate

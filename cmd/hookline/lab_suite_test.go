@@ -3,7 +3,7 @@ package main
 import (
 	"testing"
 
-	"github.com/hookline/hookline/pkg/lab"
+	"github.com/hookline/hookline/internal/dev/lab"
 )
 
 // TestSuiteRunsAddARealisticBody: with --suite-payload the suite runs a

@@ -13,10 +13,10 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
 
-	"github.com/hookline/hookline/pkg/config"
-	"github.com/hookline/hookline/pkg/intake"
-	"github.com/hookline/hookline/pkg/local/localaws"
-	"github.com/hookline/hookline/pkg/ops"
+	"github.com/hookline/hookline/internal/config"
+	"github.com/hookline/hookline/internal/dev/localaws"
+	"github.com/hookline/hookline/internal/intake"
+	"github.com/hookline/hookline/internal/ops"
 )
 
 // cliEnv starts local AWS and points the CLI's environment at it, as the

@@ -13,14 +13,14 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/hookline/hookline/pkg/app"
-	"github.com/hookline/hookline/pkg/awsconf"
-	"github.com/hookline/hookline/pkg/config"
-	"github.com/hookline/hookline/pkg/intake"
-	"github.com/hookline/hookline/pkg/ops"
-	"github.com/hookline/hookline/pkg/reconcile"
-	"github.com/hookline/hookline/pkg/spend"
-	"github.com/hookline/hookline/pkg/stack"
+	"github.com/hookline/hookline/internal/app"
+	"github.com/hookline/hookline/internal/awsconf"
+	"github.com/hookline/hookline/internal/config"
+	"github.com/hookline/hookline/internal/intake"
+	"github.com/hookline/hookline/internal/ops"
+	"github.com/hookline/hookline/internal/reconcile"
+	"github.com/hookline/hookline/internal/spend"
+	"github.com/hookline/hookline/internal/stack"
 )
 
 // stderr receives errors and progress; tests may replace it.

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/hookline/hookline/pkg/local/localrun"
+	"github.com/hookline/hookline/internal/dev/localrun"
 )
 
 // readme returns the repository's README.md.

@@ -8,7 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/hookline/hookline/pkg/ops"
+	"github.com/hookline/hookline/internal/ops"
 )
 
 // newIntakeCmd holds the commands on the intake record.

@@ -6,9 +6,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hookline/hookline/pkg/local/localaws"
-	"github.com/hookline/hookline/pkg/pager"
-	"github.com/hookline/hookline/pkg/spend"
+	"github.com/hookline/hookline/internal/dev/localaws"
+	"github.com/hookline/hookline/internal/pager"
+	"github.com/hookline/hookline/internal/spend"
 )
 
 // pauseOver creates workload id with cap 1000 and pauses it at 1,290.

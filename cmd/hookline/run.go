@@ -13,12 +13,12 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/hookline/hookline/pkg/config"
-	"github.com/hookline/hookline/pkg/local/localaws"
-	"github.com/hookline/hookline/pkg/local/localrun"
-	"github.com/hookline/hookline/pkg/local/providersim"
-	"github.com/hookline/hookline/pkg/pager"
-	"github.com/hookline/hookline/pkg/paymentworker"
+	"github.com/hookline/hookline/internal/config"
+	"github.com/hookline/hookline/internal/dev/localaws"
+	"github.com/hookline/hookline/internal/dev/localrun"
+	"github.com/hookline/hookline/internal/dev/providersim"
+	"github.com/hookline/hookline/internal/pager"
+	"github.com/hookline/hookline/internal/paymentworker"
 )
 
 // endpointsFile is where `hookline run` writes its endpoints, so that

@@ -10,7 +10,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	ddbtypes "github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
-	"github.com/hookline/hookline/pkg/local/localaws"
+	"github.com/hookline/hookline/internal/dev/localaws"
 )
 
 // TestRunRefusesBadFaults: a bad HOOKLINE_LOCAL_AWS_FAULTS is refused at

@@ -21,10 +21,10 @@ import (
 	v4 "github.com/aws/aws-sdk-go-v2/aws/signer/v4"
 	"github.com/spf13/cobra"
 
-	"github.com/hookline/hookline/pkg/awsconf"
-	"github.com/hookline/hookline/pkg/local/localrun"
-	"github.com/hookline/hookline/pkg/local/providersim"
-	"github.com/hookline/hookline/pkg/ops"
+	"github.com/hookline/hookline/internal/awsconf"
+	"github.com/hookline/hookline/internal/dev/localrun"
+	"github.com/hookline/hookline/internal/dev/providersim"
+	"github.com/hookline/hookline/internal/ops"
 	"github.com/hookline/hookline/pkg/webhook"
 )
 

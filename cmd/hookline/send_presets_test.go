@@ -10,9 +10,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hookline/hookline/pkg/local/localrun"
-	"github.com/hookline/hookline/pkg/local/testkit"
-	"github.com/hookline/hookline/pkg/ops"
+	"github.com/hookline/hookline/internal/dev/localrun"
+	"github.com/hookline/hookline/internal/ops"
+	"github.com/hookline/hookline/internal/testkit"
 	"github.com/hookline/hookline/pkg/webhook"
 	"github.com/hookline/hookline/pkg/webhook/webhooktest"
 )

@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hookline/hookline/pkg/ops"
+	"github.com/hookline/hookline/internal/ops"
 )
 
 // The README's walk-throughs are executable. In a "## Walk-through" section:

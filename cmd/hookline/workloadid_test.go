@@ -10,7 +10,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
-	"github.com/hookline/hookline/pkg/local/localaws"
+	"github.com/hookline/hookline/internal/dev/localaws"
 )
 
 // putLegacyWorkload stores a workload as a release without an ID alphabet

@@ -16,7 +16,7 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 
-	"github.com/hookline/hookline/pkg/local/localaws"
+	"github.com/hookline/hookline/internal/dev/localaws"
 	"github.com/hookline/hookline/pkg/webhook"
 )
 

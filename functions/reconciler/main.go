@@ -1,5 +1,5 @@
 package main
 
-import "github.com/hookline/hookline/pkg/app"
+import "github.com/hookline/hookline/internal/app"
 
 func main() { app.Main(app.Reconciler) }

@@ -6,8 +6,8 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/hookline/hookline/internal/dev/localaws"
 	"github.com/hookline/hookline/pkg/idempotency"
-	"github.com/hookline/hookline/pkg/local/localaws"
 )
 
 // newBenchRegistry returns a registry on the local DynamoDB table, in a

@@ -12,7 +12,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	ddbtypes "github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
-	"github.com/hookline/hookline/pkg/internal/ddb"
+	"github.com/hookline/hookline/internal/ddb"
 )
 
 // DynamoDBAPI is the DynamoDB client that [DynamoDB] uses.

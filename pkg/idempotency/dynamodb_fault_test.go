@@ -6,9 +6,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hookline/hookline/internal/dev/localaws"
 	"github.com/hookline/hookline/pkg/idempotency"
 	"github.com/hookline/hookline/pkg/idempotency/idempotencytest"
-	"github.com/hookline/hookline/pkg/local/localaws"
 )
 
 // Drills: the idempotency registry on DynamoDB under the local AWS fault

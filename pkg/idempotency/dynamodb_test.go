@@ -11,9 +11,9 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	ddbtypes "github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"github.com/hookline/hookline/internal/dev/localaws"
 	"github.com/hookline/hookline/pkg/idempotency"
 	"github.com/hookline/hookline/pkg/idempotency/idempotencytest"
-	"github.com/hookline/hookline/pkg/local/localaws"
 )
 
 func TestDynamoDBStore(t *testing.T) {

@@ -8,7 +8,7 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/hookline/hookline/pkg/awsconf"
+	"github.com/hookline/hookline/internal/awsconf"
 	"github.com/hookline/hookline/pkg/idempotency"
 	"github.com/hookline/hookline/pkg/idempotency/idempotencytest"
 )

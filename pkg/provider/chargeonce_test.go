@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hookline/hookline/pkg/local/providersim"
+	"github.com/hookline/hookline/internal/dev/providersim"
 	"github.com/hookline/hookline/pkg/provider"
 )
 

@@ -7,7 +7,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
-	"github.com/hookline/hookline/pkg/local/localaws"
+	"github.com/hookline/hookline/internal/dev/localaws"
 	"github.com/hookline/hookline/pkg/queue"
 )
 

@@ -2,11 +2,11 @@ package webhook_test
 
 import (
 	"errors"
+	"github.com/hookline/hookline/pkg/webhook/webhooktest"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/hookline/hookline/pkg/local/providersim"
 	"github.com/hookline/hookline/pkg/webhook"
 )
 
@@ -15,12 +15,12 @@ import (
 // its chain verifies; a host that is down is our failure (retry), not a
 // bad signature.
 func TestPayPalCertificates(t *testing.T) {
-	certs, err := providersim.StartPayPalCerts()
+	certs, err := webhooktest.StartPayPalCerts()
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { certs.Close() })
-	other, err := providersim.StartPayPalCerts() // another root, not trusted
+	other, err := webhooktest.StartPayPalCerts() // another root, not trusted
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -36,7 +36,7 @@ func TestPayPalCertificates(t *testing.T) {
 		}
 		return v
 	}
-	sign := func(p *providersim.PayPalCerts, certURL string) webhook.HeaderMap {
+	sign := func(p *webhooktest.PayPalCerts, certURL string) webhook.HeaderMap {
 		h, err := webhook.SignPayPal(p.Key, certURL, "1JE4291016473214C", "tx-"+strings.ReplaceAll(certURL, "/", ""), now, body)
 		if err != nil {
 			t.Fatal(err)

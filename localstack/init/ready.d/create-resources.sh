@@ -1,6 +1,6 @@
 #!/bin/bash
 # Code generated from infra/template.yaml by stack.GenerateInitHook. DO NOT EDIT.
-# Regenerate with: go test ./pkg/stack -run InitHook -update
+# Regenerate with: go test ./internal/stack -run InitHook -update
 #
 # LocalStack runs this once it is ready to serve requests. It creates the
 # queues and tables that infra/template.yaml declares, so a local run against

@@ -10,7 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hookline/hookline/pkg/local/providersim"
 	"github.com/hookline/hookline/pkg/webhook"
 )
 
@@ -101,7 +100,7 @@ func (k Kit) WantID(id string) string {
 // PayPal double is stopped when t ends.
 func Kits(t testing.TB) []Kit {
 	t.Helper()
-	certs, err := providersim.StartPayPalCerts()
+	certs, err := StartPayPalCerts()
 	if err != nil {
 		t.Fatalf("paypal certificate double: %v", err)
 	}
@@ -329,7 +328,7 @@ func mollieKit() Kit {
 // PayPalWebhookID is the webhook ID of the kits' PayPal source.
 const PayPalWebhookID = "1JE4291016473214C"
 
-func paypalKit(certs *providersim.PayPalCerts) Kit {
+func paypalKit(certs *PayPalCerts) Kit {
 	opts := webhook.PresetOptions{WebhookID: PayPalWebhookID, CertHosts: []string{certs.Host()}}
 	fetcher := webhook.NewCertFetcher(webhook.CertFetcherConfig{Hosts: opts.CertHosts, Roots: certs.Roots, Client: certs.Client(2 * time.Second)})
 	n := 0

@@ -1,0 +1,72 @@
+package app
+
+import (
+	"github.com/hookline/hookline/internal/config"
+	"github.com/hookline/hookline/internal/paymentworker"
+	"github.com/hookline/hookline/internal/stripecharge"
+	"github.com/hookline/hookline/pkg/idempotency"
+	"github.com/hookline/hookline/pkg/provider"
+	"github.com/hookline/hookline/pkg/queue"
+	"github.com/hookline/hookline/pkg/webhook"
+)
+
+// NewPaymentWorker builds the payment worker from its environment.
+func NewPaymentWorker(d Deps) (*paymentworker.Worker, error) {
+	cfg, err := config.PaymentWorkerFromEnv(d.Lookup)
+	if err != nil {
+		return nil, err
+	}
+	store, err := idempotency.NewDynamoDB(idempotency.DynamoDBConfig{Client: d.Clients.DynamoDB, Table: cfg.IdempotencyTable})
+	if err != nil {
+		return nil, err
+	}
+	// A claim made near the invocation's deadline is held until the
+	// deadline plus the provider's horizon and the skew: by then its charge
+	// call has ended and settled (paymentworker.Config.Horizon).
+	reg, err := idempotency.New(idempotency.Config{
+		Store: store, Namespace: cfg.Namespace, InProgressTimeout: cfg.InProgressTimeout,
+		DeadlineMargin: cfg.ProviderHorizon + cfg.ClockSkew,
+		Retention:      cfg.Retention, CacheSize: cfg.CacheSize, Logger: d.logger(),
+	})
+	if err != nil {
+		return nil, err
+	}
+	client, err := newCharger(d, cfg)
+	if err != nil {
+		return nil, err
+	}
+	q, err := newQueue(d, cfg.Worker)
+	if err != nil {
+		return nil, err
+	}
+	return paymentworker.New(paymentworker.Config{
+		Registry: reg, Provider: client, Queue: q, Mappings: cfg.Mappings, Concurrency: cfg.Concurrency,
+		Horizon: cfg.ProviderHorizon, ClockSkew: cfg.ClockSkew, Fetchers: newFetchers(cfg),
+		Metrics: d.metrics(), Logger: d.logger(),
+	})
+}
+
+// newFetchers builds the clients of the providers whose webhooks are
+// fetched before acting: Mollie's, when its API key is configured.
+func newFetchers(cfg config.PaymentWorker) map[string]paymentworker.Fetcher {
+	fetchers := map[string]paymentworker.Fetcher{}
+	if cfg.Mollie.APIKey != "" {
+		fetchers[string(webhook.SchemeMollie)] = &paymentworker.MollieClient{
+			BaseURL: cfg.Mollie.URL, APIKey: cfg.Mollie.APIKey, Timeout: cfg.ProviderTimeout,
+		}
+	}
+	return fetchers
+}
+
+// newCharger builds the provider the configuration selects: hookline's
+// generic provider API, or Stripe.
+func newCharger(d Deps, cfg config.PaymentWorker) (paymentworker.Charger, error) {
+	if cfg.PaymentProvider == config.ProviderStripe {
+		return stripecharge.New(stripecharge.Config{APIKey: cfg.ProviderAPIKey, URL: cfg.ProviderURL, Timeout: cfg.ProviderTimeout, Logger: d.logger()})
+	}
+	return provider.New(provider.Config{BaseURL: cfg.ProviderURL, APIKey: cfg.ProviderAPIKey, Timeout: cfg.ProviderTimeout, Logger: d.logger()})
+}
+
+func newQueue(d Deps, w config.Worker) (*queue.Queue, error) {
+	return queue.New(queue.Config{SQS: d.Clients.SQS, URL: w.QueueURL, DeadLetterURL: w.DeadLetterQueueURL, Logger: d.logger()})
+}

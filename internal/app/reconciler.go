@@ -1,0 +1,32 @@
+package app
+
+import (
+	"github.com/hookline/hookline/internal/config"
+	"github.com/hookline/hookline/internal/reconcile"
+	"github.com/hookline/hookline/pkg/provider"
+)
+
+// NewReconciler builds the scheduled reconciler from its environment.
+func NewReconciler(d Deps) (*reconcile.Reconciler, error) {
+	cfg, err := config.ReconcilerFromEnv(d.Lookup)
+	if err != nil {
+		return nil, err
+	}
+	ledger, err := NewLedger(d, cfg.Spend)
+	if err != nil {
+		return nil, err
+	}
+	client, err := provider.New(provider.Config{BaseURL: cfg.ProviderURL, APIKey: cfg.ProviderAPIKey,
+		Timeout: cfg.ProviderTimeout, UsagePageLimit: cfg.UsagePageLimit, Logger: d.logger()})
+	if err != nil {
+		return nil, err
+	}
+	return reconcile.New(reconcile.Config{
+		Ledger: ledger.Spend.Recon, Registry: ledger.Spend.Workloads, Export: client, DB: d.Clients.DynamoDB, Table: cfg.LedgerTable,
+		Pages: ledger.Outbox, Flush: ledger.Outbox, ReconRoute: cfg.ReconRoutingKey,
+		Overlap: cfg.Overlap, Lag: cfg.ConsistencyLag, Horizon: cfg.Horizon, InitialLookback: cfg.InitialLookback,
+		BaseInterval: cfg.PollInterval, ActiveInterval: cfg.ActiveInterval, QuietInterval: cfg.QuietInterval,
+		QuietAfter: cfg.QuietAfter, NearCapRatio: cfg.NearCapRatio, Concurrency: cfg.FoldConcurrency,
+		Metrics: d.metrics().With(map[string]any{"function": "reconciler"}), Logger: d.logger(),
+	})
+}

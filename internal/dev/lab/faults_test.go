@@ -1,0 +1,30 @@
+package lab_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/hookline/hookline/internal/dev/lab"
+	"github.com/hookline/hookline/internal/dev/localaws"
+)
+
+// TestRunUnderAWSFaults: with HOOKLINE_LOCAL_AWS_FAULTS set, a write can
+// commit and answer 500, and the SDK sends it again. The lab's bare
+// pipeline replays the probe event's conditional writes on fresh keys, so
+// the retry of one that committed fails its condition: that is the
+// replay's own write, not a failure of the run.
+func TestRunUnderAWSFaults(t *testing.T) {
+	if localaws.External() {
+		t.Skip("the fault layer needs the embedded emulators")
+	}
+	t.Setenv(localaws.FaultsEnv, "seed=7,ddb-ambiguous=0.05")
+	rep, err := lab.Run(context.Background(), lab.Config{Name: "faults", Rate: 30, Duration: 2 * time.Second,
+		Idempotency: true, Seed: 1, Burst: 100, Drain: 20 * time.Second})
+	if err != nil {
+		t.Fatalf("lab under ddb-ambiguous faults: %v", err)
+	}
+	if rep.Duplicates != 0 || rep.Lost != 0 {
+		t.Fatalf("under faults: %d duplicates, %d lost", rep.Duplicates, rep.Lost)
+	}
+}

@@ -1,0 +1,428 @@
+package localrun_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"net/http"
+	"regexp"
+	"slices"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
+
+	"github.com/hookline/hookline/internal/dev/localaws"
+	"github.com/hookline/hookline/internal/dev/localrun"
+	"github.com/hookline/hookline/internal/dev/providersim"
+	"github.com/hookline/hookline/internal/pager"
+	"github.com/hookline/hookline/internal/spend"
+	"github.com/hookline/hookline/pkg/provider"
+	"github.com/hookline/hookline/pkg/webhook"
+)
+
+var tippingEvent = regexp.MustCompile(`event=(\S+)`)
+
+// BenchmarkE2EUsage sends signed usage webhooks from 32 concurrent
+// connections through the receiver, SQS and the spend worker into the
+// ledger: 20 workloads with a cap of 1000 units, 50 events of 25 units
+// each, so every workload crosses its cap once. It reports events/s and
+// the latency from the tipping event's webhook to its page at the pager
+// sink (enforcement plus the outbox). Run with -benchtime 1x.
+func BenchmarkE2EUsage(b *testing.B) {
+	for range b.N {
+		runUsageE2E(b, 20, 50, 25)
+	}
+}
+
+func runUsageE2E(b *testing.B, workloads, perWorkload int, units int64) {
+	u := startUsageBench(b, workloads, 0)
+	defer u.sys.Close()
+	sys := u.sys
+	n := workloads * perWorkload
+	b.ResetTimer()
+	start := time.Now()
+	sent := sendUsage(b, sys, workloads, n, units)
+	elapsed, lat := u.settle(b, workloads, int64(perWorkload)*units, start, sent)
+	rate := float64(n) / elapsed.Seconds()
+	b.ReportMetric(rate, "events/s")
+	b.ReportMetric(float64(lat[len(lat)/2].Milliseconds()), "event_to_page_p50_ms")
+	b.ReportMetric(float64(lat[len(lat)-1].Milliseconds()), "event_to_page_max_ms")
+	fmt.Printf("usage e2e: %d events over %d workloads, %.0f events/s attributed, event→page p50 %s max %s (%d pages, one per workload)\n",
+		n, workloads, rate, lat[len(lat)/2].Round(time.Millisecond), lat[len(lat)-1].Round(time.Millisecond), len(lat))
+}
+
+// usageBench is a local system with workloads wl-00, wl-01, ... capped at
+// 1000 units, recording when each tipping event's page reaches the pager
+// sink.
+type usageBench struct {
+	sys   *localrun.System
+	spend *spend.Spend
+	mu    sync.Mutex
+	paged map[string]time.Time // tipping event ID -> page arrival
+}
+
+// startUsageBench starts the system (concurrency 0: the default) and
+// creates the workloads.
+func startUsageBench(b *testing.B, workloads, concurrency int) *usageBench {
+	u := &usageBench{paged: map[string]time.Time{}}
+	sys, err := localrun.Start(context.Background(), localrun.Config{
+		Addr: "127.0.0.1:0", MaxConcurrency: concurrency, Lookup: func(string) (string, bool) { return "", false },
+		Sim: providersim.Config{OnPage: u.onPage},
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+	u.sys = sys
+	ledger, err := sys.Ledger()
+	if err != nil {
+		sys.Close()
+		b.Fatal(err)
+	}
+	u.spend = ledger.Spend
+	for w := range workloads {
+		if _, err := u.spend.Workloads.CreateWorkload(context.Background(), spend.NewWorkload{ID: fmt.Sprintf("wl-%02d", w), Owner: "bench", Route: "rk", Cap: 1000}); err != nil {
+			sys.Close()
+			b.Fatal(err)
+		}
+	}
+	return u
+}
+
+func (u *usageBench) onPage(ev pager.Event) {
+	if ev.Payload == nil {
+		return
+	}
+	if m := tippingEvent.FindStringSubmatch(ev.Payload.Summary); m != nil {
+		u.mu.Lock()
+		u.paged[m[1]] = time.Now()
+		u.mu.Unlock()
+	}
+}
+
+// settle waits until every workload holds want units, stops the timer, waits
+// for one page per workload, and returns the time from start to full
+// attribution and each page's latency from its event's send, sorted.
+func (u *usageBench) settle(b *testing.B, workloads int, want int64, start time.Time, sent map[string]time.Time) (time.Duration, []time.Duration) {
+	for !allAttributed(context.Background(), u.spend, workloads, want) {
+		time.Sleep(20 * time.Millisecond)
+		if time.Since(start) > 5*time.Minute {
+			b.Fatal("usage not attributed within 5 minutes")
+		}
+	}
+	elapsed := time.Since(start)
+	b.StopTimer()
+	for deadline := time.Now().Add(30 * time.Second); ; {
+		u.mu.Lock()
+		got := len(u.paged)
+		u.mu.Unlock()
+		if got >= workloads || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	var lat []time.Duration
+	u.mu.Lock()
+	for ev, at := range u.paged {
+		lat = append(lat, at.Sub(sent[ev]))
+	}
+	u.mu.Unlock()
+	if len(lat) != workloads {
+		b.Fatalf("%d pages for %d workloads", len(lat), workloads)
+	}
+	slices.Sort(lat)
+	return elapsed, lat
+}
+
+func allAttributed(ctx context.Context, s *spend.Spend, workloads int, want int64) bool {
+	for w := range workloads {
+		wl, err := s.Workloads.Get(ctx, fmt.Sprintf("wl-%02d", w))
+		if err != nil || wl.Total != want {
+			return false
+		}
+	}
+	return true
+}
+
+// sendUsage posts n usage webhooks round-robin over the workloads from 32
+// goroutines and returns when each event was sent.
+func sendUsage(b *testing.B, sys *localrun.System, workloads, n int, units int64) map[string]time.Time {
+	secret := localrun.DevSecrets[localrun.SecretVar("usage")]
+	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64}}
+	ids := make(chan int)
+	var mu sync.Mutex
+	sent := make(map[string]time.Time, n)
+	var wg sync.WaitGroup
+	for range 32 {
+		wg.Go(func() {
+			for i := range ids {
+				rec := fmt.Sprintf("ur_bench_%06d", i)
+				ev := provider.UsageEvent{ID: "evt_" + rec, Type: provider.UsageEventType, Created: time.Now().UTC(),
+					Data: provider.UsageRecord{RecordID: rec, WorkloadRef: fmt.Sprintf("wl-%02d", i%workloads), Units: units, OccurredAt: time.Now().UTC()}}
+				body, _ := json.Marshal(ev)
+				h, _ := webhook.SignHeaders(webhook.SchemeStandard, []string{secret}, ev.ID, time.Now(), body)
+				req, _ := http.NewRequest(http.MethodPost, sys.URL+"/webhooks/usage", bytes.NewReader(body))
+				req.Header = h
+				req.Header.Set("Content-Type", "application/json")
+				at := time.Now()
+				resp, err := client.Do(req)
+				if err != nil || resp.StatusCode != 200 {
+					b.Errorf("usage webhook %s: %v %v", ev.ID, err, resp)
+					continue
+				}
+				io.Copy(io.Discard, resp.Body) // to its end, so the connection is reused
+				resp.Body.Close()
+				mu.Lock()
+				sent[ev.ID] = at
+				mu.Unlock()
+			}
+		})
+	}
+	for i := range n {
+		ids <- i
+	}
+	close(ids)
+	wg.Wait()
+	return sent
+}
+
+var (
+	pacedRate        = flag.Int("usage.rate", 500, "arrival rate of BenchmarkUsagePaced, events/s")
+	pacedConcurrency = flag.Int("usage.concurrency", 0, "concurrent spend-worker invocations (0: localrun's default)")
+)
+
+// BenchmarkUsagePaced offers signed usage webhooks at a fixed arrival rate
+// (open loop: each event is sent at its scheduled time whether or not the
+// earlier ones were answered; -usage.rate, default 500/s) for 100
+// workloads with a cap of 1000, 25 events of 50 units each, so every
+// workload crosses its cap once. It reports the offered and attributed
+// rates, their ratio (1.0: the path keeps up), and the latency from each
+// tipping event's webhook to its page at the pager sink, p50 and p99.
+// Run with -benchtime 1x.
+func BenchmarkUsagePaced(b *testing.B) {
+	for range b.N {
+		runUsagePaced(b, 100, 25, 50, *pacedRate)
+	}
+}
+
+func runUsagePaced(b *testing.B, workloads, perWorkload int, units int64, rate int) {
+	u := startUsageBench(b, workloads, *pacedConcurrency)
+	defer u.sys.Close()
+	sys := u.sys
+	n := workloads * perWorkload
+	secret := localrun.DevSecrets[localrun.SecretVar("usage")]
+	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 512}}
+	var smu sync.Mutex
+	sent := make(map[string]time.Time, n)
+	var wg sync.WaitGroup
+	var retries atomic.Int64
+	b.ResetTimer()
+	start := time.Now()
+	interval := time.Second / time.Duration(rate)
+	for i := range n {
+		at := start.Add(time.Duration(i) * interval)
+		time.Sleep(time.Until(at))
+		wg.Go(func() {
+			rec := fmt.Sprintf("ur_paced_%06d", i)
+			ev := provider.UsageEvent{ID: "evt_" + rec, Type: provider.UsageEventType, Created: time.Now().UTC(),
+				Data: provider.UsageRecord{RecordID: rec, WorkloadRef: fmt.Sprintf("wl-%02d", i%workloads), Units: units, OccurredAt: time.Now().UTC()}}
+			body, _ := json.Marshal(ev)
+			sentAt := time.Now()
+			// As a provider does, retry a 5xx (the receiver sheds load
+			// with 503 when intake cannot keep up) after a backoff.
+			for attempt, wait := 1, 100*time.Millisecond; ; attempt, wait = attempt+1, wait*2 {
+				h, _ := webhook.SignHeaders(webhook.SchemeStandard, []string{secret}, ev.ID, time.Now(), body)
+				req, _ := http.NewRequest(http.MethodPost, sys.URL+"/webhooks/usage", bytes.NewReader(body))
+				req.Header = h
+				req.Header.Set("Content-Type", "application/json")
+				resp, err := client.Do(req)
+				status := 0
+				if err == nil {
+					status = resp.StatusCode
+					io.Copy(io.Discard, resp.Body) // to its end, so the connection is reused
+					resp.Body.Close()
+				}
+				if status == http.StatusOK {
+					break
+				}
+				if (err == nil && status < 500) || attempt == 6 {
+					b.Errorf("usage webhook %s: status %d, %v (attempt %d)", ev.ID, status, err, attempt)
+					return
+				}
+				retries.Add(1)
+				time.Sleep(wait)
+			}
+			smu.Lock()
+			sent[ev.ID] = sentAt
+			smu.Unlock()
+		})
+	}
+	offered := float64(n) / time.Since(start).Seconds()
+	wg.Wait()
+	elapsed, lat := u.settle(b, workloads, int64(perWorkload)*units, start, sent)
+	attributed := float64(n) / elapsed.Seconds()
+	p50, p99 := lat[len(lat)/2], lat[(len(lat)*99)/100]
+	b.ReportMetric(offered, "offered/s")
+	b.ReportMetric(attributed, "attributed/s")
+	b.ReportMetric(attributed/offered, "attributed/offered")
+	b.ReportMetric(float64(p50.Milliseconds()), "event_to_page_p50_ms")
+	b.ReportMetric(float64(p99.Milliseconds()), "event_to_page_p99_ms")
+	b.ReportMetric(float64(retries.Load()), "retried_5xx")
+	b.ReportMetric(0, "ns/op")
+	fmt.Printf("usage paced: %d events offered at %.0f/s, attributed at %.0f/s (attributed ÷ offered %.2f), event→page p50 %s p99 %s (%d pages), %d 5xx answers retried\n",
+		n, offered, attributed, attributed/offered, p50.Round(time.Millisecond), p99.Round(time.Millisecond), len(lat), retries.Load())
+}
+
+var hotEvents = flag.Int("hot.events", 3000, "usage events BenchmarkHotWorkload sends in each half of its run")
+
+// BenchmarkHotWorkload sends usage webhooks for ONE workload, paced at
+// 500/s (open loop, as BenchmarkUsagePaced), through the local system
+// twice in the same run: with the local DynamoDB's model of AWS's limits
+// off (the baseline) and on (per-partition throughput: 1,000 write units
+// a second on the workload's item, and the conflicts of transactions on
+// it). It reports each half's rate (events over the time from the first
+// send to the last record in the ledger), their ratio on/off, the p99 of
+// event → ledger (webhook sent → the ledger entry's accepted_at), the
+// usage DLQ's depth and the throttles the model answered. The exact total
+// and the empty DLQ are checked; nothing timed is. Run with -benchtime 1x.
+func BenchmarkHotWorkload(b *testing.B) {
+	for range b.N {
+		off := runHot(b, false, *hotEvents, 500)
+		on := runHot(b, true, *hotEvents, 500)
+		b.ReportMetric(on.rate/off.rate, "ratio_on/off")
+		b.ReportMetric(off.rate, "off_events/s")
+		b.ReportMetric(on.rate, "on_events/s")
+		b.ReportMetric(float64(off.p99.Milliseconds()), "off_ledger_p99_ms")
+		b.ReportMetric(float64(on.p99.Milliseconds()), "on_ledger_p99_ms")
+		b.ReportMetric(float64(off.dead+on.dead), "dead_letters")
+		b.ReportMetric(float64(on.throttles), "on_throttles")
+		b.ReportMetric(on.workloadWCU, "on_workload_wcu/s")
+		b.ReportMetric(0, "ns/op")
+		fmt.Printf("hot workload: %d events at 500/s to one workload; limits off %.0f/s (event→ledger p99 %s), on %.0f/s (p99 %s, %d throttles answered, the workload's item at %.0f write units/s of 1,000); ratio on/off %.2f; %d dead letters\n",
+			*hotEvents, off.rate, off.p99.Round(time.Millisecond), on.rate, on.p99.Round(time.Millisecond), on.throttles, on.workloadWCU,
+			on.rate/off.rate, off.dead+on.dead)
+	}
+}
+
+// hotRun is one half of BenchmarkHotWorkload.
+type hotRun struct {
+	rate      float64
+	p99       time.Duration
+	dead      int
+	throttles int64
+	// workloadWCU is the write units a second the workloads table took
+	// (the hot workload's item, and nothing else is written there).
+	workloadWCU float64
+}
+
+// runHot sends n usage events for one workload at rate/s with the
+// model on or off, waits for the exact total and measures.
+func runHot(b *testing.B, model bool, n, rate int) hotRun {
+	b.Setenv(localaws.ModelEnv, map[bool]string{true: "on", false: "off"}[model])
+	u := startUsageBench(b, 0, 0)
+	defer u.sys.Close()
+	ctx := context.Background()
+	const units = 3
+	want := int64(n) * units
+	// A cap far above the run's total: the bench measures attribution,
+	// not enforcement.
+	if _, err := u.spend.Workloads.CreateWorkload(ctx, spend.NewWorkload{ID: "hot", Owner: "bench", Route: "rk", Cap: 1000 * want}); err != nil {
+		b.Fatal(err)
+	}
+	secret := localrun.DevSecrets[localrun.SecretVar("usage")]
+	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 512}}
+	sent := make([]time.Time, n)
+	var wg sync.WaitGroup
+	b.ResetTimer()
+	start := time.Now()
+	interval := time.Second / time.Duration(rate)
+	for i := range n {
+		time.Sleep(time.Until(start.Add(time.Duration(i) * interval)))
+		wg.Go(func() {
+			rec := fmt.Sprintf("ur_hot_%06d", i)
+			ev := provider.UsageEvent{ID: "evt_" + rec, Type: provider.UsageEventType, Created: time.Now().UTC(),
+				Data: provider.UsageRecord{RecordID: rec, WorkloadRef: "hot", Units: units, OccurredAt: time.Now().UTC()}}
+			body, _ := json.Marshal(ev)
+			sent[i] = time.Now()
+			for attempt, wait := 1, 100*time.Millisecond; ; attempt, wait = attempt+1, wait*2 {
+				h, _ := webhook.SignHeaders(webhook.SchemeStandard, []string{secret}, ev.ID, time.Now(), body)
+				req, _ := http.NewRequest(http.MethodPost, u.sys.URL+"/webhooks/usage", bytes.NewReader(body))
+				req.Header = h
+				req.Header.Set("Content-Type", "application/json")
+				resp, err := client.Do(req)
+				status := 0
+				if err == nil {
+					status = resp.StatusCode
+					io.Copy(io.Discard, resp.Body)
+					resp.Body.Close()
+				}
+				if status == http.StatusOK {
+					return
+				}
+				if (err == nil && status < 500) || attempt == 6 {
+					b.Errorf("usage webhook %s: status %d, %v (attempt %d)", ev.ID, status, err, attempt)
+					return
+				}
+				time.Sleep(wait)
+			}
+		})
+	}
+	wg.Wait()
+	var total int64
+	for {
+		wl, err := u.spend.Workloads.Get(ctx, "hot")
+		if err == nil {
+			total = wl.Total
+		}
+		if total >= want || time.Since(start) > 3*time.Minute {
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	elapsed := time.Since(start)
+	b.StopTimer()
+	if total != want {
+		b.Fatalf("model %v: workload total %d, want exactly %d", model, total, want)
+	}
+	lat := make([]time.Duration, 0, n)
+	for i := range n {
+		e, err := u.spend.Ledger.Entry(ctx, fmt.Sprintf("ur_hot_%06d", i))
+		if err != nil {
+			b.Fatalf("entry %d: %v", i, err)
+		}
+		lat = append(lat, e.AcceptedAt.Sub(sent[i]))
+	}
+	slices.Sort(lat)
+	run := hotRun{rate: float64(n) / elapsed.Seconds(), p99: lat[len(lat)*99/100], dead: dlqDepth(b, u.sys)}
+	if run.dead != 0 {
+		b.Fatalf("model %v: %d usage records dead-lettered", model, run.dead)
+	}
+	capacity := u.sys.AWS.Capacity()
+	run.workloadWCU = capacity.Tables[u.sys.AWS.TableName("WorkloadsTable")].WriteUnits / elapsed.Seconds()
+	for _, t := range capacity.Tables {
+		run.throttles += t.ReadThrottles + t.WriteThrottles
+		for _, ix := range t.Indexes {
+			run.throttles += ix.ReadThrottles + ix.WriteThrottles
+		}
+	}
+	return run
+}
+
+// dlqDepth is the number of messages in the usage DLQ.
+func dlqDepth(b *testing.B, sys *localrun.System) int {
+	out, err := sys.AWS.SQS.GetQueueAttributes(context.Background(), &sqs.GetQueueAttributesInput{
+		QueueUrl: aws.String(sys.AWS.QueueURL("UsageDLQ")), AttributeNames: []sqstypes.QueueAttributeName{sqstypes.QueueAttributeNameApproximateNumberOfMessages}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	depth, _ := strconv.Atoi(out.Attributes[string(sqstypes.QueueAttributeNameApproximateNumberOfMessages)])
+	return depth
+}

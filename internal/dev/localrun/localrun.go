@@ -1,0 +1,263 @@
+package localrun
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"github.com/hookline/hookline/pkg/webhook/webhooktest"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"runtime/pprof"
+	"sync"
+	"time"
+
+	"github.com/hookline/hookline/internal/app"
+	"github.com/hookline/hookline/internal/config"
+	"github.com/hookline/hookline/internal/dev/lambdalocal"
+	"github.com/hookline/hookline/internal/dev/localaws"
+	"github.com/hookline/hookline/internal/dev/providersim"
+	"github.com/hookline/hookline/pkg/webhook"
+)
+
+// Config configures [Start].
+type Config struct {
+	// Addr is where the HTTP API listens (default 127.0.0.1:8080; use
+	// 127.0.0.1:0 in tests).
+	Addr   string
+	Logger *slog.Logger
+	// Out receives the human-readable description of what is running.
+	Out io.Writer
+	// Metrics receives EMF lines (nil discards them).
+	Metrics io.Writer
+	// Lookup overrides process environment variables (tests).
+	Lookup func(string) (string, bool)
+	// Sim configures the provider simulator (charges, usage, pager).
+	Sim providersim.Config
+	// AWSLatency is added to every call the embedded DynamoDB and SQS
+	// answer ([localaws.Options.Latency]).
+	AWSLatency time.Duration
+	// AWSFaults injects seeded faults into the embedded DynamoDB and SQS
+	// ([localaws.Options.Faults]).
+	AWSFaults localaws.Faults
+	// AWSFaultsFromEnv reads AWSFaults from HOOKLINE_LOCAL_AWS_FAULTS when
+	// it injects nothing ([localaws.Options.FaultsFromEnv]).
+	AWSFaultsFromEnv bool
+	// PaymentProvider is the payment worker's PAYMENT_PROVIDER: "generic"
+	// (the template's default) or "stripe", which charges through the
+	// simulator's Stripe face and needs Sim.APIKey.
+	PaymentProvider string
+	// PaymentMappings is the payment worker's PAYMENT_MAPPINGS (JSON; empty
+	// keeps the template's).
+	PaymentMappings string
+	// MaxConcurrency caps each event source's concurrency locally; the
+	// template's MaximumConcurrency is sized for AWS (default 4).
+	MaxConcurrency int
+	// DropAck, when set, loses the acknowledgement of the SQS records it
+	// returns true for (fault drills).
+	DropAck func(messageID string) bool
+	// NoWorkers leaves the queue consumers and schedules stopped (tests
+	// that drive the handlers themselves).
+	NoWorkers bool
+	// ScheduleEvery fires schedules at this interval instead of the
+	// template's rate, and sets POLL_INTERVAL to match (local
+	// walk-throughs); 0 keeps the template's.
+	ScheduleEvery time.Duration
+	// PayPalCertsAddr is where the PayPal certificate double listens
+	// (default 127.0.0.1:0, a free port): a paypal source's cert_hosts
+	// names it.
+	PayPalCertsAddr string
+}
+
+// PartLabel is the profiler label (runtime/pprof) that the local system's
+// own goroutines wear: PartHTTPAPI on the HTTP API's,
+// lambdalocal.PartEventSource on the event sources' pollers and
+// providersim.PartSimulator on the provider simulator's.
+const PartLabel = lambdalocal.PartLabel
+
+// PartHTTPAPI is the [PartLabel] of the local HTTP API's goroutines.
+const PartHTTPAPI = "http-api"
+
+// System is a running local system.
+type System struct {
+	AWS *localaws.Env
+	// URL is the base URL of the local HTTP API.
+	URL string
+	// Sim is the provider simulator the functions talk to.
+	Sim *providersim.Sim
+	// Mollie is the double of Mollie's API that the payment worker
+	// fetches Mollie's objects from.
+	Mollie *providersim.MollieAPI
+	// PayPal is the double of PayPal's certificate host that the
+	// receiver trusts for paypal sources.
+	PayPal *webhooktest.PayPalCerts
+	// Mappings are the running SQS event sources, by logical ID.
+	Mappings map[string]*lambdalocal.SQSMapping
+
+	cfg    Config
+	runCtx context.Context
+	api    *http.Server
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+}
+
+// Start brings the system up. Close stops it.
+func Start(ctx context.Context, cfg Config) (*System, error) {
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	if cfg.Addr == "" {
+		cfg.Addr = "127.0.0.1:8080"
+	}
+	env, err := localaws.Start(ctx, localaws.Options{
+		Logger: cfg.Logger, Latency: cfg.AWSLatency, Faults: cfg.AWSFaults, FaultsFromEnv: cfg.AWSFaultsFromEnv,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("localrun: %w", err)
+	}
+	runCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	s := &System{AWS: env, cfg: cfg, cancel: cancel}
+	if err := s.start(runCtx); err != nil {
+		s.Close()
+		return nil, err
+	}
+	if cfg.Out != nil {
+		env.Describe(cfg.Out)
+		fmt.Fprintf(cfg.Out, "http api  %s\nprovider  %s\nmollie    %s\npaypal    %s (cert_hosts [%q])\n",
+			s.URL, s.Sim.URL(), s.Mollie.URL(), s.PayPal.CertURL(), s.PayPal.Host())
+	}
+	return s, nil
+}
+
+// start brings up the simulator, the HTTP API, the workers and schedules.
+func (s *System) start(runCtx context.Context) error {
+	s.runCtx = runCtx
+	steps := []func() error{s.startSim, s.startDoubles, func() error { return s.serveAPI(runCtx) }, s.wireUsageWebhooks}
+	if !s.cfg.NoWorkers {
+		steps = append(steps, s.StartWorkers, func() error { return s.startSchedules(runCtx) })
+	}
+	for _, step := range steps {
+		if err := step(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// deps returns the dependencies of one template function, with its
+// environment resolved from the template plus local overrides.
+func (s *System) deps(function string) (app.Deps, error) {
+	lookup, err := s.functionLookup(function)
+	if err != nil {
+		return app.Deps{}, err
+	}
+	return app.Deps{
+		Clients: app.Clients{DynamoDB: s.AWS.DynamoDB, SQS: s.AWS.SQS},
+		Lookup:  lookup,
+		Logger:  s.cfg.Logger.With("function", function),
+		Metrics: s.cfg.Metrics,
+		PayPal:  &app.PayPalTrust{Roots: s.PayPal.Roots, Client: s.PayPal.Client(webhook.DefaultCertTimeout)},
+	}, nil
+}
+
+func (s *System) serveAPI(ctx context.Context) error {
+	var routes []lambdalocal.HTTPRoute
+	for _, r := range s.AWS.Template.Routes {
+		h, err := s.httpHandler(r.Function)
+		if err != nil {
+			return err
+		}
+		fn, _ := s.AWS.Template.Function(r.Function)
+		routes = append(routes, lambdalocal.HTTPRoute{
+			Method: r.Method, Path: r.Path, Function: r.Function, Handler: h,
+			Timeout: time.Duration(fn.Timeout) * time.Second,
+		})
+	}
+	ln, err := net.Listen("tcp", s.cfg.Addr)
+	if err != nil {
+		return fmt.Errorf("localrun: listen %s: %w", s.cfg.Addr, err)
+	}
+	s.URL = "http://" + ln.Addr().String()
+	s.api = &http.Server{Handler: lambdalocal.NewHTTPAPI(lambdalocal.HTTPAPIConfig{Routes: routes, Logger: s.cfg.Logger}), ReadHeaderTimeout: 10 * time.Second}
+	s.wg.Go(func() {
+		// Its connections' goroutines inherit the label, so that a CPU
+		// profile tells the local API Gateway's HTTP apart from the
+		// functions it invokes (which wear lambdalocal.FunctionLabel).
+		pprof.Do(ctx, pprof.Labels(PartLabel, PartHTTPAPI), func(context.Context) {
+			if err := s.api.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+				s.cfg.Logger.Error("http api stopped", "err", err)
+			}
+		})
+	})
+	return nil
+}
+
+// httpHandler builds the handler of a function that an HTTP route targets.
+func (s *System) httpHandler(function string) (lambdalocal.HTTPHandler, error) {
+	h, err := s.handler(function)
+	if err != nil || h.HTTP == nil {
+		return nil, cmp.Or(err, fmt.Errorf("localrun: %s does not take HTTP API events", function))
+	}
+	return h.HTTP, nil
+}
+
+// handler builds a template function (by logical ID) through the
+// function registry, with its local dependencies.
+func (s *System) handler(function string) (app.Handler, error) {
+	fn, ok := s.AWS.Template.Function(function)
+	if !ok {
+		return app.Handler{}, fmt.Errorf("localrun: no function %s in the template", function)
+	}
+	f, ok := app.FunctionNamed(fn.Name)
+	if !ok {
+		return app.Handler{}, fmt.Errorf("localrun: no local handler for %s", function)
+	}
+	d, err := s.deps(function)
+	if err != nil {
+		return app.Handler{}, err
+	}
+	h, err := f.Build(d)
+	if err != nil {
+		return app.Handler{}, fmt.Errorf("localrun: %s: %w", function, err)
+	}
+	return h, nil
+}
+
+// Ledger builds the spend ledger as the spend worker sees it, for tests and
+// tools that inspect or administer workloads.
+func (s *System) Ledger() (app.Ledger, error) {
+	d, err := s.deps("SpendWorkerFunction")
+	if err != nil {
+		return app.Ledger{}, err
+	}
+	cfg, err := config.SpendFromEnv(d.Lookup)
+	if err != nil {
+		return app.Ledger{}, err
+	}
+	return app.NewLedger(d, cfg)
+}
+
+// Close stops everything Start started.
+func (s *System) Close() error {
+	s.cancel()
+	var errs []error
+	if s.api != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+		errs = append(errs, s.api.Shutdown(ctx))
+		cancel()
+	}
+	s.wg.Wait()
+	if s.Sim != nil {
+		errs = append(errs, s.Sim.Close())
+	}
+	if s.Mollie != nil {
+		errs = append(errs, s.Mollie.Close())
+	}
+	if s.PayPal != nil {
+		errs = append(errs, s.PayPal.Close())
+	}
+	errs = append(errs, s.AWS.Close())
+	return errors.Join(errs...)
+}

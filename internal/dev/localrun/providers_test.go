@@ -1,0 +1,131 @@
+package localrun_test
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"net/http"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+
+	"github.com/hookline/hookline/internal/dev/localrun"
+	"github.com/hookline/hookline/internal/dev/providersim"
+	"github.com/hookline/hookline/internal/testkit"
+	"github.com/hookline/hookline/pkg/webhook"
+)
+
+// providerSources are HOOKLINE_SOURCES as a user of `hookline run` sets
+// them for a Mollie shop and a PayPal app beside the template's two.
+// The PayPal source pins the certificate double's host.
+func providerSources(paypalHost string) string {
+	return `[{"name":"payments","scheme":"standard-webhooks","secret_env":"HOOKLINE_PAYMENTS_SECRETS","queue":"payments"},` +
+		`{"name":"usage","scheme":"standard-webhooks","secret_env":"HOOKLINE_USAGE_SECRETS","queue":"usage"},` +
+		`{"name":"shop-mollie","scheme":"mollie","queue":"payments"},` +
+		`{"name":"shop-paypal","scheme":"paypal","webhook_id":"WH-LOCAL-1","cert_hosts":["` + paypalHost + `"],"queue":"payments"}]`
+}
+
+func startProviders(t *testing.T) *localrun.System {
+	t.Helper()
+	// The mappings make charges of a fetched Mollie payment (the
+	// envelope's item is the object Mollie's API holds) and of a PayPal
+	// capture.
+	mappings, err := os.ReadFile("../../../testdata/payments/provider-mappings.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	paypalCertsAddr := testkit.FreeAddr(t)
+	sources := providerSources(paypalCertsAddr)
+	sys, err := localrun.Start(context.Background(), localrun.Config{
+		Addr: "127.0.0.1:0", PaymentMappings: string(mappings), PayPalCertsAddr: paypalCertsAddr,
+		Lookup: func(name string) (string, bool) { return sources, name == "HOOKLINE_SOURCES" },
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { sys.Close() })
+	return sys
+}
+
+// send posts body once to a source, as its provider would, with the
+// headers sign returns, and returns the answer.
+func send(t *testing.T, sys *localrun.System, source string, sign providersim.Signer, body []byte) (int, string) {
+	t.Helper()
+	snd, err := providersim.NewSender(providersim.SenderConfig{URL: sys.URL + "/webhooks/" + source, Sign: sign, MaxAttempts: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := snd.Send(context.Background(), "", body)
+	return d.StatusCode, d.Attempts[0].Body + d.Attempts[0].Err
+}
+
+// chargedOrDeadLettered waits for n charges, and fails with the reason
+// of the first message the payment worker dead-lettered instead.
+func chargedOrDeadLettered(t *testing.T, sys *localrun.System, n int) {
+	t.Helper()
+	var reason string
+	testkit.Eventually(t, 30*time.Second, "charged or dead-lettered", func() bool {
+		out, err := sys.AWS.SQS.ReceiveMessage(context.Background(), &sqs.ReceiveMessageInput{
+			QueueUrl: aws.String(sys.AWS.QueueURL("PaymentsDLQ")), MessageAttributeNames: []string{"All"}, VisibilityTimeout: 60,
+		})
+		if err == nil && len(out.Messages) > 0 {
+			reason = fmt.Sprint(aws.ToString(out.Messages[0].MessageAttributes["failure_reason"].StringValue))
+			return true
+		}
+		return sys.Sim.Charges.TotalCharges() >= n
+	})
+	if reason != "" {
+		t.Fatalf("dead-lettered: %s", reason)
+	}
+	if got := sys.Sim.Charges.TotalCharges(); got != n {
+		t.Fatalf("%d charges, want %d", got, n)
+	}
+}
+
+// TestMolliePingIsFetchedLocally: under `hookline run`, a Mollie ping is
+// fetched from the local Mollie double and charged once, by the status
+// the double holds, and a repeated ping charges nothing more.
+func TestMolliePingIsFetchedLocally(t *testing.T) {
+	sys := startProviders(t)
+	// Given a paid payment at Mollie
+	sys.Mollie.SetPayment(providersim.MolliePayment{ID: "tr_local1", Status: "paid",
+		Amount:   providersim.MollieAmount{Value: "12.50", Currency: "EUR"},
+		Metadata: map[string]any{"customer": "cus_mollie_local", "amount_minor": 1250}})
+	// When Mollie pings its ID, twice
+	form := func(string, time.Time, []byte) (http.Header, error) {
+		return http.Header{"Content-Type": {"application/x-www-form-urlencoded"}}, nil
+	}
+	for i := range 2 {
+		if code, got := send(t, sys, "shop-mollie", form, []byte("id=tr_local1")); code != http.StatusOK {
+			t.Fatalf("ping %d: %d %s", i, code, got)
+		}
+	}
+	// Then the worker fetched it and charged once
+	chargedOrDeadLettered(t, sys, 1)
+	time.Sleep(500 * time.Millisecond)
+	if got := sys.Sim.Charges.TotalCharges(); got != 1 || sys.Mollie.Fetches() == 0 {
+		t.Fatalf("%d charges after %d fetches, want 1 after some", got, sys.Mollie.Fetches())
+	}
+}
+
+// TestPayPalVerifiesLocally: under `hookline run`, a PayPal source whose
+// cert_hosts pin the certificate double verifies a webhook signed with
+// the double's key, and refuses a tampered one.
+func TestPayPalVerifiesLocally(t *testing.T) {
+	sys := startProviders(t)
+	body := []byte(`{"id":"WH-LOCAL-EVT-1","event_type":"PAYMENT.CAPTURE.COMPLETED","resource":{"id":"5O1","custom_id":"cus_pp_1","amount_minor":990,"currency":"usd"}}`)
+	// sign signs body, whatever is sent.
+	sign := func(_ string, ts time.Time, _ []byte) (http.Header, error) {
+		return webhook.SignPayPal(sys.PayPal.Key, sys.PayPal.CertURL(), "WH-LOCAL-1", "tx-1", ts, body)
+	}
+	if code, got := send(t, sys, "shop-paypal", sign, append(bytes.Clone(body), ' ')); code != http.StatusUnauthorized {
+		t.Fatalf("tampered: %d %s, want 401", code, got)
+	}
+	if code, got := send(t, sys, "shop-paypal", sign, body); code != http.StatusOK {
+		t.Fatalf("signed: %d %s, want 200", code, got)
+	}
+	chargedOrDeadLettered(t, sys, 1)
+}

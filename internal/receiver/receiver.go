@@ -1,0 +1,298 @@
+package receiver
+
+import (
+	"cmp"
+	"context"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/aws/aws-lambda-go/events"
+	"github.com/aws/aws-lambda-go/lambdacontext"
+
+	"github.com/hookline/hookline/internal/emf"
+	"github.com/hookline/hookline/internal/intake"
+	"github.com/hookline/hookline/pkg/provider"
+	"github.com/hookline/hookline/pkg/secrets"
+	"github.com/hookline/hookline/pkg/webhook"
+)
+
+// Intake is what the receiver needs from [intake.Store].
+type Intake interface {
+	Accept(ctx context.Context, ev intake.Event) (intake.Result, error)
+}
+
+// Source is one configured source: its spec, where its secrets come from
+// and where its events go.
+type Source struct {
+	Spec     webhook.SourceSpec
+	QueueURL string
+	// Secrets supplies the source's active secrets, looked up by
+	// Spec.SecretID (Secrets Manager) or Spec.SecretEnv (environment).
+	// A scheme that takes no secret (paypal, mollie) needs none.
+	Secrets secrets.Provider
+	// Certs fetches PayPal's signing certificates; nil builds one for the
+	// spec's pinned cert_hosts with the system roots.
+	Certs *webhook.CertFetcher
+}
+
+// Config configures a [Handler].
+type Config struct {
+	Sources []Source
+	Intake  Intake
+	Metrics *emf.Logger
+	Logger  *slog.Logger
+	Now     func() time.Time
+}
+
+// Validate reports every problem at once.
+func (c Config) Validate() error {
+	var errs []error
+	if len(c.Sources) == 0 {
+		errs = append(errs, errors.New("receiver: no sources configured"))
+	}
+	if c.Intake == nil {
+		errs = append(errs, errors.New("receiver: an intake store is required"))
+	}
+	for _, s := range c.Sources {
+		if s.QueueURL == "" {
+			errs = append(errs, fmt.Errorf("receiver: source %q has no queue URL", s.Spec.Name))
+		}
+		if s.Secrets == nil && s.Spec.Scheme.NeedsSecret() {
+			errs = append(errs, fmt.Errorf("receiver: source %q has no secrets provider", s.Spec.Name))
+		}
+		if limit := cmp.Or(s.Spec.MaxBody, webhook.DefaultMaxBody); limit > intake.MaxPayload {
+			errs = append(errs, fmt.Errorf("receiver: source %q: max_body %d exceeds %d, the largest payload one DynamoDB intake item (400 KB) holds", s.Spec.Name, limit, intake.MaxPayload))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+type source struct {
+	spec     webhook.SourceSpec
+	queueURL string
+	secrets  secrets.Provider
+	verifier *webhook.Verifier
+}
+
+// Handler handles API Gateway HTTP API (v2) webhook requests.
+type Handler struct {
+	sources map[string]source
+	intake  Intake
+	metrics *emf.Logger
+	log     *slog.Logger
+	now     func() time.Time
+}
+
+// New validates cfg and builds a Handler.
+func New(cfg Config) (*Handler, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	h := &Handler{sources: map[string]source{}, intake: cfg.Intake, metrics: cfg.Metrics, log: cfg.Logger, now: cfg.Now}
+	if h.log == nil {
+		h.log = slog.New(slog.DiscardHandler)
+	}
+	if h.now == nil {
+		h.now = time.Now
+	}
+	for _, s := range cfg.Sources {
+		v, err := webhook.NewVerifier(webhook.VerifierConfig{Scheme: s.Spec.Scheme, Tolerance: s.Spec.Tolerance, MaxBody: s.Spec.MaxBody,
+			Now: h.now, Options: s.Spec.Options(), Certs: s.Certs})
+		if err != nil {
+			return nil, fmt.Errorf("receiver: source %q: %w", s.Spec.Name, err)
+		}
+		h.sources[s.Spec.Name] = source{spec: s.Spec, queueURL: s.QueueURL, secrets: s.Secrets, verifier: v}
+	}
+	return h, nil
+}
+
+// Handle is the Lambda entry point.
+func (h *Handler) Handle(ctx context.Context, req events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error) {
+	name := req.PathParameters["source"]
+	src, ok := h.sources[name]
+	if !ok {
+		// The path segment is the caller's text: it never becomes a metric
+		// dimension (each new value is a new CloudWatch metric, a cost the
+		// caller would control), and only a bounded, quoted prefix is logged.
+		h.log.WarnContext(ctx, "webhook for an unknown source", "path_source", boundedQuote(name, 64))
+		return h.reject(ctx, UnknownSource, errUnknownSource), nil
+	}
+	if req.RequestContext.HTTP.Method != http.MethodPost {
+		return h.reject(ctx, name, errMethod), nil
+	}
+	body, err := rawBody(req, src.verifier.MaxBody())
+	if err != nil {
+		return h.reject(ctx, name, err), nil
+	}
+	var keys []string
+	if src.spec.Scheme.NeedsSecret() {
+		if keys, err = src.secrets.Secrets(ctx, secretRef(src.spec)); err != nil {
+			h.log.ErrorContext(ctx, "webhook secrets unavailable", "source", name, "err", err)
+			return h.reject(ctx, name, fmt.Errorf("%w: %w", errUnavailable, err)), nil
+		}
+	}
+	d, err := src.verifier.VerifyDelivery(webhook.HeaderMap(req.Headers), body, keys)
+	if err != nil {
+		return h.reject(ctx, name, err), nil
+	}
+	if err := h.checkSchema(src, body); err != nil {
+		return h.reject(ctx, name, err), nil
+	}
+	return h.acceptDelivery(ctx, src, d, req.RequestContext.RequestID), nil
+}
+
+// UnknownSource is the one source dimension of every metric about a request
+// whose source is not configured or missing. A configured source name starts
+// with a letter or digit, so it can never be this.
+const UnknownSource = "_unknown"
+
+// Metrics the receiver emits, with the dimension Source (and Reason on
+// refusals).
+const (
+	MetricAccepted      = "WebhookAccepted"
+	MetricDuplicate     = "WebhookDuplicate"
+	MetricRejected      = "WebhookRejected" // refused with a 4xx other than 409
+	MetricConflict      = "WebhookConflict" // 409: the event ID arrived with another body
+	MetricFailed        = "WebhookFailed"   // 5xx: a dependency failed; the provider retries
+	MetricEventToIntake = "EventToIntake"   // the provider's timestamp to the intake record
+	// MetricItemRejected counts batch items refused on their own while
+	// the rest of the batch was accepted (dimensions Source and Reason).
+	MetricItemRejected = "WebhookItemRejected"
+)
+
+// outcomeMetrics names the metric of each intake outcome.
+var outcomeMetrics = map[intake.Outcome]string{intake.Accepted: MetricAccepted, intake.Duplicate: MetricDuplicate}
+
+// boundedQuote quotes at most n bytes of s.
+func boundedQuote(s string, n int) string {
+	if len(s) > n {
+		return strconv.Quote(s[:n]) + "..."
+	}
+	return strconv.Quote(s)
+}
+
+func secretRef(s webhook.SourceSpec) string {
+	if s.SecretID != "" {
+		return s.SecretID
+	}
+	return s.SecretEnv
+}
+
+// rawBody returns the body bytes exactly as sent, refusing an oversized one
+// before decoding it.
+func rawBody(req events.APIGatewayV2HTTPRequest, limit int64) ([]byte, error) {
+	if n, err := strconv.ParseInt(req.Headers["content-length"], 10, 64); err == nil && n > limit {
+		return nil, webhook.ErrBodyTooLarge
+	}
+	if !req.IsBase64Encoded {
+		if int64(len(req.Body)) > limit {
+			return nil, webhook.ErrBodyTooLarge
+		}
+		return []byte(req.Body), nil
+	}
+	if int64(base64.StdEncoding.DecodedLen(len(req.Body))) > limit+2 {
+		return nil, webhook.ErrBodyTooLarge
+	}
+	b, err := base64.StdEncoding.DecodeString(req.Body)
+	if err != nil {
+		return nil, fmt.Errorf("base64 body: %w", webhook.ErrMalformedBody)
+	}
+	if int64(len(b)) > limit {
+		return nil, webhook.ErrBodyTooLarge
+	}
+	return b, nil
+}
+
+// UsageQueue is the queue the spend worker reads. A source that feeds it
+// sends usage webhooks, and every body it sends must pass the usage schema
+// ([provider.ParseUsageEvent]) before it is accepted: the worker can only
+// count what that schema reads.
+const UsageQueue = "usage"
+
+// checkSchema refuses a verified body that its source's consumer cannot
+// use: for the usage source, a body that cannot become a ledger record.
+func (h *Handler) checkSchema(src source, body []byte) error {
+	if src.spec.Queue != UsageQueue {
+		return nil
+	}
+	if _, err := provider.ParseUsageEvent(body, h.now()); err != nil {
+		return fmt.Errorf("receiver: usage body: %w", err)
+	}
+	return nil
+}
+
+// acceptDelivery records and enqueues every item of a verified delivery,
+// one intake record and one queue message each, and answers only when all
+// of them are durable: with the provider's acknowledgement, or the
+// receiver's JSON. A failed item fails the request (the provider resends
+// the batch, and the items already durable are duplicates then). In a
+// batch, an item refused on its own, or whose ID came back with another
+// payload, is counted and logged, and does not hold the rest back.
+func (h *Handler) acceptDelivery(ctx context.Context, src source, d webhook.Delivery, requestID string) events.APIGatewayV2HTTPResponse {
+	name := src.spec.Name
+	batch := len(d.Items)+len(d.Refused) > 1
+	for _, r := range d.Refused {
+		h.refuseItem(ctx, name, r.Index, r.Err)
+	}
+	counts := map[intake.Outcome]int{}
+	for i, it := range d.Items {
+		res, err := h.acceptItem(ctx, src, it, requestID)
+		if err != nil && batch && errors.Is(err, intake.ErrConflict) {
+			h.refuseItem(ctx, name, i, err)
+			continue
+		}
+		if err != nil {
+			return h.reject(ctx, name, err)
+		}
+		counts[res.Outcome]++
+	}
+	if d.Ack.Body != "" {
+		return events.APIGatewayV2HTTPResponse{StatusCode: cmp.Or(d.Ack.Status, http.StatusOK), Body: d.Ack.Body,
+			Headers: map[string]string{"Content-Type": cmp.Or(d.Ack.ContentType, "text/plain")}}
+	}
+	if !batch {
+		for outcome := range counts {
+			return jsonResponse(http.StatusOK, `{"status":"`+string(outcome)+`"}`, nil)
+		}
+	}
+	return jsonResponse(http.StatusOK, fmt.Sprintf(`{"status":"accepted","accepted":%d,"duplicate":%d,"refused":%d}`,
+		counts[intake.Accepted], counts[intake.Duplicate], len(d.Items)+len(d.Refused)-counts[intake.Accepted]-counts[intake.Duplicate]), nil)
+}
+
+// refuseItem counts and logs one batch item refused on its own.
+func (h *Handler) refuseItem(ctx context.Context, source string, index int, err error) {
+	a := answerFor(h.sources[source].spec.Scheme, err)
+	h.metrics.Count(MetricItemRejected, 1, emf.Dims{"Source": source, "Reason": a.code})
+	h.log.WarnContext(ctx, "webhook batch item refused", "source", source, "index", index, "reason", a.code, "request_id", lambdaRequestID(ctx))
+}
+
+// acceptItem records and enqueues one item.
+func (h *Handler) acceptItem(ctx context.Context, src source, it webhook.Item, requestID string) (intake.Result, error) {
+	res, err := h.intake.Accept(ctx, intake.Event{
+		Source: src.spec.Name, EventID: it.EventID, QueueURL: src.queueURL, Payload: it.Payload,
+		ProviderTimestamp: it.Timestamp, RequestID: requestID,
+	})
+	if err != nil {
+		return res, err
+	}
+	dims := emf.Dims{"Source": src.spec.Name}
+	h.metrics.Count(outcomeMetrics[res.Outcome], 1, dims)
+	if res.Outcome == intake.Accepted && !it.Timestamp.IsZero() {
+		h.metrics.Duration(MetricEventToIntake, h.now().Sub(it.Timestamp), dims)
+	}
+	h.log.InfoContext(ctx, "webhook "+string(res.Outcome), "source", src.spec.Name, "event_id", it.EventID,
+		"message_id", res.MessageID, "aws_calls", res.Calls, "request_id", lambdaRequestID(ctx))
+	return res, nil
+}
+
+func lambdaRequestID(ctx context.Context) string {
+	if lc, ok := lambdacontext.FromContext(ctx); ok {
+		return lc.AwsRequestID
+	}
+	return ""
+}

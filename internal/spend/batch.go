@@ -1,0 +1,314 @@
+package spend
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/hookline/hookline/internal/ddb"
+)
+
+// MaxBatchRecords is how many records of one workload one ledger
+// transaction folds: two items each (entry and marker) and the workload's
+// update stay within DynamoDB's 100 items a transaction.
+const MaxBatchRecords = 40
+
+// batchRetry is how a batch's transaction is retried while conflicts or
+// throttling cancel it: jittered exponential backoff from 10 ms up to
+// 500 ms, at most 10 attempts.
+var batchRetry = ddb.Retry{Attempts: 10, Base: 10 * time.Millisecond, Max: 500 * time.Millisecond}
+
+// ErrBatchContended means a batch's transaction was still cancelled by
+// conflicts or throttling after every retry; its records are unapplied
+// and may be applied again.
+var ErrBatchContended = errors.New("spend: batch transaction still contended after retries")
+
+// ApplyBatch folds the records of one queue batch into the ledger with the
+// same outcomes as [Ledger.Apply] for each, but with one transaction per
+// workload instead of one per record: the new records' entries (each
+// conditioned on being absent, so a duplicate still counts once) and one
+// ADD of their summed units to the workload's total. A hot workload's item
+// is then written once per batch, not once per record.
+//
+// The results and errors are parallel to us. An error means that record's
+// outcome is unknown and the caller should retry it; [IsRefused] errors
+// are refusals, as from Apply.
+func (s *Ledger) ApplyBatch(ctx context.Context, us []Usage) ([]Result, []error) {
+	return s.ApplyBatchResolved(ctx, us, nil)
+}
+
+// ApplyBatchResolved is [Ledger.ApplyBatch] for records whose references
+// the caller resolved already: ids maps each reference to its workload ID
+// ("" or absent for none, as [Ledger.ApplyResolved] takes it). A nil ids
+// resolves them.
+func (s *Ledger) ApplyBatchResolved(ctx context.Context, us []Usage, ids map[string]string) ([]Result, []error) {
+	b := &batch{s: s.core, us: us, res: make([]Result, len(us)), errs: make([]error, len(us)), resolved: ids}
+	b.run(ctx)
+	return b.res, b.errs
+}
+
+// batch is one ApplyBatch call: the records and their results.
+type batch struct {
+	s    *core
+	us   []Usage
+	res  []Result
+	errs []error
+	// resolved maps each reference to its workload ID; nil until plan
+	// resolves them, unless the caller gave them.
+	resolved map[string]string
+	// first is the first record of the batch with each record ID.
+	first map[string]int
+}
+
+func (b *batch) run(ctx context.Context) {
+	groups, single := b.plan(ctx)
+	for _, g := range groups {
+		for start := 0; start < len(g.recs); start += MaxBatchRecords {
+			b.applyGroup(ctx, g.id, g.recs[start:min(start+MaxBatchRecords, len(g.recs))])
+		}
+	}
+	// Records outside the groups (no workload, or a record ID given twice
+	// in the batch) take Apply's own path, after the groups, so that a
+	// repeat meets the entry its first copy wrote.
+	for _, i := range single {
+		if b.errs[i] == nil {
+			b.res[i], b.errs[i] = b.one(ctx, i)
+		}
+	}
+}
+
+// one applies record i alone. A repeat of a record whose first copy in
+// this batch left its entry in the ledger is classified against that
+// entry at once, without a transaction that could only be cancelled.
+func (b *batch) one(ctx context.Context, i int) (Result, error) {
+	id := b.workloadOf(i)
+	if first, ok := b.first[b.us[i].RecordID]; ok && first != i && b.errs[first] == nil && id != "" {
+		if o := b.res[first].Outcome; o == Applied || o == Duplicate || o == Disagreement {
+			return b.s.conflict(ctx, b.us[i], id)
+		}
+	}
+	return b.s.apply(ctx, b.us[i], id)
+}
+
+// group is the records of one workload, in batch order.
+type group struct {
+	id   string
+	recs []int
+}
+
+// plan validates the records, resolves their references in one read, and
+// groups them by workload. It returns the records that go one at a time.
+func (b *batch) plan(ctx context.Context) ([]*group, []int) {
+	var refs []string
+	for i, u := range b.us {
+		if err := u.validate(); err != nil {
+			b.errs[i] = err
+			continue
+		}
+		refs = append(refs, u.WorkloadRef)
+	}
+	if b.resolved == nil {
+		ids, err := b.s.asWorkloads().ResolveRefs(ctx, refs)
+		if err != nil {
+			for i := range b.us {
+				if b.errs[i] == nil {
+					b.errs[i] = err
+				}
+			}
+			return nil, nil
+		}
+		b.resolved = ids
+	}
+	ids := b.resolved
+	var groups []*group
+	byID := map[string]*group{}
+	b.first = map[string]int{}
+	var single []int
+	for i, u := range b.us {
+		if b.errs[i] != nil {
+			continue
+		}
+		id := ids[u.WorkloadRef]
+		if _, seen := b.first[u.RecordID]; id == "" || seen {
+			single = append(single, i)
+			continue
+		}
+		b.first[u.RecordID] = i
+		g := byID[id]
+		if g == nil {
+			g = &group{id: id}
+			byID[id] = g
+			groups = append(groups, g)
+		}
+		g.recs = append(g.recs, i)
+	}
+	return groups, single
+}
+
+// workloadOf is the workload record i's reference resolved to ("" for
+// none).
+func (b *batch) workloadOf(i int) string { return b.resolved[b.us[i].WorkloadRef] }
+
+// applyGroup folds up to MaxBatchRecords records of workload id in one
+// transaction. Entries that exist already (duplicates) are taken out and
+// the transaction runs again without them; those records are then
+// classified one by one, as Apply classifies a duplicate.
+func (b *batch) applyGroup(ctx context.Context, id string, recs []int) {
+	pending := slices.Clone(recs)
+	var dups []int
+	// The records taken out as duplicates are classified whatever becomes
+	// of the rest: a duplicate left without a result would read as
+	// applied to no workload.
+	defer func() {
+		for _, i := range dups {
+			b.res[i], b.errs[i] = b.s.conflict(ctx, b.us[i], id)
+		}
+	}()
+	for len(pending) > 0 {
+		tx, owners, err := b.groupTx(id, pending)
+		if err != nil {
+			b.fail(pending, err)
+			return
+		}
+		err = b.s.transactBatch(ctx, tx)
+		if err == nil {
+			b.committed(ctx, id, pending)
+			break
+		}
+		failed, _, ok := cancelled(err)
+		if !ok || !slices.Contains(failed, true) {
+			b.fail(pending, fmt.Errorf("spend: apply batch for %s: %w", id, err))
+			return
+		}
+		if failed[len(failed)-1] {
+			// The workload is retired, vanished, or the sum would pass
+			// MaxTotal: each record takes Apply's path, which tells which.
+			for _, i := range pending {
+				b.res[i], b.errs[i] = b.s.apply(ctx, b.us[i], id)
+			}
+			pending = nil
+			break
+		}
+		var rest []int
+		for pos, i := range owners {
+			if i >= 0 && failed[pos] {
+				dups = append(dups, i)
+			}
+		}
+		for _, i := range pending {
+			if !slices.Contains(dups, i) {
+				rest = append(rest, i)
+			}
+		}
+		if len(rest) == len(pending) {
+			b.fail(pending, fmt.Errorf("spend: apply batch for %s: %w", id, err))
+			return
+		}
+		pending = rest
+	}
+}
+
+// groupTx is the transaction of records recs for workload id: their entry
+// items, then the workload's update last. owners[k] is the record of item
+// k (-1 for the workload's update).
+func (b *batch) groupTx(id string, recs []int) ([]types.TransactWriteItem, []int, error) {
+	now := ddb.Stamp(b.s.now())
+	var tx []types.TransactWriteItem
+	var owners []int
+	var sum int64
+	for _, i := range recs {
+		items, err := b.s.entryItems(b.us[i], id, now)
+		if err != nil {
+			return nil, nil, err
+		}
+		for range items {
+			owners = append(owners, i)
+		}
+		tx = append(tx, items...)
+		sum += b.us[i].Units
+	}
+	total, err := b.s.totalUpdate(id, sum, b.us[recs[len(recs)-1]], now)
+	if err != nil {
+		return nil, nil, err
+	}
+	return append(tx, total), append(owners, -1), nil
+}
+
+// committed records the results of records recs, whose transaction
+// committed, and takes the cap action the workload now calls for, once,
+// in the name of the record that crossed.
+func (b *batch) committed(ctx context.Context, id string, recs []int) {
+	ledgerAt := b.s.now()
+	for _, i := range recs {
+		u := b.us[i]
+		dims := map[string]string{"Path": u.Path}
+		b.s.metrics.Count(MetricAccepted, 1, dims)
+		if !u.ObservedAt.IsZero() {
+			b.s.metrics.Duration(MetricObservedToLedger, ledgerAt.Sub(u.ObservedAt), dims)
+		}
+		b.res[i] = Result{Outcome: Applied, WorkloadID: id}
+	}
+	w, err := b.s.asWorkloads().Get(ctx, id)
+	if err != nil {
+		b.fail(recs, fmt.Errorf("spend: applied batch for %s, cap check: %w", id, err))
+		return
+	}
+	for _, i := range recs {
+		b.res[i].Total = w.Total
+	}
+	if action, _ := nextAction(w); action == "" {
+		return
+	}
+	tip := recs[b.crossing(w, recs)]
+	decisions, err := b.s.enforce(ctx, w, b.us[tip], ledgerAt)
+	b.res[tip].Decisions = decisions
+	if err != nil {
+		b.errs[tip] = fmt.Errorf("spend: applied %s, enforce cap: %w", b.us[tip].RecordID, err)
+	}
+}
+
+// crossing is the position in recs of the record that carried w's total
+// over the threshold of the action it calls for (the cap for a pause, the
+// step's level for an escalation), counting from the total before this
+// batch. When another batch crossed first, it is the first record.
+func (b *batch) crossing(w Workload, recs []int) int {
+	var sum int64
+	for _, i := range recs {
+		sum += b.us[i].Units
+	}
+	threshold := w.Cap
+	if action, k := nextAction(w); action == ActionEscalate {
+		threshold = w.Cap + k*w.Step
+	}
+	running := w.Total - sum
+	for pos, i := range recs {
+		running += b.us[i].Units
+		if running > threshold {
+			return pos
+		}
+	}
+	return 0
+}
+
+// fail sets err on every record of recs.
+func (b *batch) fail(recs []int, err error) {
+	for _, i := range recs {
+		b.res[i], b.errs[i] = Result{}, err
+	}
+}
+
+// transactBatch runs a batch's transaction, retrying, with jittered
+// backoff, a cancellation caused only by a conflicting transaction or
+// throttling. A cancellation with a failed condition is returned at once:
+// the caller takes the failed records out and runs the rest.
+func (s *core) transactBatch(ctx context.Context, items []types.TransactWriteItem) error {
+	err := batchRetry.Transact(ctx, s.db, items)
+	if errors.Is(err, ddb.ErrContended) {
+		return fmt.Errorf("%w: %w", ErrBatchContended, err)
+	}
+	return err
+}

@@ -1,0 +1,293 @@
+package spend
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/hookline/hookline/internal/ddb"
+)
+
+// Item sort keys and key prefixes; see the package documentation.
+const (
+	skWorkload = "WORKLOAD"
+	skAlias    = "ALIAS"
+	skEntry    = "ENTRY"
+	skDeferred = "DEFERRED"
+	indexName  = "gsi1"
+
+	deferredOpen     = "DEFERRED#open"
+	deferredResolved = "DEFERRED#resolved"
+)
+
+func workloadKey(id string) map[string]types.AttributeValue { return ddb.Key("WL#"+id, skWorkload) }
+func aliasKey(ref string) map[string]types.AttributeValue   { return ddb.Key("ALIAS#"+ref, skAlias) }
+func entryKey(rec string) map[string]types.AttributeValue   { return ddb.Key("REC#"+rec, skEntry) }
+func deferredKey(rec string) map[string]types.AttributeValue {
+	return ddb.Key("REC#"+rec, skDeferred)
+}
+
+func decisionSK(epoch, step int64) string { return fmt.Sprintf("DECISION#%08d#%06d", epoch, step) }
+
+// workloadItem is the stored form of a [Workload].
+type workloadItem struct {
+	PK              string `dynamodbav:"pk"`
+	SK              string `dynamodbav:"sk"`
+	GSI1PK          string `dynamodbav:"gsi1pk"`
+	GSI1SK          string `dynamodbav:"gsi1sk"`
+	ID              string `dynamodbav:"id"`
+	Owner           string `dynamodbav:"owner"`
+	Route           string `dynamodbav:"route"`
+	Cap             int64  `dynamodbav:"cap"`
+	Step            int64  `dynamodbav:"step"`
+	Status          string `dynamodbav:"status"`
+	Hold            bool   `dynamodbav:"hold"`
+	Total           int64  `dynamodbav:"total"`
+	CapEpoch        int64  `dynamodbav:"cap_epoch"`
+	EscalationLevel int64  `dynamodbav:"esc_level"`
+	LastEventID     string `dynamodbav:"last_event_id,omitempty"`
+	LastRecordID    string `dynamodbav:"last_record_id,omitempty"`
+	LastUnits       int64  `dynamodbav:"last_units,omitempty"`
+	LastPath        string `dynamodbav:"last_path,omitempty"`
+	LastObservedAt  string `dynamodbav:"last_observed_at,omitempty"`
+	LastAcceptedAt  string `dynamodbav:"last_accepted_at,omitempty"`
+	LastDecision    string `dynamodbav:"last_decision,omitempty"`
+	NextReconAt     string `dynamodbav:"next_recon_at,omitempty"`
+	OverrideBy      string `dynamodbav:"override_by,omitempty"`
+	OverrideReason  string `dynamodbav:"override_reason,omitempty"`
+	OverrideAt      string `dynamodbav:"override_at,omitempty"`
+	OverrideEpoch   int64  `dynamodbav:"override_epoch,omitempty"`
+	CreatedAt       string `dynamodbav:"created_at"`
+	UpdatedAt       string `dynamodbav:"updated_at"`
+}
+
+func (it workloadItem) workload() Workload {
+	return Workload{
+		ID: it.ID, Owner: it.Owner, Route: it.Route, Cap: it.Cap, Step: it.Step,
+		Status: Status(it.Status), Hold: it.Hold, Total: it.Total, CapEpoch: it.CapEpoch,
+		EscalationLevel: it.EscalationLevel,
+		LastAccepted: LastEvent{EventID: it.LastEventID, RecordID: it.LastRecordID, Units: it.LastUnits,
+			Path: it.LastPath, ObservedAt: ddb.ParseStamp(it.LastObservedAt), AcceptedAt: ddb.ParseStamp(it.LastAcceptedAt)},
+		LastDecision: it.LastDecision,
+		NextReconAt:  ddb.ParseStamp(it.NextReconAt),
+		Override: Override{By: it.OverrideBy, Reason: it.OverrideReason, At: ddb.ParseStamp(it.OverrideAt),
+			Epoch: it.OverrideEpoch},
+		CreatedAt: ddb.ParseStamp(it.CreatedAt), UpdatedAt: ddb.ParseStamp(it.UpdatedAt),
+	}
+}
+
+type aliasItem struct {
+	PK         string `dynamodbav:"pk"`
+	SK         string `dynamodbav:"sk"`
+	GSI1PK     string `dynamodbav:"gsi1pk"`
+	GSI1SK     string `dynamodbav:"gsi1sk"`
+	Ref        string `dynamodbav:"ref"`
+	WorkloadID string `dynamodbav:"workload_id"`
+	CreatedAt  string `dynamodbav:"created_at"`
+}
+
+// entryItem is the stored form of an [Entry].
+type entryItem struct {
+	PK          string   `dynamodbav:"pk"`
+	SK          string   `dynamodbav:"sk"`
+	GSI1PK      string   `dynamodbav:"gsi1pk,omitempty"`
+	GSI1SK      string   `dynamodbav:"gsi1sk,omitempty"`
+	RecordID    string   `dynamodbav:"record_id"`
+	WorkloadID  string   `dynamodbav:"workload_id"`
+	WorkloadRef string   `dynamodbav:"workload_ref"`
+	Units       int64    `dynamodbav:"units"`
+	EventID     string   `dynamodbav:"event_id,omitempty"`
+	Path        string   `dynamodbav:"path"`
+	Paths       []string `dynamodbav:"paths,stringset"`
+	OccurredAt  string   `dynamodbav:"occurred_at"`
+	ObservedAt  string   `dynamodbav:"observed_at"`
+	AcceptedAt  string   `dynamodbav:"accepted_at"`
+}
+
+func (it entryItem) entry() Entry {
+	return Entry{RecordID: it.RecordID, WorkloadID: it.WorkloadID, WorkloadRef: it.WorkloadRef,
+		Units: it.Units, EventID: it.EventID, Path: it.Path, Paths: it.Paths,
+		OccurredAt: ddb.ParseStamp(it.OccurredAt), ObservedAt: ddb.ParseStamp(it.ObservedAt),
+		AcceptedAt: ddb.ParseStamp(it.AcceptedAt)}
+}
+
+// deferredItem is the stored form of a [Deferred].
+type deferredItem struct {
+	PK          string `dynamodbav:"pk"`
+	SK          string `dynamodbav:"sk"`
+	GSI1PK      string `dynamodbav:"gsi1pk,omitempty"`
+	GSI1SK      string `dynamodbav:"gsi1sk,omitempty"`
+	RecordID    string `dynamodbav:"record_id"`
+	WorkloadRef string `dynamodbav:"workload_ref"`
+	WorkloadID  string `dynamodbav:"workload_id,omitempty"`
+	Units       int64  `dynamodbav:"units"`
+	EventID     string `dynamodbav:"event_id,omitempty"`
+	Path        string `dynamodbav:"path"`
+	Reason      string `dynamodbav:"reason"`
+	Owner       string `dynamodbav:"owner"`
+	Hold        bool   `dynamodbav:"hold"`
+	Status      string `dynamodbav:"status"`
+	OccurredAt  string `dynamodbav:"occurred_at"`
+	ObservedAt  string `dynamodbav:"observed_at"`
+	DeferredAt  string `dynamodbav:"deferred_at"`
+	Deadline    string `dynamodbav:"deadline"`
+	ResolvedAt  string `dynamodbav:"resolved_at,omitempty"`
+}
+
+func (it deferredItem) deferred() DeferredRecord {
+	return DeferredRecord{RecordID: it.RecordID, WorkloadRef: it.WorkloadRef, WorkloadID: it.WorkloadID,
+		Units: it.Units, EventID: it.EventID, Path: it.Path, Reason: it.Reason, Owner: it.Owner,
+		Hold: it.Hold, Status: it.Status, OccurredAt: ddb.ParseStamp(it.OccurredAt),
+		ObservedAt: ddb.ParseStamp(it.ObservedAt), DeferredAt: ddb.ParseStamp(it.DeferredAt),
+		Deadline: ddb.ParseStamp(it.Deadline), ResolvedAt: ddb.ParseStamp(it.ResolvedAt)}
+}
+
+func (it deferredItem) usage() Usage {
+	return Usage{RecordID: it.RecordID, WorkloadRef: it.WorkloadRef, Units: it.Units,
+		OccurredAt: ddb.ParseStamp(it.OccurredAt), ObservedAt: ddb.ParseStamp(it.ObservedAt),
+		Path: it.Path, EventID: it.EventID}
+}
+
+// disagreementItem is the stored form of a [Disagreement].
+type disagreementItem struct {
+	PK            string `dynamodbav:"pk"`
+	SK            string `dynamodbav:"sk"`
+	GSI1PK        string `dynamodbav:"gsi1pk"`
+	GSI1SK        string `dynamodbav:"gsi1sk"`
+	RecordID      string `dynamodbav:"record_id"`
+	KeptWorkload  string `dynamodbav:"kept_workload"`
+	KeptUnits     int64  `dynamodbav:"kept_units"`
+	KeptPath      string `dynamodbav:"kept_path"`
+	KeptEventID   string `dynamodbav:"kept_event_id,omitempty"`
+	OtherWorkload string `dynamodbav:"other_workload"`
+	OtherUnits    int64  `dynamodbav:"other_units"`
+	OtherPath     string `dynamodbav:"other_path"`
+	OtherEventID  string `dynamodbav:"other_event_id,omitempty"`
+	Owner         string `dynamodbav:"owner"`
+	DedupKey      string `dynamodbav:"dedup_key"`
+	ObservedAt    string `dynamodbav:"observed_at"`
+	RecordedAt    string `dynamodbav:"recorded_at"`
+}
+
+func (it disagreementItem) disagreement() DisagreementRecord {
+	return DisagreementRecord{RecordID: it.RecordID,
+		Kept:  Version{WorkloadID: it.KeptWorkload, Units: it.KeptUnits, Path: it.KeptPath, EventID: it.KeptEventID},
+		Other: Version{WorkloadID: it.OtherWorkload, Units: it.OtherUnits, Path: it.OtherPath, EventID: it.OtherEventID},
+		Owner: it.Owner, DedupKey: it.DedupKey,
+		ObservedAt: ddb.ParseStamp(it.ObservedAt), RecordedAt: ddb.ParseStamp(it.RecordedAt)}
+}
+
+// decisionItem is the stored form of a [Decision].
+type decisionItem struct {
+	PK           string `dynamodbav:"pk"`
+	SK           string `dynamodbav:"sk"`
+	GSI1PK       string `dynamodbav:"gsi1pk,omitempty"`
+	GSI1SK       string `dynamodbav:"gsi1sk,omitempty"`
+	WorkloadID   string `dynamodbav:"workload_id"`
+	Action       string `dynamodbav:"action"`
+	EventID      string `dynamodbav:"event_id,omitempty"`
+	RecordID     string `dynamodbav:"record_id"`
+	Units        int64  `dynamodbav:"units"`
+	Attributed   int64  `dynamodbav:"attributed"`
+	Cap          int64  `dynamodbav:"cap"`
+	Step         int64  `dynamodbav:"step"`
+	CapEpoch     int64  `dynamodbav:"cap_epoch"`
+	ObservedAt   string `dynamodbav:"observed_at"`
+	DecidedAt    string `dynamodbav:"decided_at"`
+	DedupKey     string `dynamodbav:"dedup_key"`
+	Line         string `dynamodbav:"line"`
+	LastEventID  string `dynamodbav:"last_event_id,omitempty"`
+	LastRecordID string `dynamodbav:"last_record_id,omitempty"`
+	NextReconAt  string `dynamodbav:"next_recon_at,omitempty"`
+}
+
+func (it decisionItem) decision() Decision {
+	return Decision{WorkloadID: it.WorkloadID, Action: it.Action, EventID: it.EventID,
+		RecordID: it.RecordID, Units: it.Units, Attributed: it.Attributed, Cap: it.Cap, Step: it.Step,
+		CapEpoch: it.CapEpoch, ObservedAt: ddb.ParseStamp(it.ObservedAt), DecidedAt: ddb.ParseStamp(it.DecidedAt),
+		DedupKey: it.DedupKey, Line: it.Line,
+		LastAccepted: LastEvent{EventID: it.LastEventID, RecordID: it.LastRecordID},
+		NextReconAt:  ddb.ParseStamp(it.NextReconAt)}
+}
+
+// reconRunItem is the stored form of a [ReconRun].
+type reconRunItem struct {
+	PK            string `dynamodbav:"pk"`
+	SK            string `dynamodbav:"sk"`
+	WorkloadID    string `dynamodbav:"workload_id"`
+	StartedAt     string `dynamodbav:"started_at"`
+	FinishedAt    string `dynamodbav:"finished_at,omitempty"`
+	Records       int64  `dynamodbav:"records"`
+	Applied       int64  `dynamodbav:"applied"`
+	Duplicates    int64  `dynamodbav:"duplicates"`
+	Disagreements int64  `dynamodbav:"disagreements"`
+	Deferred      int64  `dynamodbav:"deferred"`
+	Note          string `dynamodbav:"note,omitempty"`
+	NextReconAt   string `dynamodbav:"next_recon_at,omitempty"`
+
+	RunID        string   `dynamodbav:"run_id,omitempty"`
+	WindowStart  string   `dynamodbav:"window_start,omitempty"`
+	WindowEnd    string   `dynamodbav:"window_end,omitempty"`
+	CursorBefore string   `dynamodbav:"cursor_before,omitempty"`
+	CursorAfter  string   `dynamodbav:"cursor_after,omitempty"`
+	Matched      int64    `dynamodbav:"matched,omitempty"`
+	Unseen       int64    `dynamodbav:"unseen,omitempty"`
+	Redriven     int64    `dynamodbav:"redriven,omitempty"`
+	Decisions    []string `dynamodbav:"decisions,omitempty"`
+	Tier         string   `dynamodbav:"tier,omitempty"`
+	Interval     string   `dynamodbav:"interval,omitempty"`
+}
+
+// cancelled reports, for a cancelled transaction, which items failed their
+// condition and whether a conflict or throttling cancelled it
+// ([ddb.Cancelled]). ok is false when err is not a cancellation.
+func cancelled(err error) (failed []bool, conflict bool, ok bool) { return ddb.Cancelled(err) }
+
+// getItem reads one item with a consistent read and decodes it into T. An
+// absent item is reported as notFound, wrapped with what it was.
+func getItem[T any](ctx context.Context, db DB, table string, key map[string]types.AttributeValue, what string, notFound error) (T, error) {
+	v, found, err := ddb.Get[T](ctx, db, &dynamodb.GetItemInput{TableName: aws.String(table), Key: key, ConsistentRead: aws.Bool(true)})
+	if err != nil {
+		return v, fmt.Errorf("spend: get %s: %w", what, err)
+	}
+	if !found {
+		return v, fmt.Errorf("spend: %s: %w", what, notFound)
+	}
+	return v, nil
+}
+
+// skEventRef is the sort key of an event reference: the item that lets a
+// webhook event ID find a record that never became a ledger entry.
+const skEventRef = "EVENTREF"
+
+// eventRefItem points from a webhook event ID (on gsi1) to its record.
+type eventRefItem struct {
+	PK       string `dynamodbav:"pk"`
+	SK       string `dynamodbav:"sk"`
+	GSI1PK   string `dynamodbav:"gsi1pk"`
+	GSI1SK   string `dynamodbav:"gsi1sk"`
+	RecordID string `dynamodbav:"record_id"`
+	EventID  string `dynamodbav:"event_id"`
+}
+
+// putEventRef records, before a record is deferred, which record its event
+// ID names, so `event explain <event>` finds it. It is idempotent, and a
+// record without an event ID needs none.
+func (s *core) putEventRef(ctx context.Context, u Usage) error {
+	if u.EventID == "" {
+		return nil
+	}
+	item, err := attributevalue.MarshalMap(eventRefItem{PK: "REC#" + u.RecordID, SK: skEventRef,
+		GSI1PK: "EVENT#" + u.EventID, GSI1SK: "REF#" + u.RecordID, RecordID: u.RecordID, EventID: u.EventID})
+	if err != nil {
+		return fmt.Errorf("spend: encode event reference %s: %w", u.EventID, err)
+	}
+	if _, err := s.db.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(s.ledger), Item: item}); err != nil {
+		return fmt.Errorf("spend: event reference %s: %w", u.EventID, err)
+	}
+	return nil
+}

@@ -1,0 +1,258 @@
+package spend
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/hookline/hookline/internal/ddb"
+	"github.com/hookline/hookline/internal/pager"
+)
+
+// Errors of the spend package.
+var (
+	// ErrInvalidConfig means New was given a bad config.
+	ErrInvalidConfig = errors.New("spend: invalid config")
+	// ErrInvalidUsage means a usage record lacks a required field.
+	ErrInvalidUsage = errors.New("spend: invalid usage record")
+	// ErrInvalidWorkload means a workload definition is incomplete.
+	ErrInvalidWorkload = errors.New("spend: invalid workload")
+	// ErrUnknownWorkload means no workload has the given ID or reference.
+	ErrUnknownWorkload = errors.New("spend: unknown workload")
+	// ErrWorkloadExists means CreateWorkload found the ID already taken.
+	ErrWorkloadExists = errors.New("spend: workload already exists")
+	// ErrAliasTaken means the reference already maps to another workload.
+	ErrAliasTaken = errors.New("spend: alias already maps to another workload")
+	// ErrNotPaused means Resume was asked for a workload that is not paused.
+	ErrNotPaused = errors.New("spend: workload is not paused")
+	// ErrNotFound means no ledger item has the given ID.
+	ErrNotFound = errors.New("spend: not found")
+	// ErrInvalidWorkloadID means a workload ID is outside [WorkloadIDPattern];
+	// the error is an [*InvalidIDError], which also matches
+	// [ErrInvalidWorkload].
+	ErrInvalidWorkloadID = errors.New("spend: invalid workload ID")
+	// ErrOverCap means Resume was asked for a workload whose total is still
+	// over its cap; the error is an [*OverCapError].
+	ErrOverCap = errors.New("spend: workload is over its cap")
+)
+
+// OverCapError is the refusal of a resume while the workload's total is
+// over its cap. Raise the cap above the total first, or resume on purpose
+// with [Workloads.ForceResume].
+type OverCapError struct {
+	WorkloadID string
+	Total, Cap int64
+}
+
+func (e *OverCapError) Error() string {
+	return fmt.Sprintf("spend: resume %s: total %d is over cap %d", e.WorkloadID, e.Total, e.Cap)
+}
+
+// Unwrap makes an *OverCapError match [ErrOverCap].
+func (e *OverCapError) Unwrap() error { return ErrOverCap }
+
+// DB is the DynamoDB client this package uses.
+type DB = ddb.API
+
+// Pages enqueues pages as part of a transaction; [*pager.Outbox] is one.
+type Pages interface {
+	EnqueueItem(ev pager.Event, now time.Time) (types.TransactWriteItem, error)
+}
+
+var _ Pages = (*pager.Outbox)(nil)
+
+// Metrics receives counts and latencies. An EMF logger satisfies it.
+type Metrics interface {
+	Count(name string, n int64, dims map[string]string)
+	Duration(name string, d time.Duration, dims map[string]string)
+}
+
+// Metric names emitted by [Spend].
+const (
+	MetricAccepted     = "UsageAccepted"
+	MetricDuplicate    = "UsageDuplicate"
+	MetricDeferred     = "UsageDeferred"
+	MetricDisagreement = "UsageDisagreement"
+	// MetricQuarantined counts records the ledger refused and quarantined.
+	MetricQuarantined = "UsageQuarantined"
+	// MetricObservedToLedger is the time from the usage record's
+	// observation to its ledger commit.
+	MetricObservedToLedger = "ObservedToLedger"
+	// MetricLedgerToEnforcement is the time from the ledger commit of the
+	// record that crossed a threshold to the commit of the pause or
+	// escalation.
+	MetricLedgerToEnforcement = "LedgerToEnforcement"
+)
+
+// Intake paths.
+const (
+	PathWebhook = "webhook"
+	PathPoll    = "poll"
+)
+
+// PathContract is the written-down contract of one intake path.
+type PathContract struct {
+	// ExpectedArrival is how long after the usage occurred a record
+	// normally reaches us on this path.
+	ExpectedArrival time.Duration
+	// MaxAge is the maximum tolerated age: a deferred record's deadline is
+	// its deferral time plus MaxAge.
+	MaxAge time.Duration
+	// Interval is the provider's retry interval (webhook) or our poll
+	// interval (poll).
+	Interval time.Duration
+}
+
+func (p PathContract) validate(name string) []error {
+	var errs []error
+	if p.MaxAge <= 0 {
+		errs = append(errs, fmt.Errorf("spend: %s.MaxAge must be positive", name))
+	}
+	if p.ExpectedArrival < 0 || p.Interval < 0 {
+		errs = append(errs, fmt.Errorf("spend: %s.ExpectedArrival and %s.Interval must not be negative", name, name))
+	}
+	return errs
+}
+
+// Config configures [New].
+type Config struct {
+	DB             DB
+	LedgerTable    string
+	WorkloadsTable string
+	// Pages enqueues pages inside the ledger's transactions. Its outbox
+	// must live in LedgerTable's account and region (one transaction).
+	Pages Pages
+	// Webhook and Poll are the two paths' contracts.
+	Webhook, Poll PathContract
+	// ReconOwner names the owner of deferred and disagreeing records.
+	ReconOwner string
+	// ReconRoute is the PagerDuty routing key of the reconciliation owner,
+	// paged on disagreements. It is a credential and is never logged.
+	ReconRoute string
+	// Source is the payload source of pages. Default "hookline-spend".
+	Source string
+	// Metrics receives counts and latencies. Default: none.
+	Metrics Metrics
+	// Logger receives decision and conflict lines. Default: discard.
+	Logger *slog.Logger
+	// Now is the clock. Default time.Now.
+	Now func() time.Time
+}
+
+// Validate reports every problem with c at once.
+func (c Config) Validate() error {
+	var errs []error
+	if c.DB == nil {
+		errs = append(errs, errors.New("DB is nil"))
+	}
+	if c.LedgerTable == "" || c.WorkloadsTable == "" {
+		errs = append(errs, errors.New("LedgerTable and WorkloadsTable are required"))
+	}
+	if c.Pages == nil {
+		errs = append(errs, errors.New("Pages is nil"))
+	}
+	errs = append(errs, c.Webhook.validate("Webhook")...)
+	errs = append(errs, c.Poll.validate("Poll")...)
+	if c.ReconOwner == "" {
+		errs = append(errs, errors.New("ReconOwner is empty"))
+	}
+	if c.ReconRoute == "" {
+		errs = append(errs, errors.New("ReconRoute is empty"))
+	}
+	if len(errs) > 0 {
+		return fmt.Errorf("%w: %w", ErrInvalidConfig, errors.Join(errs...))
+	}
+	return nil
+}
+
+// Spend is the spend path's state, split by role. Each role is safe for
+// concurrent use and shares the one configuration.
+type Spend struct {
+	// Workloads is the registry: workloads, aliases, caps and holds, and
+	// the admission reads.
+	Workloads *Workloads
+	// Ledger applies usage (deferral, disagreement, enforcement,
+	// quarantine) and reads its records.
+	Ledger *Ledger
+	// Recon is the narrow port the reconciler needs.
+	Recon *Recon
+	// Explainer assembles the trace behind a page.
+	Explainer *Explainer
+}
+
+// Workloads is the workload registry and its admission reads.
+type Workloads struct{ *core }
+
+// Ledger applies usage to the ledger and reads what it holds.
+type Ledger struct{ *core }
+
+// Recon is what the reconciler needs of the ledger: applying what the
+// export holds and the webhook path missed, the deferred and unconfirmed
+// entries it settles, and the record of its runs. It delegates the ledger
+// calls it shares with [Ledger]; the reconciler reads the registry through
+// [Workloads].
+type Recon struct{ *core }
+
+// Explainer explains a workload's caps and pages, and an event's way
+// through the ledger, from the records the other roles wrote.
+type Explainer struct{ *core }
+
+// core is the configuration and the DynamoDB plumbing every role shares.
+type core struct {
+	db        DB
+	ledger    string
+	workloads string
+	pages     Pages
+	contracts map[string]PathContract
+	owner     string
+	route     string
+	source    string
+	metrics   Metrics
+	log       *slog.Logger
+	now       func() time.Time
+}
+
+// New returns the roles of the spend path for cfg.
+func New(cfg Config) (*Spend, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	s := &core{
+		db: cfg.DB, ledger: cfg.LedgerTable, workloads: cfg.WorkloadsTable, pages: cfg.Pages,
+		contracts: map[string]PathContract{PathWebhook: cfg.Webhook, PathPoll: cfg.Poll},
+		owner:     cfg.ReconOwner, route: cfg.ReconRoute, source: cfg.Source,
+		metrics: cfg.Metrics, log: cfg.Logger, now: cfg.Now,
+	}
+	if s.source == "" {
+		s.source = "hookline-spend"
+	}
+	if s.metrics == nil {
+		s.metrics = noMetrics{}
+	}
+	if s.log == nil {
+		s.log = slog.New(slog.DiscardHandler)
+	}
+	if s.now == nil {
+		s.now = time.Now
+	}
+	return &Spend{Workloads: s.asWorkloads(), Ledger: s.asLedger(), Recon: &Recon{s}, Explainer: &Explainer{s}}, nil
+}
+
+func (c *core) asWorkloads() *Workloads { return &Workloads{c} }
+func (c *core) asLedger() *Ledger       { return &Ledger{c} }
+func (c *core) asRecon() *Recon         { return &Recon{c} }
+func (c *core) asExplainer() *Explainer { return &Explainer{c} }
+
+// Contract returns the contract of an intake path ("webhook" or "poll").
+func (s *Ledger) Contract(path string) (PathContract, bool) {
+	c, ok := s.contracts[path]
+	return c, ok
+}
+
+type noMetrics struct{}
+
+func (noMetrics) Count(string, int64, map[string]string)            {}
+func (noMetrics) Duration(string, time.Duration, map[string]string) {}
