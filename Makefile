@@ -27,6 +27,10 @@ run: deps ## Run the whole system locally on embedded AWS (Ctrl-C stops it).
 	$(GO) build -o bin/hookline ./cmd/hookline
 	exec ./bin/hookline run
 
+.PHONY: oncall
+oncall: ## Build the on-call binary (bin/oncall/hookline): workload, event, dlq and intake, with no local AWS, lab or profiler linked.
+	$(GO) build -tags oncall -o bin/oncall/hookline ./cmd/hookline
+
 .PHONY: test
 test: deps ## Run every test against the embedded local AWS (or AWS_ENDPOINT_URL).
 	$(GO) vet ./...

@@ -5,6 +5,11 @@
 // command has its own flags, and the deployment template is built in, so it
 // works from any directory.
 //
+// The default build is the developer's, with run, lab and dev. The on-call
+// build (go build -tags oncall, or make oncall) has only the on-call
+// commands and links none of the local AWS, simulators, lab or profilers;
+// TestOnCallBuildLinksNoHarness holds that rule.
+//
 //	hookline workload explain workload-7
 //	hookline event explain evt_usage_ur_3
 //	hookline dlq redrive payments-dlq --dry-run --skip-completed

@@ -1,3 +1,5 @@
+//go:build !oncall
+
 package main
 
 import (

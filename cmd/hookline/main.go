@@ -106,12 +106,12 @@ commands in the same directory reach its local AWS through
 		c.GroupID = "oncall"
 		root.AddCommand(c)
 	}
-	for _, c := range []*cobra.Command{newRunCmd(), newLabCmd(), newDevCmd()} {
+	for _, c := range devCommands() {
 		c.GroupID = "dev"
 		root.AddCommand(c)
 	}
 	root.SetHelpCommandGroupID("oncall")
-	root.SetCompletionCommandGroupID("dev")
+	root.SetCompletionCommandGroupID("oncall")
 	return root
 }
 

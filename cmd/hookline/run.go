@@ -1,3 +1,5 @@
+//go:build !oncall
+
 package main
 
 import (
@@ -202,12 +204,6 @@ func faultsLine(env *localaws.Env) string {
 	return "local aws faults: " + env.Faults().String()
 }
 
-func envOr(name, def string) string {
-	if v := os.Getenv(name); v != "" {
-		return v
-	}
-	return def
-}
 
 // printPage shows every page the simulator's pager sink receives.
 func printPage(out io.Writer) func(pager.Event) {
