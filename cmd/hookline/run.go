@@ -204,7 +204,6 @@ func faultsLine(env *localaws.Env) string {
 	return "local aws faults: " + env.Faults().String()
 }
 
-
 // printPage shows every page the simulator's pager sink receives.
 func printPage(out io.Writer) func(pager.Event) {
 	return func(ev pager.Event) {

@@ -421,4 +421,3 @@ func newSendUsageCmd() *cobra.Command {
 	}
 	return cmd
 }
-
