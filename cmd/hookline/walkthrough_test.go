@@ -18,7 +18,8 @@ import (
 	"github.com/hookline/hookline/internal/ops"
 )
 
-// The README's walk-throughs are executable. In a "## Walk-through" section:
+// The walk-throughs of the README and docs/local-run.md are executable.
+// In a "## Walk-through" section:
 //
 //   - a ```console block holds commands after "$ " and, below each, the
 //     lines it prints (in order; other lines may come between them);
@@ -38,8 +39,9 @@ type step struct {
 
 var fence = regexp.MustCompile("^```(\\S*)\\s*(\\S*)")
 
-// walkthroughSteps reads the steps of every walk-through in the README.
-func walkthroughSteps(t *testing.T, text string) []step {
+// walkthroughSteps reads the steps of every walk-through in the text of a
+// document.
+func walkthroughSteps(t *testing.T, path, text string) []step {
 	t.Helper()
 	var steps []step
 	section, inBlock, kind := "", false, ""
@@ -66,7 +68,7 @@ func walkthroughSteps(t *testing.T, text string) []step {
 				kind = "make-run"
 				steps = append(steps, step{section: section})
 			case m[1] == "sh":
-				t.Errorf("README %q: a ```sh block in a walk-through is not checked; use ```console with $ prompts", section)
+				t.Errorf("%s %q: a ```sh block in a walk-through is not checked; use ```console with $ prompts", path, section)
 			}
 			continue
 		}
@@ -77,7 +79,7 @@ func walkthroughSteps(t *testing.T, text string) []step {
 		case kind == "console" && strings.HasPrefix(line, "$ "):
 			steps = append(steps, step{section: section, command: strings.TrimPrefix(line, "$ ")})
 		case kind == "console" && len(steps) == 0:
-			t.Errorf("README %q: output before any command: %q", section, line)
+			t.Errorf("%s %q: output before any command: %q", path, section, line)
 		case strings.TrimSpace(line) != "":
 			steps[len(steps)-1].want = append(steps[len(steps)-1].want, line)
 		}
@@ -144,16 +146,30 @@ func (b *syncBuffer) String() string {
 	return b.buf.String()
 }
 
-// TestReadmeWalkthroughs runs every walk-through of the README, in order,
-// against one `hookline run` started as `make run` starts it, and checks
-// the outputs the README shows.
-func TestReadmeWalkthroughs(t *testing.T) {
+// walkthroughDocs are the documents whose walk-throughs run, in order,
+// with how many steps each holds at least.
+var walkthroughDocs = []struct {
+	path  string
+	least int
+}{
+	{path: "README.md", least: 4},
+	{path: "docs/local-run.md", least: 21},
+}
+
+// TestWalkthroughs runs every walk-through of the README and then of
+// docs/local-run.md, in order, against one `hookline run` started as
+// `make run` starts it, and checks the outputs the documents show.
+func TestWalkthroughs(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts the whole local system")
 	}
-	steps := walkthroughSteps(t, readme(t))
-	if len(steps) < 10 {
-		t.Fatalf("only %d walk-through steps found in the README", len(steps))
+	var steps []step
+	for _, file := range walkthroughDocs {
+		s := walkthroughSteps(t, file.path, doc(t, file.path))
+		if len(s) < file.least {
+			t.Fatalf("only %d walk-through steps found in %s, want at least %d", len(s), file.path, file.least)
+		}
+		steps = append(steps, s...)
 	}
 	repo, err := filepath.Abs("../..")
 	if err != nil {
@@ -220,7 +236,7 @@ func TestReadmeWalkthroughs(t *testing.T) {
 		case "grep":
 			run = func() string { return grep(t, args[1], args[2]) }
 		default:
-			t.Fatalf("step %d (%s): the README runs %q, which this test cannot run", i, s.section, s.command)
+			t.Fatalf("step %d (%s): the docs run %q, which this test cannot run", i, s.section, s.command)
 		}
 		label := fmt.Sprintf("step %d (%s): $ %s", i, s.section, s.command)
 		if readOnly(args[1:]) || args[0] == "grep" {
@@ -230,7 +246,7 @@ func TestReadmeWalkthroughs(t *testing.T) {
 		out := run()
 		t.Logf("%s\n%s", label, out)
 		if miss := matchInOrder(out, s.want); miss != "" {
-			t.Fatalf("%s\nprinted:\n%s\nwithout the README's line:\n%s", label, out, miss)
+			t.Fatalf("%s\nprinted:\n%s\nwithout the document's line:\n%s", label, out, miss)
 		}
 	}
 }
@@ -270,7 +286,7 @@ func waitFor(t *testing.T, limit time.Duration, output func() string, want []str
 			return
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("%s\nprinted:\n%s\nwithout the README's line:\n%s", label, out, miss)
+			t.Fatalf("%s\nprinted:\n%s\nwithout the document's line:\n%s", label, out, miss)
 		}
 		time.Sleep(250 * time.Millisecond)
 	}
@@ -297,7 +313,7 @@ func lastLines(s string, n int) string {
 	return strings.Join(lines, "\n")
 }
 
-// grep is the README's `grep PATTERN FILE`.
+// grep is the walk-throughs' `grep PATTERN FILE`.
 func grep(t *testing.T, pattern, file string) string {
 	t.Helper()
 	b, err := os.ReadFile(file)
