@@ -300,6 +300,23 @@ func TestDocsCommandsParse(t *testing.T) {
 	}
 }
 
+// TestMakefileCommandsParse: the hookline commands the Makefile runs
+// (make run, make lab, make lab-serve) parse as the docs' do.
+func TestMakefileCommandsParse(t *testing.T) {
+	n := 0
+	for _, line := range makefileCommands(t) {
+		if args := command(line); len(args) > 0 && args[0] == "hookline" {
+			n++
+			if _, err := parseCommand(args[1:]); err != nil {
+				t.Errorf("Makefile: %s: %v", line, err)
+			}
+		}
+	}
+	if n < 3 {
+		t.Errorf("the Makefile runs %d hookline commands, want at least 3 (run, lab, lab serve)", n)
+	}
+}
+
 // TestDocsSecretsTableMatchesCode: the development secrets the docs
 // publish are exactly those a local run uses, so that signing from the
 // docs never answers 401.
