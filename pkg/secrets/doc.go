@@ -6,7 +6,7 @@
 // execution environment for a short TTL and never logged.
 //
 // Locally, secrets come from environment variables (one per source,
-// comma-separated for several active secrets); the README lists their names
+// comma-separated for several active secrets); docs/local-run.md lists their names
 // and development defaults.
 //
 // Both providers pass one conformance suite, package secretstest.

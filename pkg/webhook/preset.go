@@ -9,7 +9,7 @@ import (
 
 // Provider presets: each is a [Scheme] that knows what one provider signs,
 // where its event identity lives, how it batches, and what acknowledgement
-// it expects. See the README's provider table.
+// it expects. See docs/providers.md for the table.
 const (
 	SchemeAdyen      Scheme = "adyen"
 	SchemePayPal     Scheme = "paypal"
