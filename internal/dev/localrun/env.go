@@ -11,8 +11,8 @@ import (
 )
 
 // DevSecrets are the development-only signing secrets a local run uses
-// when HOOKLINE_<SOURCE>_SECRETS is not set. They are published in the
-// README and must never be used anywhere else.
+// when HOOKLINE_<SOURCE>_SECRETS is not set. They are published in
+// docs/local-run.md and must never be used anywhere else.
 var DevSecrets = map[string]string{
 	"HOOKLINE_PAYMENTS_SECRETS": "whsec_aG9va2xpbmUtbG9jYWwtcGF5bWVudHMta2V5IQ==",
 	"HOOKLINE_USAGE_SECRETS":    "whsec_aG9va2xpbmUtbG9jYWwtdXNhZ2Uta2V5ISEhIQ==",
