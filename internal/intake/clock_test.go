@@ -48,9 +48,30 @@ func newClocked(t *testing.T, f localaws.Faults) *clocked {
 	} else {
 		env = localaws.StartForTest(t)
 	}
+	return clockedOn(t, env)
+}
+
+// clockedOn is a store over env's intake table at t0.
+func clockedOn(t *testing.T, env *localaws.Env) *clocked {
+	t.Helper()
 	c := &clocked{env: env, clock: testkit.NewManualClock(t0)}
 	c.store = c.storeWith(t, env.SQS)
 	return c
+}
+
+// startSlow starts the embedded local AWS answering every call after
+// latency, so that concurrent calls overlap as they do on AWS.
+func startSlow(t *testing.T, latency time.Duration) *localaws.Env {
+	t.Helper()
+	if localaws.External() {
+		t.Skip("latency is injected into the embedded emulators; an AWS_ENDPOINT_URL* is set")
+	}
+	env, err := localaws.Start(context.Background(), localaws.Options{Latency: latency})
+	if err != nil {
+		t.Fatalf("start local aws: %v", err)
+	}
+	t.Cleanup(func() { env.Close() })
+	return env
 }
 
 // storeWith is another receiver's store over the same table, clock and

@@ -131,8 +131,10 @@ func TestARedeliveryWaitsOutTheRestOfAShortLeaseThenSends(t *testing.T) {
 
 func TestConcurrentDeliveriesHaveOneSenderPerLease(t *testing.T) {
 	t.Parallel()
-	// Given a provider that delivers one event 8 times at once,
-	c := newClocked(t, localaws.Faults{})
+	// Given a provider that delivers one event 8 times at once, and AWS
+	// answering each call after 20 ms, so that the deliveries' calls
+	// overlap,
+	c := clockedOn(t, startSlow(t, 20*time.Millisecond))
 	ev := drillEvent(c.env, "evt_concurrent")
 	const deliveries = 8
 	// when they meet in one lease, exactly one records and sends it, and
