@@ -18,8 +18,11 @@ import (
 
 // Accept records ev durably and enqueues it once. It returns Accepted or
 // Duplicate only when the event is on its queue; every other answer means
-// the provider must retry (or, for ErrConflict, must not).
+// the provider must retry (or, for ErrConflict and ErrTooLarge, must not).
 func (s *Store) Accept(ctx context.Context, ev Event) (Result, error) {
+	if len(ev.Payload) > MaxPayload {
+		return Result{}, fmt.Errorf("event %s/%s: %d bytes: %w", ev.Source, ev.EventID, len(ev.Payload), ErrTooLarge)
+	}
 	now := s.cfg.Now()
 	rec := s.newRecord(ev, now)
 	old, created, err := s.create(ctx, rec)

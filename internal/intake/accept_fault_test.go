@@ -11,6 +11,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
+	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
 
 	"github.com/hookline/hookline/internal/dev/localaws"
 	"github.com/hookline/hookline/internal/intake"
@@ -45,7 +46,15 @@ func drillEvent(env *localaws.Env, id string) intake.Event {
 // queued counts the messages on the payments queue for eventID.
 func queued(t *testing.T, env *localaws.Env, eventID string) int {
 	t.Helper()
-	n := 0
+	return len(messagesOf(t, env, eventID))
+}
+
+// messagesOf receives every visible message on the payments queue and
+// returns those of eventID (all of them for ""); the others stay hidden
+// for 30 s.
+func messagesOf(t *testing.T, env *localaws.Env, eventID string) []sqstypes.Message {
+	t.Helper()
+	var got []sqstypes.Message
 	for {
 		out, err := env.SQS.ReceiveMessage(context.Background(), &sqs.ReceiveMessageInput{
 			QueueUrl: aws.String(env.QueueURL("payments")), MaxNumberOfMessages: 10, VisibilityTimeout: 30,
@@ -55,11 +64,11 @@ func queued(t *testing.T, env *localaws.Env, eventID string) int {
 			t.Fatal(err)
 		}
 		if len(out.Messages) == 0 {
-			return n
+			return got
 		}
 		for _, m := range out.Messages {
-			if aws.ToString(m.MessageAttributes["event_id"].StringValue) == eventID {
-				n++
+			if eventID == "" || aws.ToString(m.MessageAttributes["event_id"].StringValue) == eventID {
+				got = append(got, m)
 			}
 		}
 	}

@@ -14,10 +14,8 @@ import (
 
 // A record stores its payload as the string attribute "payload", or, when
 // gzip makes it smaller, as the binary attribute "payload_gz" instead.
-// DynamoDB bills a write by the whole item's size, a unit a KB, and the
-// intake writes each record twice (the put, then the update that marks it
-// enqueued): a 5.8 KB Stripe event takes 7 units a write as it came and 3
-// compressed. [Record.Payload] is always the body as it came; the hash is
+// DynamoDB bills a write by the whole item's size, a unit a KB: a 5.8 KB
+// Stripe event takes 7 units as it came and 3 compressed. [Record.Payload] is always the body as it came; the hash is
 // of those bytes.
 const (
 	attrPayload   = "payload"
@@ -90,9 +88,12 @@ func decompress(gz []byte) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	p, err := io.ReadAll(io.LimitReader(r, MaxItemSize))
+	p, err := io.ReadAll(io.LimitReader(r, MaxItemSize+1))
 	if err != nil {
 		return "", err
+	}
+	if len(p) > MaxItemSize {
+		return "", errors.New("inflates past one item")
 	}
 	return string(p), nil
 }

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
+	ddbtypes "github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 )
 
 // BenchmarkMarshalRecord is the cost of writing the Stripe fixture's
@@ -63,5 +64,22 @@ func TestRecordReadsEitherForm(t *testing.T) {
 				t.Fatalf("read back %q, %v", back.Payload, err)
 			}
 		})
+	}
+}
+
+// TestAStoredPayloadBeyondOneItemIsAnErrorNotCut: a compressed payload
+// that inflates past one item (no record of this build holds one: Accept
+// refuses a payload over MaxPayload) is read back as an error, never as
+// the first 400 KB of it, which a replay would send as the event.
+func TestAStoredPayloadBeyondOneItemIsAnErrorNotCut(t *testing.T) {
+	item, err := attributevalue.MarshalMap(record{PK: "payments#e"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	delete(item, attrPayload)
+	item[attrPayloadGz] = &ddbtypes.AttributeValueMemberB{Value: compress(string(make([]byte, MaxItemSize+1)))}
+	var back Record
+	if err := attributevalue.UnmarshalMap(item, &back); err == nil {
+		t.Fatalf("read back %d bytes of a %d-byte payload, and no error", len(back.Payload), MaxItemSize+1)
 	}
 }

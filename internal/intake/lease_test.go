@@ -3,6 +3,8 @@ package intake_test
 import (
 	"context"
 	"errors"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -99,5 +101,122 @@ func TestAReplayWhoseQueryFailsIsUnavailable(t *testing.T) {
 	})
 	if !errors.Is(err, intake.ErrUnavailable) || seen != 0 {
 		t.Fatalf("replay with a shard throttled: %d records, %v; want none and ErrUnavailable", seen, err)
+	}
+}
+
+func TestARedeliveryWaitsOutTheRestOfAShortLeaseThenSends(t *testing.T) {
+	t.Parallel()
+	// Given an event sent by a delivery whose lease has 30 ms left, and a
+	// store that waits up to the production 1.25 leases for it,
+	c := newClocked(t, localaws.Faults{})
+	ev := drillEvent(c.env, "evt_short_rest")
+	if _, err := c.store.Accept(context.Background(), ev); err != nil {
+		t.Fatal(err)
+	}
+	waiting, err := intake.New(intake.Config{DynamoDB: c.env.DynamoDB, SQS: c.env.SQS, Table: c.env.TableName("IntakeTable"),
+		Lease: specLease, Now: c.clock.Now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.clock.Set(t0.Add(specLease - 30*time.Millisecond))
+	// when the provider redelivers, the redelivery waits the 30 ms out
+	// rather than answering busy, takes the lease and sends again.
+	if res, err := waiting.Accept(context.Background(), ev); err != nil || res.Outcome != intake.Duplicate {
+		t.Fatalf("redelivery near the lease's end = %+v, %v; want duplicate", res, err)
+	}
+	if n := queued(t, c.env, ev.EventID); n != 2 {
+		t.Errorf("queue holds %d messages, want 2", n)
+	}
+}
+
+func TestConcurrentDeliveriesHaveOneSenderPerLease(t *testing.T) {
+	t.Parallel()
+	// Given a provider that delivers one event 8 times at once, and AWS
+	// answering each call after 20 ms, so that the deliveries' calls
+	// overlap,
+	c := clockedOn(t, startSlow(t, 20*time.Millisecond))
+	ev := drillEvent(c.env, "evt_concurrent")
+	const deliveries = 8
+	// when they meet in one lease, exactly one records and sends it, and
+	// the rest answer busy (503 in_progress);
+	answers := deliverAtOnce(c.store, ev, deliveries)
+	if answers[string(intake.Accepted)] != 1 || answers["busy"] != deliveries-1 {
+		t.Fatalf("first lease: answers %v, want 1 accepted and %d busy", answers, deliveries-1)
+	}
+	if n := queued(t, c.env, ev.EventID); n != 1 {
+		t.Fatalf("first lease: queue holds %d messages, want 1", n)
+	}
+	// and when 8 more meet after that lease, exactly one takes the lease
+	// over and sends again (duplicate); the rest lost the take-over, or
+	// found the new lease live, and are busy.
+	c.clock.Advance(specLease + time.Millisecond)
+	answers = deliverAtOnce(c.store, ev, deliveries)
+	if answers[string(intake.Duplicate)] != 1 || answers["busy"] != deliveries-1 {
+		t.Fatalf("second lease: answers %v, want 1 duplicate and %d busy", answers, deliveries-1)
+	}
+	if n := queued(t, c.env, ev.EventID); n != 1 {
+		t.Errorf("second lease: queue holds %d more messages, want 1", n)
+	}
+}
+
+// deliverAtOnce accepts ev n times concurrently and counts the answers
+// by outcome, "busy" for ErrBusy, and the error text for anything else.
+func deliverAtOnce(store *intake.Store, ev intake.Event, n int) map[string]int {
+	var mu sync.Mutex
+	answers := map[string]int{}
+	var wg sync.WaitGroup
+	for range n {
+		wg.Go(func() {
+			res, err := store.Accept(context.Background(), ev)
+			answer := string(res.Outcome)
+			switch {
+			case errors.Is(err, intake.ErrBusy):
+				answer = "busy"
+			case err != nil:
+				answer = err.Error()
+			}
+			mu.Lock()
+			answers[answer]++
+			mu.Unlock()
+		})
+	}
+	wg.Wait()
+	return answers
+}
+
+func TestATakeOverThatFailsSendsNothingAndKeepsTheLease(t *testing.T) {
+	for _, fault := range []string{localaws.FaultDDBError, localaws.FaultDDBThrottle} {
+		t.Run(fault, func(t *testing.T) {
+			t.Parallel()
+			// Given an event whose first delivery's lease has passed, and a
+			// take-over update that meets the fault on every attempt,
+			var faulty atomic.Bool
+			c := newClocked(t, localaws.Faults{Seed: 59, Rates: map[string]float64{fault: 1},
+				Match: func(r localaws.FaultRequest) bool { return faulty.Load() && r.Operation == "UpdateItem" }})
+			ev := drillEvent(c.env, "evt_takeover_"+fault)
+			if _, err := c.store.Accept(context.Background(), ev); err != nil {
+				t.Fatal(err)
+			}
+			before := c.record(t, ev)
+			c.clock.Advance(specLease + time.Millisecond)
+			faulty.Store(true)
+			// when the provider redelivers, it is unavailable and nothing
+			// more is queued,
+			if _, err := c.store.Accept(context.Background(), ev); !errors.Is(err, intake.ErrUnavailable) {
+				t.Fatalf("redelivery with the take-over refused = %v, want ErrUnavailable", err)
+			}
+			faulty.Store(false)
+			if n := queued(t, c.env, ev.EventID); n != 1 {
+				t.Fatalf("queue holds %d messages, want only the first delivery's", n)
+			}
+			// the lease is still the first delivery's, and the provider's
+			// next retry takes it and sends.
+			if rec := c.record(t, ev); rec.LeaseToken != before.LeaseToken {
+				t.Errorf("lease token %s after a refused take-over, want %s", rec.LeaseToken, before.LeaseToken)
+			}
+			if res, err := c.store.Accept(context.Background(), ev); err != nil || res.Outcome != intake.Duplicate {
+				t.Fatalf("next retry = %+v, %v; want duplicate", res, err)
+			}
+		})
 	}
 }

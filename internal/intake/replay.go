@@ -111,7 +111,9 @@ func (s *Store) keys(ctx context.Context, in *dynamodb.QueryInput) iter.Seq2[ind
 }
 
 // mergeByTime merges lists that are each oldest first into one, oldest
-// first (ties by key), stopping at the first error.
+// first, stopping at the first error. Heads of equal time go by key;
+// within one list equal times keep the index's order, which DynamoDB
+// does not define.
 func mergeByTime(lists []iter.Seq2[indexKey, error]) iter.Seq2[indexKey, error] {
 	return func(yield func(indexKey, error) bool) {
 		var heads []*listHead

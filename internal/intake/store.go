@@ -28,6 +28,9 @@ var (
 	ErrUnavailable = errors.New("intake: dependency unavailable")
 	// ErrBusy means another delivery of the same event holds the send lease.
 	ErrBusy = errors.New("intake: event is being enqueued by another delivery")
+	// ErrTooLarge means the payload is over [MaxPayload]: no record holds
+	// it, and a retry would be refused the same way.
+	ErrTooLarge = errors.New("intake: payload too large for one record")
 )
 
 // MaxItemSize is DynamoDB's limit on one item: 400 KB, counting attribute
