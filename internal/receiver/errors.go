@@ -44,6 +44,8 @@ func answerFor(scheme webhook.Scheme, err error) answer {
 		return answer{status: http.StatusMethodNotAllowed, code: "method_not_allowed"}
 	case errors.Is(err, intake.ErrConflict):
 		return answer{status: http.StatusConflict, code: "event_id_conflict"}
+	case errors.Is(err, intake.ErrTooLarge):
+		return answer{status: http.StatusRequestEntityTooLarge, code: "body_too_large"}
 	case errors.Is(err, intake.ErrBusy):
 		return answer{status: http.StatusServiceUnavailable, code: "in_progress", retryAfter: "1"}
 	case errors.Is(err, intake.ErrUnavailable), errors.Is(err, errUnavailable):
