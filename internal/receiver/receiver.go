@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"strconv"
 	"time"
+	"unicode/utf8"
 
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-lambda-go/lambdacontext"
@@ -139,6 +140,11 @@ func (h *Handler) Handle(ctx context.Context, req events.APIGatewayV2HTTPRequest
 	d, err := src.verifier.VerifyDelivery(webhook.HeaderMap(req.Headers), body, keys)
 	if err != nil {
 		return h.reject(ctx, name, err), nil
+	}
+	if !utf8.Valid(body) {
+		// An SQS message body is text: the SDK would send U+FFFD for each
+		// invalid byte, and the worker would get a body nobody signed.
+		return h.reject(ctx, name, fmt.Errorf("body is not UTF-8: %w", webhook.ErrMalformedBody)), nil
 	}
 	if err := h.checkSchema(src, body); err != nil {
 		return h.reject(ctx, name, err), nil

@@ -491,3 +491,31 @@ func TestMaxBodyMustFitOneIntakeItem(t *testing.T) {
 		})
 	}
 }
+
+// TestABodyThatIsNotUTF8IsRefused: JSON is UTF-8 (RFC 8259), and an SQS
+// message body is text: the SDK's JSON encoding replaces each invalid
+// byte with U+FFFD, so a signed body with one would reach the worker
+// altered, and no longer match what was signed. It is refused with 400
+// before anything is recorded or sent.
+func TestABodyThatIsNotUTF8IsRefused(t *testing.T) {
+	// Given a correctly signed body with an invalid UTF-8 byte in a string
+	f := newFixture(t, nil, nil)
+	body := "{\"type\":\"payment.succeeded\",\"data\":{\"note\":\"caf\xe9\"}}"
+	// When the receiver handles it
+	resp := f.handle(t, standardRequest(t, "msg_latin1", body, time.Now()))
+	// Then it is refused as malformed, and nothing was recorded or sent
+	msgs := f.drain(t, "payments")
+	if resp.StatusCode != 400 || resp.Body != `{"error":"malformed_body"}` {
+		sent := ""
+		if len(msgs) == 1 {
+			sent = fmt.Sprintf("; the queue got %q for the signed %q", aws.ToString(msgs[0].Body), body)
+		}
+		t.Fatalf("got %d %s%s; want 400 malformed_body", resp.StatusCode, resp.Body, sent)
+	}
+	if len(msgs) != 0 {
+		t.Fatalf("enqueued %d messages, want none", len(msgs))
+	}
+	if _, ok, err := f.store.Get(context.Background(), "payments", "msg_latin1"); ok || err != nil {
+		t.Fatalf("intake record of a refused body: found %v, %v", ok, err)
+	}
+}
