@@ -92,13 +92,13 @@ type Config struct {
 func (c Config) Validate() error {
 	var errs []error
 	if c.Registry == nil {
-		errs = append(errs, errors.New("payments: a registry is required"))
+		errs = append(errs, errors.New("paymentworker: a registry is required"))
 	}
 	if c.Provider == nil {
-		errs = append(errs, errors.New("payments: a provider client is required"))
+		errs = append(errs, errors.New("paymentworker: a provider client is required"))
 	}
 	if c.Queue == nil {
-		errs = append(errs, errors.New("payments: a queue is required"))
+		errs = append(errs, errors.New("paymentworker: a queue is required"))
 	}
 	return errors.Join(errs...)
 }
