@@ -162,7 +162,7 @@ func (r *Reconciler) pageUnresolved(ctx context.Context, run *Run, owner string,
 	}
 	dedup := UnresolvedDedupKey(owner, run.Until)
 	summary := UnresolvedSummary(units, oldest, len(ds))
-	ev := pager.Event{RoutingKey: r.cfg.ReconRoute, EventAction: pager.ActionTrigger, DedupKey: dedup,
+	ev := pager.Event{RoutingKey: r.cfg.ReconRoutingKey, EventAction: pager.ActionTrigger, DedupKey: dedup,
 		Payload: &pager.Payload{Summary: summary, Source: r.cfg.Source, Severity: pager.SeverityError,
 			Timestamp: run.StartedAt.UTC(), Component: "unattributed", Group: owner, Class: "spend_unresolved",
 			CustomDetails: map[string]any{

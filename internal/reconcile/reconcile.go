@@ -112,9 +112,9 @@ type Config struct {
 	// every pending page at the end of a run.
 	Pages Pages
 	Flush Flusher
-	// ReconRoute is the PagerDuty routing key of the reconciliation owner.
+	// ReconRoutingKey is the PagerDuty routing key of the reconciliation owner.
 	// It is a credential and is never logged.
-	ReconRoute string
+	ReconRoutingKey string
 	// Source is the payload source of pages. Default "hookline-reconciler".
 	Source string
 
@@ -189,8 +189,8 @@ func (c Config) Validate() error {
 	if err := (StoreConfig{DB: c.DB, Table: c.Table}).Validate(); err != nil {
 		errs = append(errs, err)
 	}
-	if c.ReconRoute == "" {
-		errs = append(errs, errors.New("ReconRoute is empty"))
+	if c.ReconRoutingKey == "" {
+		errs = append(errs, errors.New("ReconRoutingKey is empty"))
 	}
 	for name, d := range map[string]time.Duration{"Overlap": c.Overlap, "Lag": c.Lag, "Horizon": c.Horizon,
 		"InitialLookback": c.InitialLookback, "BaseInterval": c.BaseInterval, "ActiveInterval": c.ActiveInterval,

@@ -115,7 +115,7 @@
 // time after the usage occurred, the maximum tolerated age, and its retry
 // (webhook) or poll interval ([PathContract]). The escalation target of both
 // is the reconciliation owner ([Config.ReconOwner], paged on
-// [Config.ReconRoute]): it owns deferred records (deadline = deferral time +
+// [Config.ReconRoutingKey]): it owns deferred records (deadline = deferral time +
 // the path's maximum age), disagreements, and the maximum age of a usage
 // record that one path has and the other lacks.
 package spend

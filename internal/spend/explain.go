@@ -37,11 +37,11 @@ type ReconRun struct {
 	Note          string
 	NextReconAt   time.Time
 
-	// RunID names the reconciler run. WindowStart and WindowEnd bound the
-	// export window it read (by publication time); CursorBefore and
-	// CursorAfter are the export cursor it read and committed.
+	// RunID names the reconciler run. Since and Until bound the export
+	// window it read (by publication time); CursorBefore and CursorAfter
+	// are the export cursor it read and committed.
 	RunID                     string
-	WindowStart, WindowEnd    time.Time
+	Since, Until              time.Time
 	CursorBefore, CursorAfter time.Time
 	// Applied counts records the poll path applied (the webhook path had
 	// missed them); Matched counts those of Duplicates that the webhook
@@ -329,7 +329,7 @@ func (s *Recon) PutReconRun(ctx context.Context, run ReconRun) error {
 		WorkloadID: run.WorkloadID, StartedAt: ddb.Stamp(run.StartedAt), FinishedAt: ddb.Stamp(run.FinishedAt),
 		Records: run.Records, Applied: run.Applied, Duplicates: run.Duplicates, Disagreements: run.Disagreements,
 		Deferred: run.Deferred, Note: run.Note, NextReconAt: ddb.Stamp(run.NextReconAt),
-		RunID: run.RunID, WindowStart: ddb.Stamp(run.WindowStart), WindowEnd: ddb.Stamp(run.WindowEnd),
+		RunID: run.RunID, WindowStart: ddb.Stamp(run.Since), WindowEnd: ddb.Stamp(run.Until),
 		CursorBefore: ddb.Stamp(run.CursorBefore), CursorAfter: ddb.Stamp(run.CursorAfter), Matched: run.Matched,
 		Unseen: run.Unseen, Redriven: run.Redriven,
 		Decisions: run.Decisions, Tier: run.Tier, Interval: durationText(run.Interval)})
@@ -355,7 +355,7 @@ func (s *Recon) ReconRuns(ctx context.Context, workloadID string, limit int) ([]
 			FinishedAt: ddb.ParseStamp(ri.FinishedAt), Records: ri.Records, Applied: ri.Applied,
 			Duplicates: ri.Duplicates, Disagreements: ri.Disagreements, Deferred: ri.Deferred,
 			Note: ri.Note, NextReconAt: ddb.ParseStamp(ri.NextReconAt),
-			RunID: ri.RunID, WindowStart: ddb.ParseStamp(ri.WindowStart), WindowEnd: ddb.ParseStamp(ri.WindowEnd),
+			RunID: ri.RunID, Since: ddb.ParseStamp(ri.WindowStart), Until: ddb.ParseStamp(ri.WindowEnd),
 			CursorBefore: ddb.ParseStamp(ri.CursorBefore), CursorAfter: ddb.ParseStamp(ri.CursorAfter), Matched: ri.Matched,
 			Unseen: ri.Unseen, Redriven: ri.Redriven,
 			Decisions: ri.Decisions, Tier: ri.Tier, Interval: parseDurationText(ri.Interval)})

@@ -129,9 +129,9 @@ type Config struct {
 	Webhook, Poll PathContract
 	// ReconOwner names the owner of deferred and disagreeing records.
 	ReconOwner string
-	// ReconRoute is the PagerDuty routing key of the reconciliation owner,
+	// ReconRoutingKey is the PagerDuty routing key of the reconciliation owner,
 	// paged on disagreements. It is a credential and is never logged.
-	ReconRoute string
+	ReconRoutingKey string
 	// Source is the payload source of pages. Default "hookline-spend".
 	Source string
 	// Metrics receives counts and latencies. Default: none.
@@ -159,8 +159,8 @@ func (c Config) Validate() error {
 	if c.ReconOwner == "" {
 		errs = append(errs, errors.New("ReconOwner is empty"))
 	}
-	if c.ReconRoute == "" {
-		errs = append(errs, errors.New("ReconRoute is empty"))
+	if c.ReconRoutingKey == "" {
+		errs = append(errs, errors.New("ReconRoutingKey is empty"))
 	}
 	if len(errs) > 0 {
 		return fmt.Errorf("%w: %w", ErrInvalidConfig, errors.Join(errs...))
@@ -223,7 +223,7 @@ func New(cfg Config) (*Spend, error) {
 	s := &core{
 		db: cfg.DB, ledger: cfg.LedgerTable, workloads: cfg.WorkloadsTable, pages: cfg.Pages,
 		contracts: map[string]PathContract{PathWebhook: cfg.Webhook, PathPoll: cfg.Poll},
-		owner:     cfg.ReconOwner, route: cfg.ReconRoute, source: cfg.Source,
+		owner:     cfg.ReconOwner, route: cfg.ReconRoutingKey, source: cfg.Source,
 		metrics: cfg.Metrics, log: cfg.Logger, now: cfg.Now,
 	}
 	if s.source == "" {
