@@ -240,7 +240,7 @@ func (s *core) quarantinedByEvent(ctx context.Context, eventID string) (*Quarant
 // returns the record ID a deferral under that event pointed to, if any.
 func (s *core) byEvent(ctx context.Context, eventID string, x *EventExplanation) (string, error) {
 	var ref string
-	err := s.query(ctx, s.ledger, expression.Key("gsi1pk").Equal(expression.Value("EVENT#"+eventID)), true, 0,
+	err := s.query(ctx, s.ledger, expression.Key("gsi1pk").Equal(expression.Value(eventPK(eventID))), true, 0,
 		func(item map[string]types.AttributeValue) error {
 			sk := stringAttr(item, "sk")
 			switch {
@@ -253,7 +253,7 @@ func (s *core) byEvent(ctx context.Context, eventID string, x *EventExplanation)
 				}
 				e := ei.entry()
 				x.Entry = &e
-			case strings.HasPrefix(sk, "DECISION#"):
+			case strings.HasPrefix(sk, prefixDecision):
 				var di decisionItem
 				if err := attributevalue.UnmarshalMap(item, &di); err != nil {
 					return err
@@ -288,8 +288,8 @@ func (s *Ledger) Decisions(ctx context.Context, workloadID string, limit int) ([
 
 func (s *core) decisions(ctx context.Context, workloadID string, limit int) ([]Decision, error) {
 	var ds []Decision
-	kc := expression.Key("pk").Equal(expression.Value("WL#" + workloadID)).
-		And(expression.Key("sk").BeginsWith("DECISION#"))
+	kc := expression.Key("pk").Equal(expression.Value(WorkloadPK(workloadID))).
+		And(expression.Key("sk").BeginsWith(prefixDecision))
 	err := queryItems(ctx, s.db, s.ledger, "", kc, false, limit, func(di decisionItem) error {
 		ds = append(ds, di.decision())
 		return nil
@@ -308,7 +308,7 @@ func (s *Ledger) Disagreements(ctx context.Context, workloadID string, limit int
 
 func (s *core) disagreements(ctx context.Context, workloadID string, limit int) ([]DisagreementRecord, error) {
 	var ds []DisagreementRecord
-	kc := expression.Key("gsi1pk").Equal(expression.Value("DISAGREE#" + workloadID))
+	kc := expression.Key("gsi1pk").Equal(expression.Value(disagreePK(workloadID)))
 	err := queryItems(ctx, s.db, s.ledger, indexName, kc, false, limit, func(di disagreementItem) error {
 		ds = append(ds, di.disagreement())
 		return nil
@@ -325,7 +325,7 @@ func (s *Recon) PutReconRun(ctx context.Context, run ReconRun) error {
 	if run.WorkloadID == "" || run.StartedAt.IsZero() {
 		return fmt.Errorf("spend: %w: a recon run needs a workload and a start time", ErrInvalidWorkload)
 	}
-	item, err := attributevalue.MarshalMap(reconRunItem{PK: "WL#" + run.WorkloadID, SK: "RECON#" + ddb.Stamp(run.StartedAt),
+	item, err := attributevalue.MarshalMap(reconRunItem{PK: WorkloadPK(run.WorkloadID), SK: reconRunSK(run.StartedAt),
 		WorkloadID: run.WorkloadID, StartedAt: ddb.Stamp(run.StartedAt), FinishedAt: ddb.Stamp(run.FinishedAt),
 		Records: run.Records, Applied: run.Applied, Duplicates: run.Duplicates, Disagreements: run.Disagreements,
 		Deferred: run.Deferred, Note: run.Note, NextReconAt: ddb.Stamp(run.NextReconAt),
@@ -348,8 +348,8 @@ func (s *Recon) PutReconRun(ctx context.Context, run ReconRun) error {
 // ReconRuns returns a workload's latest reconciliation runs, newest first.
 func (s *Recon) ReconRuns(ctx context.Context, workloadID string, limit int) ([]ReconRun, error) {
 	var runs []ReconRun
-	kc := expression.Key("pk").Equal(expression.Value("WL#" + workloadID)).
-		And(expression.Key("sk").BeginsWith("RECON#"))
+	kc := expression.Key("pk").Equal(expression.Value(WorkloadPK(workloadID))).
+		And(expression.Key("sk").BeginsWith(prefixReconRun))
 	err := queryItems(ctx, s.db, s.ledger, "", kc, false, limit, func(ri reconRunItem) error {
 		runs = append(runs, ReconRun{WorkloadID: ri.WorkloadID, StartedAt: ddb.ParseStamp(ri.StartedAt),
 			FinishedAt: ddb.ParseStamp(ri.FinishedAt), Records: ri.Records, Applied: ri.Applied,
