@@ -1,6 +1,7 @@
 package reconcile
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -154,29 +155,17 @@ type Config struct {
 }
 
 func (c *Config) defaults() {
-	setDuration(&c.Overlap, DefaultOverlap)
-	setDuration(&c.Lag, DefaultLag)
-	setDuration(&c.Horizon, DefaultHorizon)
-	setDuration(&c.InitialLookback, DefaultInitialLookback)
-	setDuration(&c.BaseInterval, DefaultBaseInterval)
-	setDuration(&c.ActiveInterval, DefaultActiveInterval)
-	setDuration(&c.QuietInterval, DefaultQuietInterval)
-	setDuration(&c.QuietAfter, DefaultQuietAfter)
-	if c.NearCapRatio == 0 {
-		c.NearCapRatio = DefaultNearCapRatio
-	}
-	if c.Concurrency == 0 {
-		c.Concurrency = DefaultConcurrency
-	}
-	if c.Source == "" {
-		c.Source = "hookline-reconciler"
-	}
-}
-
-func setDuration(d *time.Duration, def time.Duration) {
-	if *d == 0 {
-		*d = def
-	}
+	c.Overlap = cmp.Or(c.Overlap, DefaultOverlap)
+	c.Lag = cmp.Or(c.Lag, DefaultLag)
+	c.Horizon = cmp.Or(c.Horizon, DefaultHorizon)
+	c.InitialLookback = cmp.Or(c.InitialLookback, DefaultInitialLookback)
+	c.BaseInterval = cmp.Or(c.BaseInterval, DefaultBaseInterval)
+	c.ActiveInterval = cmp.Or(c.ActiveInterval, DefaultActiveInterval)
+	c.QuietInterval = cmp.Or(c.QuietInterval, DefaultQuietInterval)
+	c.QuietAfter = cmp.Or(c.QuietAfter, DefaultQuietAfter)
+	c.NearCapRatio = cmp.Or(c.NearCapRatio, DefaultNearCapRatio)
+	c.Concurrency = cmp.Or(c.Concurrency, DefaultConcurrency)
+	c.Source = cmp.Or(c.Source, "hookline-reconciler")
 }
 
 // Validate reports every problem with c (after defaults) at once.
@@ -236,10 +225,7 @@ func New(cfg Config) (*Reconciler, error) {
 	if err != nil {
 		return nil, err
 	}
-	r := &Reconciler{cfg: cfg, store: store, log: cfg.Logger, now: cfg.Now}
-	if r.log == nil {
-		r.log = slog.New(slog.DiscardHandler)
-	}
+	r := &Reconciler{cfg: cfg, store: store, log: cmp.Or(cfg.Logger, slog.New(slog.DiscardHandler)), now: cfg.Now}
 	if r.now == nil {
 		r.now = time.Now
 	}

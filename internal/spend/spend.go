@@ -1,6 +1,7 @@
 package spend
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -223,17 +224,11 @@ func New(cfg Config) (*Spend, error) {
 	s := &core{
 		db: cfg.DB, ledger: cfg.LedgerTable, workloads: cfg.WorkloadsTable, pages: cfg.Pages,
 		contracts: map[string]PathContract{PathWebhook: cfg.Webhook, PathPoll: cfg.Poll},
-		owner:     cfg.ReconOwner, route: cfg.ReconRoutingKey, source: cfg.Source,
-		metrics: cfg.Metrics, log: cfg.Logger, now: cfg.Now,
-	}
-	if s.source == "" {
-		s.source = "hookline-spend"
+		owner:     cfg.ReconOwner, route: cfg.ReconRoutingKey, source: cmp.Or(cfg.Source, "hookline-spend"),
+		metrics: cfg.Metrics, log: cmp.Or(cfg.Logger, slog.New(slog.DiscardHandler)), now: cfg.Now,
 	}
 	if s.metrics == nil {
 		s.metrics = noMetrics{}
-	}
-	if s.log == nil {
-		s.log = slog.New(slog.DiscardHandler)
 	}
 	if s.now == nil {
 		s.now = time.Now

@@ -2,6 +2,7 @@ package idempotency
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"crypto/rand"
 	"errors"
@@ -71,23 +72,13 @@ type Config struct {
 
 // withDefaults returns c with zero fields set to their defaults.
 func (c Config) withDefaults() Config {
-	if c.InProgressTimeout == 0 {
-		c.InProgressTimeout = DefaultInProgressTimeout
-	}
-	if c.DeadlineMargin == 0 {
-		c.DeadlineMargin = DefaultDeadlineMargin
-	}
-	if c.Retention == 0 {
-		c.Retention = DefaultRetention
-	}
-	if c.CacheTTL == 0 {
-		c.CacheTTL = DefaultCacheTTL
-	}
+	c.InProgressTimeout = cmp.Or(c.InProgressTimeout, DefaultInProgressTimeout)
+	c.DeadlineMargin = cmp.Or(c.DeadlineMargin, DefaultDeadlineMargin)
+	c.Retention = cmp.Or(c.Retention, DefaultRetention)
+	c.CacheTTL = cmp.Or(c.CacheTTL, DefaultCacheTTL)
+	c.Logger = cmp.Or(c.Logger, slog.New(slog.DiscardHandler))
 	if c.Now == nil {
 		c.Now = time.Now
-	}
-	if c.Logger == nil {
-		c.Logger = slog.New(slog.DiscardHandler)
 	}
 	return c
 }
