@@ -33,35 +33,6 @@ var (
 	ErrFold = errors.New("reconcile: fold failed")
 )
 
-// Ledger is the port of the spend path the reconciler uses; [*spend.Recon] is it.
-type Ledger interface {
-	ApplyResolved(ctx context.Context, u spend.Usage, id string) (spend.Result, error)
-	ApplyBatchResolved(ctx context.Context, us []spend.Usage, ids map[string]string) ([]spend.Result, []error)
-	Redrive(ctx context.Context, recordID string) (spend.Result, error)
-	Quarantine(ctx context.Context, u spend.Usage, reason string) (spend.QuarantineRecord, bool, error)
-	DeferredStates(ctx context.Context, due time.Time) ([]spend.DeferredState, error)
-	MarkUnresolvedPaged(ctx context.Context, recordID, dedupKey string) error
-	HoldDeferred(ctx context.Context, recordID, reason string) (bool, error)
-	UnconfirmedBefore(ctx context.Context, before time.Time) ([]spend.UnconfirmedEntry, error)
-	Confirm(ctx context.Context, recordID string) (string, error)
-	FlagUnseen(ctx context.Context, e spend.UnconfirmedEntry, horizon time.Duration) (bool, error)
-	PutReconRun(ctx context.Context, run spend.ReconRun) error
-	Recheck(ctx context.Context, w spend.Workload) ([]spend.Decision, error)
-	PublishSchedule(ctx context.Context, rs spend.RunSchedule) error
-}
-
-var _ Ledger = (*spend.Recon)(nil)
-
-// Registry is the part of the workload registry the reconciler reads;
-// [*spend.Workloads] is it.
-type Registry interface {
-	ResolveRefs(ctx context.Context, refs []string) (map[string]string, error)
-	List(ctx context.Context) ([]spend.Workload, error)
-	Resolve(ctx context.Context, ref string) (spend.Workload, error)
-}
-
-var _ Registry = (*spend.Workloads)(nil)
-
 // Export is the provider's authoritative usage export; [*provider.Client]
 // is one.
 type Export interface {
@@ -75,15 +46,7 @@ type Pages interface {
 	Enqueue(ctx context.Context, ev pager.Event) (bool, error)
 }
 
-// Flusher sends pending pages; [*pager.Outbox] with a sender is one.
-type Flusher interface {
-	Flush(ctx context.Context) (pager.FlushResult, error)
-}
-
-var (
-	_ Pages   = (*pager.Outbox)(nil)
-	_ Flusher = (*pager.Outbox)(nil)
-)
+var _ Pages = (*pager.Outbox)(nil)
 
 // Defaults applied by [New] to zero fields.
 const (
@@ -101,18 +64,21 @@ const (
 
 // Config configures [New].
 type Config struct {
-	Ledger Ledger
+	// Ledger is the spend path's reconciliation role: it applies what the
+	// export holds, settles deferred and unconfirmed records, and stores
+	// runs.
+	Ledger *spend.Recon
 	// Registry resolves workload references and lists the workloads.
-	Registry Registry
+	Registry *spend.Workloads
 	Export   Export
 	// DB and Table hold the reconciler's own items (cursor, runs,
 	// schedules); Table is the ledger table.
 	DB    DB
 	Table string
 	// Pages enqueues unresolved-attribution pages; Flush, if set, sends
-	// every pending page at the end of a run.
+	// every pending page at the end of a run (an outbox with a sender).
 	Pages Pages
-	Flush Flusher
+	Flush *pager.Outbox
 	// ReconRoutingKey is the PagerDuty routing key of the reconciliation owner.
 	// It is a credential and is never logged.
 	ReconRoutingKey string

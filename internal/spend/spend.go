@@ -171,6 +171,15 @@ func (c Config) Validate() error {
 
 // Spend is the spend path's state, split by role. Each role is safe for
 // concurrent use and shares the one configuration.
+//
+// The roles share one state and differ only in their method sets, and
+// that is their purpose: each method set is one consumer's contract,
+// written down where it is implemented. The reconciler's is [*Recon]
+// (apply what the export holds, settle deferred and unconfirmed records,
+// store runs; it reads workloads through [*Workloads]), the spend
+// worker's [*Ledger], the explain commands' [*Explainer], the operators'
+// [*Workloads]. A role is a concrete type rather than an interface: each
+// has one implementation, which tests run against the embedded DynamoDB.
 type Spend struct {
 	// Workloads is the registry: workloads, aliases, caps and holds, and
 	// the admission reads.
@@ -233,13 +242,12 @@ func New(cfg Config) (*Spend, error) {
 	if s.now == nil {
 		s.now = time.Now
 	}
-	return &Spend{Workloads: s.asWorkloads(), Ledger: s.asLedger(), Recon: &Recon{s}, Explainer: &Explainer{s}}, nil
+	return &Spend{Workloads: s.asWorkloads(), Ledger: s.asLedger(), Recon: s.asRecon(), Explainer: &Explainer{s}}, nil
 }
 
 func (c *core) asWorkloads() *Workloads { return &Workloads{c} }
 func (c *core) asLedger() *Ledger       { return &Ledger{c} }
 func (c *core) asRecon() *Recon         { return &Recon{c} }
-func (c *core) asExplainer() *Explainer { return &Explainer{c} }
 
 // Contract returns the contract of an intake path ("webhook" or "poll").
 func (s *Ledger) Contract(path string) (PathContract, bool) {
