@@ -30,7 +30,7 @@ func UnresolvedDedupKey(owner string, until time.Time) string {
 const maxPageRecords = 50
 
 // deferred resolves deferred records whose reference now maps to a live
-// workload (through [spend.Ledger.Redrive]); past their deadline, it holds
+// workload (through [spend.Recon.Redrive]); past their deadline, it holds
 // the unresolved ones whose workload holds, and pages the rest once, one
 // page per owner for this run's window.
 func (r *Reconciler) deferred(ctx context.Context, run *Run, plan map[string]*planned) error {
