@@ -151,8 +151,8 @@ const (
 	// StatusAlreadyCompleted: the work was done; [Claim.Result] is its stored
 	// result. Reply with it and do nothing else.
 	StatusAlreadyCompleted
-	// StatusInProgress: another worker holds the key until [Claim.HeldUntil]. Do
-	// not do the work; retry the message later.
+	// StatusInProgress: another worker holds the key until
+	// [Claim.HeldUntil]. Do not do the work; retry the message later.
 	StatusInProgress
 	// StatusPayloadMismatch: the key was used for a different payload. It is a
 	// permanent error of the request, never a duplicate.
