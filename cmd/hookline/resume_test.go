@@ -23,7 +23,7 @@ func pauseOver(t *testing.T, env *localaws.Env, id string) *spend.Spend {
 		WorkloadsTable: env.TableName("WorkloadsTable"), Pages: outbox,
 		Webhook:    spend.PathContract{MaxAge: time.Hour, Interval: time.Minute},
 		Poll:       spend.PathContract{MaxAge: time.Hour, Interval: 5 * time.Minute},
-		ReconOwner: "billing-oncall", ReconRoute: "rk-recon"})
+		ReconOwner: "billing-oncall", ReconRoutingKey: "rk-recon"})
 	if err != nil {
 		t.Fatal(err)
 	}

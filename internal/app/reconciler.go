@@ -23,8 +23,8 @@ func NewReconciler(d Deps) (*reconcile.Reconciler, error) {
 	}
 	return reconcile.New(reconcile.Config{
 		Ledger: ledger.Spend.Recon, Registry: ledger.Spend.Workloads, Export: client, DB: d.Clients.DynamoDB, Table: cfg.LedgerTable,
-		Pages: ledger.Outbox, Flush: ledger.Outbox, ReconRoute: cfg.ReconRoutingKey,
-		Overlap: cfg.Overlap, Lag: cfg.ConsistencyLag, Horizon: cfg.Horizon, InitialLookback: cfg.InitialLookback,
+		Pages: ledger.Outbox, Flush: ledger.Outbox, ReconRoutingKey: cfg.ReconRoutingKey,
+		Overlap: cfg.Overlap, Lag: cfg.Lag, Horizon: cfg.Horizon, InitialLookback: cfg.InitialLookback,
 		BaseInterval: cfg.PollInterval, ActiveInterval: cfg.ActiveInterval, QuietInterval: cfg.QuietInterval,
 		QuietAfter: cfg.QuietAfter, NearCapRatio: cfg.NearCapRatio, Concurrency: cfg.FoldConcurrency,
 		Metrics: d.metrics().With(map[string]any{"function": "reconciler"}), Logger: d.logger(),

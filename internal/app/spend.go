@@ -29,7 +29,7 @@ func NewLedger(d Deps, cfg config.Spend) (Ledger, error) {
 		DB: d.Clients.DynamoDB, LedgerTable: cfg.LedgerTable, WorkloadsTable: cfg.WorkloadsTable, Pages: outbox,
 		Webhook:    spend.PathContract{ExpectedArrival: cfg.WebhookExpectedArrival, MaxAge: cfg.WebhookMaxAge, Interval: cfg.WebhookRetryInterval},
 		Poll:       spend.PathContract{ExpectedArrival: cfg.PollExpectedArrival, MaxAge: cfg.PollMaxAge, Interval: cfg.PollInterval},
-		ReconOwner: cfg.ReconOwner, ReconRoute: cfg.ReconRoutingKey,
+		ReconOwner: cfg.ReconOwner, ReconRoutingKey: cfg.ReconRoutingKey,
 		Metrics: emfMetrics{d.metrics()}, Logger: d.logger(),
 	})
 	if err != nil {

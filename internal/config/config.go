@@ -1,6 +1,7 @@
 package config
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"os"
@@ -39,10 +40,8 @@ func (e *env) required(name string) string {
 }
 
 func (e *env) optional(name, def string) string {
-	if v, ok := e.lookup(name); ok && v != "" {
-		return v
-	}
-	return def
+	v, _ := e.lookup(name)
+	return cmp.Or(v, def)
 }
 
 func (e *env) duration(name string, def time.Duration) time.Duration {

@@ -14,9 +14,9 @@ type Reconciler struct {
 	ProviderTimeout time.Duration
 	// UsagePageLimit is the page size asked of the usage export.
 	UsagePageLimit int
-	// Overlap, ConsistencyLag and Horizon shape the export window and the
+	// Overlap, Lag and Horizon shape the export window and the
 	// consistency horizon; InitialLookback places the first cursor.
-	Overlap, ConsistencyLag, Horizon, InitialLookback time.Duration
+	Overlap, Lag, Horizon, InitialLookback time.Duration
 	// The base interval is Spend.PollInterval, the schedule's rate.
 	ActiveInterval, QuietInterval, QuietAfter time.Duration
 	NearCapRatio                              float64
@@ -40,7 +40,7 @@ func ReconcilerFromEnv(lookup Lookup) (Reconciler, error) {
 	cfg.ProviderTimeout = e.duration("PROVIDER_TIMEOUT", 5*time.Second)
 	cfg.UsagePageLimit = e.integer("USAGE_PAGE_LIMIT", 500)
 	cfg.Overlap = e.duration("OVERLAP_WINDOW", 10*time.Minute)
-	cfg.ConsistencyLag = e.duration("CONSISTENCY_LAG", 2*time.Minute)
+	cfg.Lag = e.duration("CONSISTENCY_LAG", 2*time.Minute)
 	cfg.Horizon = e.duration("CONSISTENCY_HORIZON", cfg.PollMaxAge)
 	cfg.InitialLookback = e.duration("INITIAL_LOOKBACK", time.Hour)
 	cfg.ActiveInterval = e.duration("ACTIVE_INTERVAL", 15*time.Minute)

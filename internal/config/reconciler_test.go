@@ -18,7 +18,7 @@ func TestReconcilerFromEnv(t *testing.T) {
 		check   func(t *testing.T, c Reconciler)
 	}{
 		{name: "defaults", check: func(t *testing.T, c Reconciler) {
-			if c.Overlap != 10*time.Minute || c.ConsistencyLag != 2*time.Minute || c.Horizon != 30*time.Minute ||
+			if c.Overlap != 10*time.Minute || c.Lag != 2*time.Minute || c.Horizon != 30*time.Minute ||
 				c.NearCapRatio != 0.8 || c.ActiveInterval != 15*time.Minute || c.QuietInterval != time.Hour ||
 				c.PollInterval != 5*time.Minute || c.FoldConcurrency != 8 || c.UsagePageLimit != 500 {
 				t.Fatalf("defaults = %+v", c)

@@ -137,7 +137,7 @@ func (r chaosRegistry) Claim(ctx context.Context, key, hash string) (idempotency
 	var cl idempotency.Claim
 	var err error
 	r.c.step(ctx, key, "claim", func() { cl, err = r.Registry.Claim(ctx, key, hash) })
-	if err == nil && cl.Status == idempotency.AlreadyCompleted {
+	if err == nil && cl.Status == idempotency.StatusAlreadyCompleted {
 		r.settled.Store(key, true)
 	}
 	return cl, err

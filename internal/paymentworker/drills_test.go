@@ -89,7 +89,7 @@ func TestDrillCrashBetweenClaimAndCharge(t *testing.T) {
 	defer cancel()
 	held, err := r.reg.Claim(ctx, "payments:evt_crash1", paymentworker.Payment{Charge: provider.ChargeRequest{Customer: "cus_evt_crash1", Amount: 1500, Currency: "usd"}}.Hash())
 	must(t, err)
-	if held.Status != idempotency.Claimed {
+	if held.Status != idempotency.StatusClaimed {
 		t.Fatalf("setup claim = %v", held.Status)
 	}
 	// when the message is delivered,

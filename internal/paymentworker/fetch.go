@@ -19,10 +19,10 @@ import (
 var (
 	// ErrNotFound means the provider has no such object: the ID was not
 	// issued by it, so the message is dead-lettered, never acted on.
-	ErrNotFound = errors.New("payments: fetched object not found")
+	ErrNotFound = errors.New("paymentworker: fetched object not found")
 	// ErrFetch means the provider could not be read now; the message is
 	// retried.
-	ErrFetch = errors.New("payments: fetch failed")
+	ErrFetch = errors.New("paymentworker: fetch failed")
 )
 
 // Fetched is an object as its provider holds it now.

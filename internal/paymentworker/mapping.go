@@ -13,7 +13,7 @@ import (
 )
 
 // ErrBadMapping means a payload mapping is invalid.
-var ErrBadMapping = errors.New("payments: bad payload mapping")
+var ErrBadMapping = errors.New("paymentworker: bad payload mapping")
 
 // Mapping says where a source's webhook body keeps the fields of a
 // charge, each as a JSON pointer (RFC 6901) into the body. Customer,

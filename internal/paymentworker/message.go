@@ -13,7 +13,7 @@ import (
 )
 
 // ErrMalformed means a message cannot be turned into a charge.
-var ErrMalformed = errors.New("payments: malformed payment message")
+var ErrMalformed = errors.New("paymentworker: malformed payment message")
 
 // Payment is one payment event as the worker reads it.
 type Payment struct {

@@ -115,7 +115,7 @@ func must(t *testing.T, err error) {
 type noRegistry struct{}
 
 func (noRegistry) Claim(context.Context, string, string) (idempotency.Claim, error) {
-	return idempotency.Claim{Status: idempotency.Claimed, Token: "none", Attempt: 1, HeldUntil: time.Now().Add(time.Minute)}, nil
+	return idempotency.Claim{Status: idempotency.StatusClaimed, Token: "none", Attempt: 1, HeldUntil: time.Now().Add(time.Minute)}, nil
 }
 func (noRegistry) Complete(context.Context, string, string, []byte) error { return nil }
 func (noRegistry) Release(context.Context, string, string, time.Time) error {

@@ -92,13 +92,13 @@ type Config struct {
 func (c Config) Validate() error {
 	var errs []error
 	if c.Registry == nil {
-		errs = append(errs, errors.New("payments: a registry is required"))
+		errs = append(errs, errors.New("paymentworker: a registry is required"))
 	}
 	if c.Provider == nil {
-		errs = append(errs, errors.New("payments: a provider client is required"))
+		errs = append(errs, errors.New("paymentworker: a provider client is required"))
 	}
 	if c.Queue == nil {
-		errs = append(errs, errors.New("payments: a queue is required"))
+		errs = append(errs, errors.New("paymentworker: a queue is required"))
 	}
 	return errors.Join(errs...)
 }
@@ -197,12 +197,12 @@ func (w *Worker) pay(ctx context.Context, p Payment, receives int) outcome {
 		return outcome{name: "retry", reason: "registry_unavailable"}
 	}
 	switch claim.Status {
-	case idempotency.AlreadyCompleted:
+	case idempotency.StatusAlreadyCompleted:
 		return outcome{name: "replayed", ok: true}
-	case idempotency.InProgress:
+	case idempotency.StatusInProgress:
 		wait := time.Until(claim.HeldUntil) + time.Second
 		return outcome{name: "in_progress", reason: "held_by_another_worker", retry: max(wait, time.Second)}
-	case idempotency.PayloadMismatch:
+	case idempotency.StatusPayloadMismatch:
 		return outcome{name: "dead_lettered", reason: "payload_mismatch"}
 	}
 	a := attempt{w: w, p: p, claim: claim, receives: receives}

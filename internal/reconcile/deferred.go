@@ -30,7 +30,7 @@ func UnresolvedDedupKey(owner string, until time.Time) string {
 const maxPageRecords = 50
 
 // deferred resolves deferred records whose reference now maps to a live
-// workload (through [spend.Ledger.Redrive]); past their deadline, it holds
+// workload (through [spend.Recon.Redrive]); past their deadline, it holds
 // the unresolved ones whose workload holds, and pages the rest once, one
 // page per owner for this run's window.
 func (r *Reconciler) deferred(ctx context.Context, run *Run, plan map[string]*planned) error {
@@ -162,7 +162,7 @@ func (r *Reconciler) pageUnresolved(ctx context.Context, run *Run, owner string,
 	}
 	dedup := UnresolvedDedupKey(owner, run.Until)
 	summary := UnresolvedSummary(units, oldest, len(ds))
-	ev := pager.Event{RoutingKey: r.cfg.ReconRoute, EventAction: pager.ActionTrigger, DedupKey: dedup,
+	ev := pager.Event{RoutingKey: r.cfg.ReconRoutingKey, EventAction: pager.ActionTrigger, DedupKey: dedup,
 		Payload: &pager.Payload{Summary: summary, Source: r.cfg.Source, Severity: pager.SeverityError,
 			Timestamp: run.StartedAt.UTC(), Component: "unattributed", Group: owner, Class: "spend_unresolved",
 			CustomDetails: map[string]any{

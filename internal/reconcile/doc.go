@@ -1,8 +1,9 @@
 // Package reconcile is hookline's polling path: an EventBridge-scheduled
 // run that reads the provider's authoritative usage export and folds it
-// into the same ledger as the webhook path, through [spend.Ledger.Apply]
-// with Path "poll". Events are the fast path; polling proves or disproves
-// them and finds what the fast path missed.
+// into the same ledger as the webhook path, through [spend.Recon] (the
+// transaction of [spend.Ledger.Apply]) with Path "poll". Events are the
+// fast path; polling proves or disproves them and finds what the fast path
+// missed.
 //
 // # One run
 //
@@ -20,7 +21,7 @@
 //     A record the ledger refuses (negative units, missing fields, units
 //     past [spend.MaxUnits], a total that would pass [spend.MaxTotal]) is
 //     quarantined: stored with its reason and paged once to the
-//     reconciliation owner ([spend.Ledger.Quarantine]); it never stops the
+//     reconciliation owner ([spend.Recon.Quarantine]); it never stops the
 //     run or the cursor. Records fold with up to Concurrency in flight,
 //     in lanes by workload reference: one workload's records fold in
 //     export order, different workloads in parallel, and pages stream
@@ -39,7 +40,7 @@
 //     (QuietInterval). Every change of tier or interval is stored with its
 //     reason and time ([Store.IntervalChanges]).
 //  5. Attributes deferred records whose reference now maps to a workload
-//     ([spend.Ledger.Redrive]). Past their deadline, the unresolved ones of
+//     ([spend.Recon.Redrive]). Past their deadline, the unresolved ones of
 //     a workload that holds get an explicit hold decision; the others get
 //     one page per owner and run window, summary
 //     "unresolved attribution amount=<units> oldest=<RFC3339> records=<n>".
@@ -69,4 +70,6 @@
 //	run record       RECON#run       RUN#<started>#<run id>
 //	schedule         WL#<id>         SCHED
 //	interval change  WL#<id>         SCHED#<at>#<run id>
+//
+// keys.go spells them; the workload partition is [spend.WorkloadPK].
 package reconcile

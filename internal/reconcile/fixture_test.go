@@ -81,7 +81,7 @@ func newFixture(t testing.TB, o options) *fixture {
 		WorkloadsTable: f.env.TableName("WorkloadsTable"), Pages: f.outbox,
 		Webhook:    spend.PathContract{ExpectedArrival: time.Minute, MaxAge: deferMaxAge, Interval: 5 * time.Minute},
 		Poll:       spend.PathContract{ExpectedArrival: 15 * time.Minute, MaxAge: deferMaxAge, Interval: 5 * time.Minute},
-		ReconOwner: "billing-oncall", ReconRoute: reconRoute, Now: f.clock.Now})
+		ReconOwner: "billing-oncall", ReconRoutingKey: reconRoute, Now: f.clock.Now})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -103,7 +103,7 @@ func (f *fixture) reconciler(t testing.TB, o options) *reconcile.Reconciler {
 		export = o.export(export)
 	}
 	r, err := reconcile.New(reconcile.Config{Ledger: f.spend.Recon, Registry: f.spend.Workloads, Export: export, DB: f.env.DynamoDB,
-		Table: f.env.TableName("LedgerTable"), Pages: f.outbox, Flush: f.outbox, ReconRoute: reconRoute,
+		Table: f.env.TableName("LedgerTable"), Pages: f.outbox, Flush: f.outbox, ReconRoutingKey: reconRoute,
 		Horizon: horizon, Concurrency: o.concurrency,
 		Metrics: emf.New(f.metrics, "hookline").WithClock(f.clock.Now), Now: f.clock.Now})
 	if err != nil {

@@ -390,7 +390,7 @@ func (f *fold) decisionLines() []string {
 }
 
 // quarantine stores a refused record with its reason and pages the
-// reconciliation owner once ([spend.Ledger.Quarantine]).
+// reconciliation owner once ([spend.Recon.Quarantine]).
 func (f *fold) quarantine(ctx context.Context, u spend.Usage, cause error) error {
 	q, first, err := f.r.cfg.Ledger.Quarantine(ctx, u, cause.Error())
 	if err != nil {

@@ -1,6 +1,7 @@
 package reconcile
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -32,35 +33,6 @@ var (
 	ErrFold = errors.New("reconcile: fold failed")
 )
 
-// Ledger is the port of the spend path the reconciler uses; [*spend.Recon] is it.
-type Ledger interface {
-	ApplyResolved(ctx context.Context, u spend.Usage, id string) (spend.Result, error)
-	ApplyBatchResolved(ctx context.Context, us []spend.Usage, ids map[string]string) ([]spend.Result, []error)
-	Redrive(ctx context.Context, recordID string) (spend.Result, error)
-	Quarantine(ctx context.Context, u spend.Usage, reason string) (spend.QuarantineRecord, bool, error)
-	DeferredStates(ctx context.Context, due time.Time) ([]spend.DeferredState, error)
-	MarkUnresolvedPaged(ctx context.Context, recordID, dedupKey string) error
-	HoldDeferred(ctx context.Context, recordID, reason string) (bool, error)
-	UnconfirmedBefore(ctx context.Context, before time.Time) ([]spend.UnconfirmedEntry, error)
-	Confirm(ctx context.Context, recordID string) (string, error)
-	FlagUnseen(ctx context.Context, e spend.UnconfirmedEntry, horizon time.Duration) (bool, error)
-	PutReconRun(ctx context.Context, run spend.ReconRun) error
-	Recheck(ctx context.Context, w spend.Workload) ([]spend.Decision, error)
-	PublishSchedule(ctx context.Context, rs spend.RunSchedule) error
-}
-
-var _ Ledger = (*spend.Recon)(nil)
-
-// Registry is the part of the workload registry the reconciler reads;
-// [*spend.Workloads] is it.
-type Registry interface {
-	ResolveRefs(ctx context.Context, refs []string) (map[string]string, error)
-	List(ctx context.Context) ([]spend.Workload, error)
-	Resolve(ctx context.Context, ref string) (spend.Workload, error)
-}
-
-var _ Registry = (*spend.Workloads)(nil)
-
 // Export is the provider's authoritative usage export; [*provider.Client]
 // is one.
 type Export interface {
@@ -74,15 +46,7 @@ type Pages interface {
 	Enqueue(ctx context.Context, ev pager.Event) (bool, error)
 }
 
-// Flusher sends pending pages; [*pager.Outbox] with a sender is one.
-type Flusher interface {
-	Flush(ctx context.Context) (pager.FlushResult, error)
-}
-
-var (
-	_ Pages   = (*pager.Outbox)(nil)
-	_ Flusher = (*pager.Outbox)(nil)
-)
+var _ Pages = (*pager.Outbox)(nil)
 
 // Defaults applied by [New] to zero fields.
 const (
@@ -100,21 +64,24 @@ const (
 
 // Config configures [New].
 type Config struct {
-	Ledger Ledger
+	// Ledger is the spend path's reconciliation role: it applies what the
+	// export holds, settles deferred and unconfirmed records, and stores
+	// runs.
+	Ledger *spend.Recon
 	// Registry resolves workload references and lists the workloads.
-	Registry Registry
+	Registry *spend.Workloads
 	Export   Export
 	// DB and Table hold the reconciler's own items (cursor, runs,
 	// schedules); Table is the ledger table.
 	DB    DB
 	Table string
 	// Pages enqueues unresolved-attribution pages; Flush, if set, sends
-	// every pending page at the end of a run.
+	// every pending page at the end of a run (an outbox with a sender).
 	Pages Pages
-	Flush Flusher
-	// ReconRoute is the PagerDuty routing key of the reconciliation owner.
+	Flush *pager.Outbox
+	// ReconRoutingKey is the PagerDuty routing key of the reconciliation owner.
 	// It is a credential and is never logged.
-	ReconRoute string
+	ReconRoutingKey string
 	// Source is the payload source of pages. Default "hookline-reconciler".
 	Source string
 
@@ -154,29 +121,17 @@ type Config struct {
 }
 
 func (c *Config) defaults() {
-	setDuration(&c.Overlap, DefaultOverlap)
-	setDuration(&c.Lag, DefaultLag)
-	setDuration(&c.Horizon, DefaultHorizon)
-	setDuration(&c.InitialLookback, DefaultInitialLookback)
-	setDuration(&c.BaseInterval, DefaultBaseInterval)
-	setDuration(&c.ActiveInterval, DefaultActiveInterval)
-	setDuration(&c.QuietInterval, DefaultQuietInterval)
-	setDuration(&c.QuietAfter, DefaultQuietAfter)
-	if c.NearCapRatio == 0 {
-		c.NearCapRatio = DefaultNearCapRatio
-	}
-	if c.Concurrency == 0 {
-		c.Concurrency = DefaultConcurrency
-	}
-	if c.Source == "" {
-		c.Source = "hookline-reconciler"
-	}
-}
-
-func setDuration(d *time.Duration, def time.Duration) {
-	if *d == 0 {
-		*d = def
-	}
+	c.Overlap = cmp.Or(c.Overlap, DefaultOverlap)
+	c.Lag = cmp.Or(c.Lag, DefaultLag)
+	c.Horizon = cmp.Or(c.Horizon, DefaultHorizon)
+	c.InitialLookback = cmp.Or(c.InitialLookback, DefaultInitialLookback)
+	c.BaseInterval = cmp.Or(c.BaseInterval, DefaultBaseInterval)
+	c.ActiveInterval = cmp.Or(c.ActiveInterval, DefaultActiveInterval)
+	c.QuietInterval = cmp.Or(c.QuietInterval, DefaultQuietInterval)
+	c.QuietAfter = cmp.Or(c.QuietAfter, DefaultQuietAfter)
+	c.NearCapRatio = cmp.Or(c.NearCapRatio, DefaultNearCapRatio)
+	c.Concurrency = cmp.Or(c.Concurrency, DefaultConcurrency)
+	c.Source = cmp.Or(c.Source, "hookline-reconciler")
 }
 
 // Validate reports every problem with c (after defaults) at once.
@@ -189,8 +144,8 @@ func (c Config) Validate() error {
 	if err := (StoreConfig{DB: c.DB, Table: c.Table}).Validate(); err != nil {
 		errs = append(errs, err)
 	}
-	if c.ReconRoute == "" {
-		errs = append(errs, errors.New("ReconRoute is empty"))
+	if c.ReconRoutingKey == "" {
+		errs = append(errs, errors.New("ReconRoutingKey is empty"))
 	}
 	for name, d := range map[string]time.Duration{"Overlap": c.Overlap, "Lag": c.Lag, "Horizon": c.Horizon,
 		"InitialLookback": c.InitialLookback, "BaseInterval": c.BaseInterval, "ActiveInterval": c.ActiveInterval,
@@ -236,10 +191,7 @@ func New(cfg Config) (*Reconciler, error) {
 	if err != nil {
 		return nil, err
 	}
-	r := &Reconciler{cfg: cfg, store: store, log: cfg.Logger, now: cfg.Now}
-	if r.log == nil {
-		r.log = slog.New(slog.DiscardHandler)
-	}
+	r := &Reconciler{cfg: cfg, store: store, log: cmp.Or(cfg.Logger, slog.New(slog.DiscardHandler)), now: cfg.Now}
 	if r.now == nil {
 		r.now = time.Now
 	}

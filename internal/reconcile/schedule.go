@@ -204,12 +204,12 @@ func (r *Reconciler) reconcileWorkload(ctx context.Context, run *Run, f *fold, i
 		Records: total.Records, Applied: total.Missed, Duplicates: total.Matched + total.Repeats,
 		Disagreements: total.Disagreements, Deferred: total.Deferred, NextReconAt: next,
 		Note:  fmt.Sprintf("tier %s every %s; %d repeats from the overlap", p.tier, p.interval, total.Repeats),
-		RunID: run.RunID, WindowStart: run.Since, WindowEnd: run.Until,
+		RunID: run.RunID, Since: run.Since, Until: run.Until,
 		CursorBefore: run.CursorBefore, CursorAfter: run.CursorAfter, Matched: total.Matched,
 		Unseen: total.Unseen, Redriven: p.redriven,
 		Decisions: ds, Tier: string(p.tier), Interval: p.interval}
 	if !p.sched.LastReconciled.IsZero() {
-		rr.WindowStart = p.sched.LastReconciled.Add(-r.cfg.Lag - r.cfg.Overlap)
+		rr.Since = p.sched.LastReconciled.Add(-r.cfg.Lag - r.cfg.Overlap)
 	}
 	if err := r.cfg.Ledger.PutReconRun(ctx, rr); err != nil {
 		return false, err

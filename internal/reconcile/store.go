@@ -13,21 +13,13 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/hookline/hookline/internal/ddb"
+	"github.com/hookline/hookline/internal/spend"
 )
 
 // DB is the DynamoDB client the [Store] uses.
 type DB = ddb.API
 
 var _ DB = (*dynamodb.Client)(nil)
-
-// Item keys of the reconciler's own items in the ledger table.
-const (
-	pkCursor   = "RECON#cursor"
-	skCursor   = "CURSOR"
-	pkRuns     = "RECON#run"
-	skSchedule = "SCHED"
-	skChange   = "SCHED#"
-)
 
 // StoreConfig configures [NewStore].
 type StoreConfig struct {
@@ -90,7 +82,7 @@ type cursorItem struct {
 // successful run.
 func (s *Store) Cursor(ctx context.Context) (c Cursor, found bool, err error) {
 	out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(s.table),
-		Key: ddb.Key(pkCursor, skCursor), ConsistentRead: aws.Bool(true)})
+		Key: cursorKey(), ConsistentRead: aws.Bool(true)})
 	if err != nil {
 		return Cursor{}, false, fmt.Errorf("reconcile: read cursor: %w", err)
 	}
@@ -179,7 +171,7 @@ type Counts struct {
 	Unseen int64
 	// Quarantined were refused by the ledger (negative or oversized units,
 	// missing fields, a total that would overflow): stored with the reason
-	// and paged once to the reconciliation owner ([spend.Ledger.Quarantine]).
+	// and paged once to the reconciliation owner ([spend.Recon.Quarantine]).
 	Quarantined int64
 }
 
@@ -228,7 +220,7 @@ type runItem struct {
 
 // PutRun stores a run record.
 func (s *Store) PutRun(ctx context.Context, r Run) error {
-	item, err := attributevalue.MarshalMap(runItem{PK: pkRuns, SK: "RUN#" + ddb.Stamp(r.StartedAt) + "#" + r.RunID,
+	item, err := attributevalue.MarshalMap(runItem{PK: pkRuns, SK: runSK(r.StartedAt, r.RunID),
 		RunID: r.RunID, StartedAt: ddb.Stamp(r.StartedAt), FinishedAt: ddb.Stamp(r.FinishedAt), Outcome: r.Outcome,
 		Error: r.Error, Since: ddb.Stamp(r.Since), Until: ddb.Stamp(r.Until), CursorBefore: ddb.Stamp(r.CursorBefore),
 		CursorAfter: ddb.Stamp(r.CursorAfter), Records: r.Records, Missed: r.Missed, Matched: r.Matched,
@@ -248,7 +240,7 @@ func (s *Store) PutRun(ctx context.Context, r Run) error {
 
 // Runs returns the latest run records, newest first.
 func (s *Store) Runs(ctx context.Context, limit int) ([]Run, error) {
-	kc := expression.Key("pk").Equal(expression.Value(pkRuns)).And(expression.Key("sk").BeginsWith("RUN#"))
+	kc := expression.Key("pk").Equal(expression.Value(pkRuns)).And(expression.Key("sk").BeginsWith(prefixRun))
 	var runs []Run
 	err := s.query(ctx, kc, false, limit, func(item map[string]types.AttributeValue) error {
 		var ri runItem
@@ -311,7 +303,7 @@ type scheduleItem struct {
 // classification.
 func (s *Store) Schedule(ctx context.Context, workloadID string) (sc Schedule, found bool, err error) {
 	out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(s.table),
-		Key: ddb.Key("WL#"+workloadID, skSchedule), ConsistentRead: aws.Bool(true)})
+		Key: scheduleKey(workloadID), ConsistentRead: aws.Bool(true)})
 	if err != nil {
 		return Schedule{}, false, fmt.Errorf("reconcile: read schedule %s: %w", workloadID, err)
 	}
@@ -374,7 +366,7 @@ func (s *Store) ChangeTier(ctx context.Context, prev Schedule, found bool, ch In
 	if err != nil {
 		return false, err
 	}
-	item, err := attributevalue.MarshalMap(changeItem{PK: "WL#" + ch.WorkloadID, SK: skChange + ddb.Stamp(ch.At) + "#" + ch.RunID,
+	item, err := attributevalue.MarshalMap(changeItem{PK: spend.WorkloadPK(ch.WorkloadID), SK: changeSK(ch.At, ch.RunID),
 		WorkloadID: ch.WorkloadID, From: string(ch.From), To: string(ch.To),
 		FromInterval: int64(ch.FromInterval / time.Second), ToInterval: int64(ch.ToInterval / time.Second),
 		Reason: ch.Reason, At: ddb.Stamp(ch.At), RunID: ch.RunID})
@@ -382,7 +374,7 @@ func (s *Store) ChangeTier(ctx context.Context, prev Schedule, found bool, ch In
 		return false, fmt.Errorf("reconcile: encode interval change: %w", err)
 	}
 	err = changeRetry.Transact(ctx, s.db, []types.TransactWriteItem{
-		{Update: &types.Update{TableName: aws.String(s.table), Key: ddb.Key("WL#"+ch.WorkloadID, skSchedule),
+		{Update: &types.Update{TableName: aws.String(s.table), Key: scheduleKey(ch.WorkloadID),
 			UpdateExpression: expr.Update(), ConditionExpression: expr.Condition(),
 			ExpressionAttributeNames: expr.Names(), ExpressionAttributeValues: expr.Values()}},
 		{Put: &types.Put{TableName: aws.String(s.table), Item: item}},
@@ -399,8 +391,8 @@ func (s *Store) ChangeTier(ctx context.Context, prev Schedule, found bool, ch In
 // IntervalChanges returns a workload's latest interval changes, newest
 // first.
 func (s *Store) IntervalChanges(ctx context.Context, workloadID string, limit int) ([]IntervalChange, error) {
-	kc := expression.Key("pk").Equal(expression.Value("WL#" + workloadID)).
-		And(expression.Key("sk").BeginsWith(skChange))
+	kc := expression.Key("pk").Equal(expression.Value(spend.WorkloadPK(workloadID))).
+		And(expression.Key("sk").BeginsWith(prefixChange))
 	var out []IntervalChange
 	err := s.query(ctx, kc, false, limit, func(item map[string]types.AttributeValue) error {
 		var ci changeItem
@@ -442,7 +434,7 @@ func (s *Store) AddPending(ctx context.Context, workloadID string, c Counts, rec
 		return err
 	}
 	_, err = s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{TableName: aws.String(s.table),
-		Key: ddb.Key("WL#"+workloadID, skSchedule), UpdateExpression: expr.Update(),
+		Key: scheduleKey(workloadID), UpdateExpression: expr.Update(),
 		ConditionExpression: expr.Condition(), ExpressionAttributeNames: expr.Names(),
 		ExpressionAttributeValues: expr.Values()})
 	if err != nil {

@@ -26,14 +26,14 @@ type nopDB struct{ reconcile.DB }
 
 func TestConfigValidate(t *testing.T) {
 	valid := reconcile.Config{Ledger: &spend.Recon{}, Registry: &spend.Workloads{}, Export: nopExport{}, DB: nopDB{}, Table: "ledger",
-		Pages: nopPages{}, ReconRoute: "rk"}
+		Pages: nopPages{}, ReconRoutingKey: "rk"}
 	tests := []struct {
 		name   string
 		change func(*reconcile.Config)
 		ok     bool
 	}{
 		{"defaults", func(*reconcile.Config) {}, true},
-		{"no route", func(c *reconcile.Config) { c.ReconRoute = "" }, false},
+		{"no route", func(c *reconcile.Config) { c.ReconRoutingKey = "" }, false},
 		{"no export", func(c *reconcile.Config) { c.Export = nil }, false},
 		{"no registry", func(c *reconcile.Config) { c.Registry = nil }, false},
 		{"no table", func(c *reconcile.Config) { c.Table = "" }, false},

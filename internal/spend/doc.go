@@ -59,19 +59,24 @@
 //
 // The ledger table (LedgerTable):
 //
-//	item          pk             sk                          gsi1pk           gsi1sk
-//	entry         REC#<record>   ENTRY                       EVENT#<event>    REC#<record>
-//	deferred      REC#<record>   DEFERRED                    DEFERRED#open    <deadline>#<record>
-//	disagreement  REC#<record>   DISAGREE#<workload>#<units> DISAGREE#<wl>    <observed>#<record>
-//	decision      WL#<id>        DECISION#<epoch>#<step>     EVENT#<event>    DECISION#<epoch>#<step>
-//	recon run     WL#<id>        RECON#<started>             -                -
-//	marker        REC#<record>   UNCONFIRMED                 UNCONFIRMED#<n>  <occurred>#<record>
-//	quarantine    REC#<record>   QUARANTINE                  QUARANTINE       <quarantined>#<record>
-//	page          PAGE#<dedup>   PAGE                        OUTBOX#<status>  <time>#<dedup>   (package pager)
+//	item          pk             sk                          gsi1pk               gsi1sk
+//	entry         REC#<record>   ENTRY                       EVENT#<event>        REC#<record>
+//	event ref     REC#<record>   EVENTREF                    EVENT#<event>        REF#<record>
+//	deferred      REC#<record>   DEFERRED                    DEFERRED#open        <deadline>#<record>
+//	disagreement  REC#<record>   DISAGREE#<workload>#<units> DISAGREE#<wl>        <observed>#<record>
+//	decision      WL#<id>        DECISION#<epoch>#<step>     EVENT#<event>        DECISION#<epoch>#<step>
+//	recon run     WL#<id>        RECON#<started>             -                    -
+//	marker        REC#<record>   UNCONFIRMED                 UNCONFIRMED#<shard>  <occurred>#<record>
+//	quarantine    REC#<record>   QUARANTINE                  QUARANTINE           <quarantined>#<record>
+//	run schedule  RECON#schedule RECON#schedule              -                    -
+//	page          PAGE#<dedup>   PAGE                        OUTBOX#<status>      <time>#<dedup>   (package pager)
 //
-// A resolved deferred item moves to gsi1pk DEFERRED#resolved, so the
-// DEFERRED#open partition only holds open items. (Items move between index
-// partitions by SET rather than REMOVE, which the embedded DynamoDB ignores.)
+// The entry's and the decision's gsi1 keys are set only when the record
+// came with an event ID. A resolved deferred item moves to gsi1pk
+// DEFERRED#resolved, so the DEFERRED#open partition only holds open items;
+// a marker moves to CONFIRMED#<shard> or FLAGGED#<shard> (recon.go).
+// (Items move between index partitions by SET rather than REMOVE, which
+// the embedded DynamoDB ignores.) keys.go spells every key of both tables.
 //
 // # Access patterns
 //
@@ -115,7 +120,7 @@
 // time after the usage occurred, the maximum tolerated age, and its retry
 // (webhook) or poll interval ([PathContract]). The escalation target of both
 // is the reconciliation owner ([Config.ReconOwner], paged on
-// [Config.ReconRoute]): it owns deferred records (deadline = deferral time +
+// [Config.ReconRoutingKey]): it owns deferred records (deadline = deferral time +
 // the path's maximum age), disagreements, and the maximum age of a usage
 // record that one path has and the other lacks.
 package spend

@@ -161,12 +161,12 @@ func (s *core) decide(ctx context.Context, w Workload, u Usage, action string, k
 	if err != nil {
 		return d, false, err
 	}
-	di := decisionItem{PK: "WL#" + w.ID, SK: sk, WorkloadID: w.ID, Action: action, EventID: u.EventID,
+	di := decisionItem{PK: WorkloadPK(w.ID), SK: sk, WorkloadID: w.ID, Action: action, EventID: u.EventID,
 		RecordID: u.RecordID, Units: u.Units, Attributed: d.Attributed, Cap: d.Cap, Step: k, CapEpoch: w.CapEpoch,
 		ObservedAt: ddb.Stamp(u.ObservedAt), DecidedAt: ddb.Stamp(now), DedupKey: d.DedupKey, Line: d.Line,
 		LastEventID: w.LastAccepted.EventID, LastRecordID: w.LastAccepted.RecordID, NextReconAt: ddb.Stamp(w.NextReconAt)}
 	if u.EventID != "" {
-		di.GSI1PK, di.GSI1SK = "EVENT#"+u.EventID, sk
+		di.GSI1PK, di.GSI1SK = eventPK(u.EventID), sk
 	}
 	item, err := attributevalue.MarshalMap(di)
 	if err != nil {

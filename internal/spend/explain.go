@@ -37,11 +37,11 @@ type ReconRun struct {
 	Note          string
 	NextReconAt   time.Time
 
-	// RunID names the reconciler run. WindowStart and WindowEnd bound the
-	// export window it read (by publication time); CursorBefore and
-	// CursorAfter are the export cursor it read and committed.
+	// RunID names the reconciler run. Since and Until bound the export
+	// window it read (by publication time); CursorBefore and CursorAfter
+	// are the export cursor it read and committed.
 	RunID                     string
-	WindowStart, WindowEnd    time.Time
+	Since, Until              time.Time
 	CursorBefore, CursorAfter time.Time
 	// Applied counts records the poll path applied (the webhook path had
 	// missed them); Matched counts those of Duplicates that the webhook
@@ -240,7 +240,7 @@ func (s *core) quarantinedByEvent(ctx context.Context, eventID string) (*Quarant
 // returns the record ID a deferral under that event pointed to, if any.
 func (s *core) byEvent(ctx context.Context, eventID string, x *EventExplanation) (string, error) {
 	var ref string
-	err := s.query(ctx, s.ledger, expression.Key("gsi1pk").Equal(expression.Value("EVENT#"+eventID)), true, 0,
+	err := s.query(ctx, s.ledger, expression.Key("gsi1pk").Equal(expression.Value(eventPK(eventID))), true, 0,
 		func(item map[string]types.AttributeValue) error {
 			sk := stringAttr(item, "sk")
 			switch {
@@ -253,7 +253,7 @@ func (s *core) byEvent(ctx context.Context, eventID string, x *EventExplanation)
 				}
 				e := ei.entry()
 				x.Entry = &e
-			case strings.HasPrefix(sk, "DECISION#"):
+			case strings.HasPrefix(sk, prefixDecision):
 				var di decisionItem
 				if err := attributevalue.UnmarshalMap(item, &di); err != nil {
 					return err
@@ -288,8 +288,8 @@ func (s *Ledger) Decisions(ctx context.Context, workloadID string, limit int) ([
 
 func (s *core) decisions(ctx context.Context, workloadID string, limit int) ([]Decision, error) {
 	var ds []Decision
-	kc := expression.Key("pk").Equal(expression.Value("WL#" + workloadID)).
-		And(expression.Key("sk").BeginsWith("DECISION#"))
+	kc := expression.Key("pk").Equal(expression.Value(WorkloadPK(workloadID))).
+		And(expression.Key("sk").BeginsWith(prefixDecision))
 	err := queryItems(ctx, s.db, s.ledger, "", kc, false, limit, func(di decisionItem) error {
 		ds = append(ds, di.decision())
 		return nil
@@ -308,7 +308,7 @@ func (s *Ledger) Disagreements(ctx context.Context, workloadID string, limit int
 
 func (s *core) disagreements(ctx context.Context, workloadID string, limit int) ([]DisagreementRecord, error) {
 	var ds []DisagreementRecord
-	kc := expression.Key("gsi1pk").Equal(expression.Value("DISAGREE#" + workloadID))
+	kc := expression.Key("gsi1pk").Equal(expression.Value(disagreePK(workloadID)))
 	err := queryItems(ctx, s.db, s.ledger, indexName, kc, false, limit, func(di disagreementItem) error {
 		ds = append(ds, di.disagreement())
 		return nil
@@ -325,11 +325,11 @@ func (s *Recon) PutReconRun(ctx context.Context, run ReconRun) error {
 	if run.WorkloadID == "" || run.StartedAt.IsZero() {
 		return fmt.Errorf("spend: %w: a recon run needs a workload and a start time", ErrInvalidWorkload)
 	}
-	item, err := attributevalue.MarshalMap(reconRunItem{PK: "WL#" + run.WorkloadID, SK: "RECON#" + ddb.Stamp(run.StartedAt),
+	item, err := attributevalue.MarshalMap(reconRunItem{PK: WorkloadPK(run.WorkloadID), SK: reconRunSK(run.StartedAt),
 		WorkloadID: run.WorkloadID, StartedAt: ddb.Stamp(run.StartedAt), FinishedAt: ddb.Stamp(run.FinishedAt),
 		Records: run.Records, Applied: run.Applied, Duplicates: run.Duplicates, Disagreements: run.Disagreements,
 		Deferred: run.Deferred, Note: run.Note, NextReconAt: ddb.Stamp(run.NextReconAt),
-		RunID: run.RunID, WindowStart: ddb.Stamp(run.WindowStart), WindowEnd: ddb.Stamp(run.WindowEnd),
+		RunID: run.RunID, WindowStart: ddb.Stamp(run.Since), WindowEnd: ddb.Stamp(run.Until),
 		CursorBefore: ddb.Stamp(run.CursorBefore), CursorAfter: ddb.Stamp(run.CursorAfter), Matched: run.Matched,
 		Unseen: run.Unseen, Redriven: run.Redriven,
 		Decisions: run.Decisions, Tier: run.Tier, Interval: durationText(run.Interval)})
@@ -348,14 +348,14 @@ func (s *Recon) PutReconRun(ctx context.Context, run ReconRun) error {
 // ReconRuns returns a workload's latest reconciliation runs, newest first.
 func (s *Recon) ReconRuns(ctx context.Context, workloadID string, limit int) ([]ReconRun, error) {
 	var runs []ReconRun
-	kc := expression.Key("pk").Equal(expression.Value("WL#" + workloadID)).
-		And(expression.Key("sk").BeginsWith("RECON#"))
+	kc := expression.Key("pk").Equal(expression.Value(WorkloadPK(workloadID))).
+		And(expression.Key("sk").BeginsWith(prefixReconRun))
 	err := queryItems(ctx, s.db, s.ledger, "", kc, false, limit, func(ri reconRunItem) error {
 		runs = append(runs, ReconRun{WorkloadID: ri.WorkloadID, StartedAt: ddb.ParseStamp(ri.StartedAt),
 			FinishedAt: ddb.ParseStamp(ri.FinishedAt), Records: ri.Records, Applied: ri.Applied,
 			Duplicates: ri.Duplicates, Disagreements: ri.Disagreements, Deferred: ri.Deferred,
 			Note: ri.Note, NextReconAt: ddb.ParseStamp(ri.NextReconAt),
-			RunID: ri.RunID, WindowStart: ddb.ParseStamp(ri.WindowStart), WindowEnd: ddb.ParseStamp(ri.WindowEnd),
+			RunID: ri.RunID, Since: ddb.ParseStamp(ri.WindowStart), Until: ddb.ParseStamp(ri.WindowEnd),
 			CursorBefore: ddb.ParseStamp(ri.CursorBefore), CursorAfter: ddb.ParseStamp(ri.CursorAfter), Matched: ri.Matched,
 			Unseen: ri.Unseen, Redriven: ri.Redriven,
 			Decisions: ri.Decisions, Tier: ri.Tier, Interval: parseDurationText(ri.Interval)})

@@ -12,27 +12,6 @@ import (
 	"github.com/hookline/hookline/internal/ddb"
 )
 
-// Item sort keys and key prefixes; see the package documentation.
-const (
-	skWorkload = "WORKLOAD"
-	skAlias    = "ALIAS"
-	skEntry    = "ENTRY"
-	skDeferred = "DEFERRED"
-	indexName  = "gsi1"
-
-	deferredOpen     = "DEFERRED#open"
-	deferredResolved = "DEFERRED#resolved"
-)
-
-func workloadKey(id string) map[string]types.AttributeValue { return ddb.Key("WL#"+id, skWorkload) }
-func aliasKey(ref string) map[string]types.AttributeValue   { return ddb.Key("ALIAS#"+ref, skAlias) }
-func entryKey(rec string) map[string]types.AttributeValue   { return ddb.Key("REC#"+rec, skEntry) }
-func deferredKey(rec string) map[string]types.AttributeValue {
-	return ddb.Key("REC#"+rec, skDeferred)
-}
-
-func decisionSK(epoch, step int64) string { return fmt.Sprintf("DECISION#%08d#%06d", epoch, step) }
-
 // workloadItem is the stored form of a [Workload].
 type workloadItem struct {
 	PK              string `dynamodbav:"pk"`
@@ -260,10 +239,6 @@ func getItem[T any](ctx context.Context, db DB, table string, key map[string]typ
 	return v, nil
 }
 
-// skEventRef is the sort key of an event reference: the item that lets a
-// webhook event ID find a record that never became a ledger entry.
-const skEventRef = "EVENTREF"
-
 // eventRefItem points from a webhook event ID (on gsi1) to its record.
 type eventRefItem struct {
 	PK       string `dynamodbav:"pk"`
@@ -281,8 +256,8 @@ func (s *core) putEventRef(ctx context.Context, u Usage) error {
 	if u.EventID == "" {
 		return nil
 	}
-	item, err := attributevalue.MarshalMap(eventRefItem{PK: "REC#" + u.RecordID, SK: skEventRef,
-		GSI1PK: "EVENT#" + u.EventID, GSI1SK: "REF#" + u.RecordID, RecordID: u.RecordID, EventID: u.EventID})
+	item, err := attributevalue.MarshalMap(eventRefItem{PK: recordPK(u.RecordID), SK: skEventRef,
+		GSI1PK: eventPK(u.EventID), GSI1SK: eventRefSK(u.RecordID), RecordID: u.RecordID, EventID: u.EventID})
 	if err != nil {
 		return fmt.Errorf("spend: encode event reference %s: %w", u.EventID, err)
 	}

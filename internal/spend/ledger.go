@@ -233,11 +233,11 @@ func (s *core) applyTx(u Usage, id string) ([]types.TransactWriteItem, error) {
 // being absent, and for a webhook record the marker reconciliation
 // confirms against the export (recon.go).
 func (s *core) entryItems(u Usage, id, now string) ([]types.TransactWriteItem, error) {
-	ei := entryItem{PK: "REC#" + u.RecordID, SK: skEntry, RecordID: u.RecordID, WorkloadID: id,
+	ei := entryItem{PK: recordPK(u.RecordID), SK: skEntry, RecordID: u.RecordID, WorkloadID: id,
 		WorkloadRef: u.WorkloadRef, Units: u.Units, EventID: u.EventID, Path: u.Path, Paths: []string{u.Path},
 		OccurredAt: ddb.Stamp(u.OccurredAt), ObservedAt: ddb.Stamp(u.ObservedAt), AcceptedAt: now}
 	if u.EventID != "" {
-		ei.GSI1PK, ei.GSI1SK = "EVENT#"+u.EventID, "REC#"+u.RecordID
+		ei.GSI1PK, ei.GSI1SK = eventPK(u.EventID), entryGSI1SK(u.RecordID)
 	}
 	item, err := attributevalue.MarshalMap(ei)
 	if err != nil {
@@ -351,8 +351,8 @@ func (s *core) notePath(ctx context.Context, e Entry, u Usage) error {
 	upd := expression.Add(expression.Name("paths"), expression.Value(&types.AttributeValueMemberSS{Value: []string{u.Path}}))
 	if newEvent {
 		upd = upd.Set(expression.Name("event_id"), expression.Value(u.EventID)).
-			Set(expression.Name("gsi1pk"), expression.Value("EVENT#"+u.EventID)).
-			Set(expression.Name("gsi1sk"), expression.Value("REC#"+u.RecordID))
+			Set(expression.Name("gsi1pk"), expression.Value(eventPK(u.EventID))).
+			Set(expression.Name("gsi1sk"), expression.Value(entryGSI1SK(u.RecordID)))
 	}
 	expr, err := expression.NewBuilder().WithUpdate(upd).
 		WithCondition(expression.AttributeExists(expression.Name("pk"))).Build()
@@ -393,8 +393,8 @@ func (s *core) deferForWorkload(ctx context.Context, u Usage, id string) (Result
 func (s *core) deferUsage(ctx context.Context, u Usage, id string, hold bool, reason string) (Result, error) {
 	now := s.now()
 	deadline := now.Add(s.contracts[u.Path].MaxAge)
-	di := deferredItem{PK: "REC#" + u.RecordID, SK: skDeferred,
-		GSI1PK: deferredOpen, GSI1SK: ddb.Stamp(deadline) + "#" + u.RecordID,
+	di := deferredItem{PK: recordPK(u.RecordID), SK: skDeferred,
+		GSI1PK: deferredOpen, GSI1SK: stampedSK(ddb.Stamp(deadline), u.RecordID),
 		RecordID: u.RecordID, WorkloadRef: u.WorkloadRef, WorkloadID: id, Units: u.Units, EventID: u.EventID,
 		Path: u.Path, Reason: reason, Owner: s.owner, Hold: hold, Status: "open",
 		OccurredAt: ddb.Stamp(u.OccurredAt), ObservedAt: ddb.Stamp(u.ObservedAt), DeferredAt: ddb.Stamp(now), Deadline: ddb.Stamp(deadline)}
@@ -436,8 +436,8 @@ func (s *core) disagree(ctx context.Context, u Usage, otherWorkload string, kept
 	now := s.now()
 	other := Version{WorkloadID: otherWorkload, Units: u.Units, Path: u.Path, EventID: u.EventID}
 	dedup := "spend-disagree:" + u.RecordID + ":" + otherWorkload + ":" + strconv.FormatInt(u.Units, 10)
-	di := disagreementItem{PK: "REC#" + u.RecordID, SK: "DISAGREE#" + otherWorkload + "#" + strconv.FormatInt(u.Units, 10),
-		GSI1PK: "DISAGREE#" + kept.WorkloadID, GSI1SK: ddb.Stamp(u.ObservedAt) + "#" + u.RecordID,
+	di := disagreementItem{PK: recordPK(u.RecordID), SK: disagreeSK(otherWorkload, u.Units),
+		GSI1PK: disagreePK(kept.WorkloadID), GSI1SK: stampedSK(ddb.Stamp(u.ObservedAt), u.RecordID),
 		RecordID: u.RecordID, KeptWorkload: kept.WorkloadID, KeptUnits: kept.Units, KeptPath: kept.Path, KeptEventID: kept.EventID,
 		OtherWorkload: other.WorkloadID, OtherUnits: other.Units, OtherPath: other.Path, OtherEventID: other.EventID,
 		Owner: s.owner, DedupKey: dedup, ObservedAt: ddb.Stamp(u.ObservedAt), RecordedAt: ddb.Stamp(now)}
@@ -495,7 +495,7 @@ func (s *Ledger) GetDeferred(ctx context.Context, recordID string) (DeferredReco
 func (s *Ledger) OpenDeferred(ctx context.Context, due time.Time) ([]DeferredRecord, error) {
 	kc := expression.Key("gsi1pk").Equal(expression.Value(deferredOpen))
 	if !due.IsZero() {
-		kc = kc.And(expression.Key("gsi1sk").LessThanEqual(expression.Value(ddb.Stamp(due) + "#\uffff")))
+		kc = kc.And(expression.Key("gsi1sk").LessThanEqual(expression.Value(stampedUpTo(due))))
 	}
 	var ds []DeferredRecord
 	err := queryItems(ctx, s.db, s.ledger, indexName, kc, true, 0, func(di deferredItem) error {

@@ -90,7 +90,7 @@ func newConflictFixture(t *testing.T) (*fixture, *conflicting) {
 		WorkloadsTable: env.TableName("WorkloadsTable"), Pages: f.outbox,
 		Webhook:    PathContract{ExpectedArrival: 5 * time.Second, MaxAge: maxAge, Interval: time.Minute},
 		Poll:       PathContract{ExpectedArrival: 10 * time.Minute, MaxAge: maxAge, Interval: 15 * time.Minute},
-		ReconOwner: "billing-oncall", ReconRoute: "rk-recon", Metrics: f.metrics, Now: f.clock})
+		ReconOwner: "billing-oncall", ReconRoutingKey: "rk-recon", Metrics: f.metrics, Now: f.clock})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -74,15 +74,6 @@ type QuarantineRecord struct {
 	QuarantinedAt time.Time
 }
 
-const (
-	skQuarantine  = "QUARANTINE"
-	quarantineGSI = "QUARANTINE"
-)
-
-func quarantineKey(rec string) map[string]types.AttributeValue {
-	return ddb.Key("REC#"+rec, skQuarantine)
-}
-
 // QuarantineDedupKey is the dedup key of a quarantined record's page.
 func QuarantineDedupKey(recordID string) string { return "spend-quarantine:" + recordID }
 
@@ -128,8 +119,8 @@ func (s *Ledger) Quarantine(ctx context.Context, u Usage, reason string) (q Quar
 		return QuarantineRecord{}, false, fmt.Errorf("spend: %w: a quarantined record needs its RecordID", ErrInvalidUsage)
 	}
 	now := s.now()
-	qi := quarantineItem{PK: "REC#" + u.RecordID, SK: skQuarantine, GSI1PK: quarantineGSI,
-		GSI1SK: ddb.Stamp(now) + "#" + u.RecordID, RecordID: u.RecordID, WorkloadRef: u.WorkloadRef,
+	qi := quarantineItem{PK: recordPK(u.RecordID), SK: skQuarantine, GSI1PK: quarantinePart,
+		GSI1SK: stampedSK(ddb.Stamp(now), u.RecordID), RecordID: u.RecordID, WorkloadRef: u.WorkloadRef,
 		Units: strconv.FormatInt(u.Units, 10), EventID: u.EventID, Path: u.Path, Reason: reason, Owner: s.owner,
 		DedupKey: QuarantineDedupKey(u.RecordID), OccurredAt: ddb.Stamp(u.OccurredAt), ObservedAt: ddb.Stamp(u.ObservedAt),
 		QuarantinedAt: ddb.Stamp(now)}
@@ -184,7 +175,7 @@ func (s *Ledger) Quarantined(ctx context.Context, recordID string) (QuarantineRe
 // all).
 func (s *Ledger) QuarantinedRecords(ctx context.Context, limit int) ([]QuarantineRecord, error) {
 	var out []QuarantineRecord
-	kc := expression.Key("gsi1pk").Equal(expression.Value(quarantineGSI))
+	kc := expression.Key("gsi1pk").Equal(expression.Value(quarantinePart))
 	err := queryItems(ctx, s.db, s.ledger, indexName, kc, false, limit, func(qi quarantineItem) error {
 		out = append(out, qi.record())
 		return nil

@@ -34,7 +34,6 @@ import (
 // record ID) spreads the index partition of a busy webhook path.
 
 const (
-	skUnconfirmed     = "UNCONFIRMED"
 	unconfirmedShards = 16
 
 	// Marker statuses.
@@ -42,8 +41,6 @@ const (
 	MarkerFlagged     = "flagged"
 	MarkerConfirmed   = "confirmed"
 )
-
-func markerKey(rec string) map[string]types.AttributeValue { return ddb.Key("REC#"+rec, skUnconfirmed) }
 
 func markerShard(rec string) string {
 	h := fnv.New32a()
@@ -113,8 +110,8 @@ func (s *core) markerPut(u Usage, id, now string) (types.TransactWriteItem, erro
 	if dueStamp == "" {
 		dueStamp = now
 	}
-	item, err := attributevalue.MarshalMap(markerItem{PK: "REC#" + u.RecordID, SK: skUnconfirmed,
-		GSI1PK: "UNCONFIRMED#" + markerShard(u.RecordID), GSI1SK: dueStamp + "#" + u.RecordID,
+	item, err := attributevalue.MarshalMap(markerItem{PK: recordPK(u.RecordID), SK: skUnconfirmed,
+		GSI1PK: unconfirmedPK(markerShard(u.RecordID)), GSI1SK: stampedSK(dueStamp, u.RecordID),
 		RecordID: u.RecordID, WorkloadID: id, WorkloadRef: u.WorkloadRef, Units: u.Units, EventID: u.EventID,
 		Status: MarkerUnconfirmed, OccurredAt: ddb.Stamp(u.OccurredAt), ObservedAt: ddb.Stamp(u.ObservedAt), AcceptedAt: now})
 	if err != nil {
@@ -129,8 +126,8 @@ func (s *core) markerPut(u Usage, id, now string) (types.TransactWriteItem, erro
 func (s *Recon) UnconfirmedBefore(ctx context.Context, before time.Time) ([]UnconfirmedEntry, error) {
 	var out []UnconfirmedEntry
 	for shard := range unconfirmedShards {
-		kc := expression.Key("gsi1pk").Equal(expression.Value("UNCONFIRMED#" + strconv.Itoa(shard))).
-			And(expression.Key("gsi1sk").LessThanEqual(expression.Value(ddb.Stamp(before) + "#\uffff")))
+		kc := expression.Key("gsi1pk").Equal(expression.Value(unconfirmedPK(strconv.Itoa(shard)))).
+			And(expression.Key("gsi1sk").LessThanEqual(expression.Value(stampedUpTo(before))))
 		err := queryItems(ctx, s.db, s.ledger, indexName, kc, true, 0, func(mi markerItem) error {
 			out = append(out, mi.entry())
 			return nil
@@ -149,7 +146,7 @@ func (s *Recon) UnconfirmedBefore(ctx context.Context, before time.Time) ([]Unco
 func (s *Recon) Confirm(ctx context.Context, recordID string) (string, error) {
 	upd := expression.Set(expression.Name("status"), expression.Value(MarkerConfirmed)).
 		Set(expression.Name("confirmed_at"), expression.Value(ddb.Stamp(s.now()))).
-		Set(expression.Name("gsi1pk"), expression.Value("CONFIRMED#"+markerShard(recordID)))
+		Set(expression.Name("gsi1pk"), expression.Value(prefixConfirmed+markerShard(recordID)))
 	cond := expression.AttributeExists(expression.Name("pk")).
 		And(expression.Name("status").NotEqual(expression.Value(MarkerConfirmed)))
 	expr, err := expression.NewBuilder().WithUpdate(upd).WithCondition(cond).Build()
@@ -179,7 +176,7 @@ func (s *Recon) FlagUnseen(ctx context.Context, e UnconfirmedEntry, horizon time
 	upd := expression.Set(expression.Name("status"), expression.Value(MarkerFlagged)).
 		Set(expression.Name("flagged_at"), expression.Value(ddb.Stamp(now))).
 		Set(expression.Name("dedup_key"), expression.Value(dedup)).
-		Set(expression.Name("gsi1pk"), expression.Value("FLAGGED#"+markerShard(e.RecordID)))
+		Set(expression.Name("gsi1pk"), expression.Value(prefixFlagged+markerShard(e.RecordID)))
 	cond := expression.Name("status").Equal(expression.Value(MarkerUnconfirmed))
 	expr, err := expression.NewBuilder().WithUpdate(upd).WithCondition(cond).Build()
 	if err != nil {
@@ -250,7 +247,7 @@ func (di deferredStateItem) state() DeferredState {
 func (s *Recon) DeferredStates(ctx context.Context, due time.Time) ([]DeferredState, error) {
 	kc := expression.Key("gsi1pk").Equal(expression.Value(deferredOpen))
 	if !due.IsZero() {
-		kc = kc.And(expression.Key("gsi1sk").LessThanEqual(expression.Value(ddb.Stamp(due) + "#\uffff")))
+		kc = kc.And(expression.Key("gsi1sk").LessThanEqual(expression.Value(stampedUpTo(due))))
 	}
 	var out []DeferredState
 	err := queryItems(ctx, s.db, s.ledger, indexName, kc, true, 0, func(di deferredStateItem) error {

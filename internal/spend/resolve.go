@@ -48,7 +48,7 @@ func (s *core) resolveBatch(ctx context.Context, keys []map[string]types.Attribu
 		if err := attributevalue.UnmarshalMap(item, &al); err != nil {
 			return fmt.Errorf("decode alias: %w", err)
 		}
-		ids[strings.TrimPrefix(al.PK, "ALIAS#")] = al.WorkloadID
+		ids[strings.TrimPrefix(al.PK, prefixAlias)] = al.WorkloadID
 		return nil
 	})
 	if err != nil {

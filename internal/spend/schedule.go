@@ -34,8 +34,6 @@ type runScheduleItem struct {
 	UpdatedAt    string  `dynamodbav:"updated_at"`
 }
 
-const pkRunSchedule = "RECON#schedule"
-
 // tickAtOrAfter is the first run at or after t: runs fall on NextRun plus
 // a whole number of Every.
 func (rs RunSchedule) tickAtOrAfter(t time.Time) time.Time {

@@ -1,6 +1,7 @@
 package spend
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -129,9 +130,9 @@ type Config struct {
 	Webhook, Poll PathContract
 	// ReconOwner names the owner of deferred and disagreeing records.
 	ReconOwner string
-	// ReconRoute is the PagerDuty routing key of the reconciliation owner,
+	// ReconRoutingKey is the PagerDuty routing key of the reconciliation owner,
 	// paged on disagreements. It is a credential and is never logged.
-	ReconRoute string
+	ReconRoutingKey string
 	// Source is the payload source of pages. Default "hookline-spend".
 	Source string
 	// Metrics receives counts and latencies. Default: none.
@@ -159,8 +160,8 @@ func (c Config) Validate() error {
 	if c.ReconOwner == "" {
 		errs = append(errs, errors.New("ReconOwner is empty"))
 	}
-	if c.ReconRoute == "" {
-		errs = append(errs, errors.New("ReconRoute is empty"))
+	if c.ReconRoutingKey == "" {
+		errs = append(errs, errors.New("ReconRoutingKey is empty"))
 	}
 	if len(errs) > 0 {
 		return fmt.Errorf("%w: %w", ErrInvalidConfig, errors.Join(errs...))
@@ -170,6 +171,15 @@ func (c Config) Validate() error {
 
 // Spend is the spend path's state, split by role. Each role is safe for
 // concurrent use and shares the one configuration.
+//
+// The roles share one state and differ only in their method sets, and
+// that is their purpose: each method set is one consumer's contract,
+// written down where it is implemented. The reconciler's is [*Recon]
+// (apply what the export holds, settle deferred and unconfirmed records,
+// store runs; it reads workloads through [*Workloads]), the spend
+// worker's [*Ledger], the explain commands' [*Explainer], the operators'
+// [*Workloads]. A role is a concrete type rather than an interface: each
+// has one implementation, which tests run against the embedded DynamoDB.
 type Spend struct {
 	// Workloads is the registry: workloads, aliases, caps and holds, and
 	// the admission reads.
@@ -223,28 +233,21 @@ func New(cfg Config) (*Spend, error) {
 	s := &core{
 		db: cfg.DB, ledger: cfg.LedgerTable, workloads: cfg.WorkloadsTable, pages: cfg.Pages,
 		contracts: map[string]PathContract{PathWebhook: cfg.Webhook, PathPoll: cfg.Poll},
-		owner:     cfg.ReconOwner, route: cfg.ReconRoute, source: cfg.Source,
-		metrics: cfg.Metrics, log: cfg.Logger, now: cfg.Now,
-	}
-	if s.source == "" {
-		s.source = "hookline-spend"
+		owner:     cfg.ReconOwner, route: cfg.ReconRoutingKey, source: cmp.Or(cfg.Source, "hookline-spend"),
+		metrics: cfg.Metrics, log: cmp.Or(cfg.Logger, slog.New(slog.DiscardHandler)), now: cfg.Now,
 	}
 	if s.metrics == nil {
 		s.metrics = noMetrics{}
 	}
-	if s.log == nil {
-		s.log = slog.New(slog.DiscardHandler)
-	}
 	if s.now == nil {
 		s.now = time.Now
 	}
-	return &Spend{Workloads: s.asWorkloads(), Ledger: s.asLedger(), Recon: &Recon{s}, Explainer: &Explainer{s}}, nil
+	return &Spend{Workloads: s.asWorkloads(), Ledger: s.asLedger(), Recon: s.asRecon(), Explainer: &Explainer{s}}, nil
 }
 
 func (c *core) asWorkloads() *Workloads { return &Workloads{c} }
 func (c *core) asLedger() *Ledger       { return &Ledger{c} }
 func (c *core) asRecon() *Recon         { return &Recon{c} }
-func (c *core) asExplainer() *Explainer { return &Explainer{c} }
 
 // Contract returns the contract of an intake path ("webhook" or "poll").
 func (s *Ledger) Contract(path string) (PathContract, bool) {

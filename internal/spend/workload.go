@@ -128,7 +128,7 @@ func (s *Workloads) CreateWorkload(ctx context.Context, n NewWorkload) (Workload
 		return Workload{}, fmt.Errorf("spend: create workload %s: %w", n.ID, err)
 	}
 	now := ddb.Stamp(s.now())
-	wi := workloadItem{PK: "WL#" + n.ID, SK: skWorkload, GSI1PK: "WORKLOADS", GSI1SK: n.ID,
+	wi := workloadItem{PK: WorkloadPK(n.ID), SK: skWorkload, GSI1PK: workloadsPartition, GSI1SK: n.ID,
 		ID: n.ID, Owner: n.Owner, Route: n.Route, Cap: n.Cap, Step: n.Step, Status: string(StatusActive),
 		Hold: n.Hold, NextReconAt: ddb.Stamp(next),
 		CreatedAt: now, UpdatedAt: now}
@@ -157,8 +157,8 @@ func (s *Workloads) CreateWorkload(ctx context.Context, n NewWorkload) (Workload
 }
 
 func (s *core) aliasItem(ref, id, now string) (map[string]types.AttributeValue, error) {
-	item, err := attributevalue.MarshalMap(aliasItem{PK: "ALIAS#" + ref, SK: skAlias,
-		GSI1PK: "ALIASES#" + id, GSI1SK: ref, Ref: ref, WorkloadID: id, CreatedAt: now})
+	item, err := attributevalue.MarshalMap(aliasItem{PK: aliasPK(ref), SK: skAlias,
+		GSI1PK: aliasesPK(id), GSI1SK: ref, Ref: ref, WorkloadID: id, CreatedAt: now})
 	if err != nil {
 		return nil, fmt.Errorf("spend: encode alias %s: %w", ref, err)
 	}
@@ -245,7 +245,7 @@ func (s *Workloads) Get(ctx context.Context, id string) (Workload, error) {
 // changes): List reads the IDs from it and each workload item itself with
 // consistent BatchGetItem reads.
 func (s *Workloads) List(ctx context.Context) ([]Workload, error) {
-	ids, err := s.indexKeys(ctx, "WORKLOADS")
+	ids, err := s.indexKeys(ctx, workloadsPartition)
 	if err != nil {
 		return nil, fmt.Errorf("spend: list workloads: %w", err)
 	}
@@ -298,7 +298,7 @@ type indexKey struct {
 // included. An alias's index sort key is its reference, so the index's
 // keys answer.
 func (s *Workloads) Aliases(ctx context.Context, id string) ([]string, error) {
-	refs, err := s.indexKeys(ctx, "ALIASES#"+id)
+	refs, err := s.indexKeys(ctx, aliasesPK(id))
 	if err != nil {
 		return nil, fmt.Errorf("spend: aliases of %s: %w", id, err)
 	}

@@ -54,7 +54,7 @@ func TestConcurrentBatchesOnOneHotWorkload(t *testing.T) {
 	contract := spend.PathContract{ExpectedArrival: time.Minute, MaxAge: time.Hour, Interval: 5 * time.Minute}
 	ledger, err := spend.New(spend.Config{
 		DB: env.DynamoDB, LedgerTable: env.TableName("LedgerTable"), WorkloadsTable: env.TableName("WorkloadsTable"),
-		Pages: outbox, Webhook: contract, Poll: contract, ReconOwner: "spend-oncall", ReconRoute: "rk-recon",
+		Pages: outbox, Webhook: contract, Poll: contract, ReconOwner: "spend-oncall", ReconRoutingKey: "rk-recon",
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -70,7 +70,7 @@ func newHotFixture(t testing.TB, caps map[string]int64) *hotFixture {
 	contract := spend.PathContract{ExpectedArrival: time.Minute, MaxAge: time.Hour, Interval: 5 * time.Minute}
 	ledger, err := spend.New(spend.Config{
 		DB: writes, LedgerTable: env.TableName("LedgerTable"), WorkloadsTable: env.TableName("WorkloadsTable"),
-		Pages: outbox, Webhook: contract, Poll: contract, ReconOwner: "spend-oncall", ReconRoute: "rk-recon",
+		Pages: outbox, Webhook: contract, Poll: contract, ReconOwner: "spend-oncall", ReconRoutingKey: "rk-recon",
 	})
 	if err != nil {
 		t.Fatal(err)

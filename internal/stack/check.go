@@ -11,27 +11,27 @@ import (
 // the logical ID of the offending resource, so errors.Is tells which rule
 // broke and the message tells where.
 var (
-	ErrUnknownReference     = errors.New("template: names a resource that is not in the template")
-	ErrNoDeadLetterQueue    = errors.New("template: queue has no dead-letter queue")
-	ErrMaxReceiveCount      = errors.New("template: maxReceiveCount is below 2")
-	ErrDeadLetterRetention  = errors.New("template: dead-letter queue keeps messages less than 14 days")
-	ErrQueueNotEncrypted    = errors.New("template: queue has no server-side encryption")
-	ErrNotOnDemand          = errors.New("template: table is not PAY_PER_REQUEST")
-	ErrNoPITR               = errors.New("template: table has no point-in-time recovery")
-	ErrNoQueueDimension     = errors.New("template: SQS alarm has no QueueName dimension")
-	ErrQueueDimensionIsURL  = errors.New("template: QueueName dimension is !Ref (the queue URL); use !GetAtt <queue>.QueueName")
-	ErrMissingAlarm         = errors.New("template: queue has no alarm")
-	ErrNoBatchItemFailures  = errors.New("template: SQS event source does not set FunctionResponseTypes [ReportBatchItemFailures]")
-	ErrMaxConcurrency       = errors.New("template: SQS event source has no ScalingConfig.MaximumConcurrency between 2 and 1000")
-	ErrVisibilityTimeout    = errors.New("template: queue VisibilityTimeout is under 6 times its consumer's Timeout")
-	ErrWildcardAction       = errors.New("template: IAM statement allows every action of a service")
-	ErrWildcardResource     = errors.New("template: IAM statement allows Resource \"*\"")
-	ErrNoRouteAuthorization = errors.New("template: route is open to anonymous callers (want AuthorizationType AWS_IAM or JWT)")
+	ErrUnknownReference     = errors.New("stack: names a resource that is not in the template")
+	ErrNoDeadLetterQueue    = errors.New("stack: queue has no dead-letter queue")
+	ErrMaxReceiveCount      = errors.New("stack: maxReceiveCount is below 2")
+	ErrDeadLetterRetention  = errors.New("stack: dead-letter queue keeps messages less than 14 days")
+	ErrQueueNotEncrypted    = errors.New("stack: queue has no server-side encryption")
+	ErrNotOnDemand          = errors.New("stack: table is not PAY_PER_REQUEST")
+	ErrNoPITR               = errors.New("stack: table has no point-in-time recovery")
+	ErrNoQueueDimension     = errors.New("stack: SQS alarm has no QueueName dimension")
+	ErrQueueDimensionIsURL  = errors.New("stack: QueueName dimension is !Ref (the queue URL); use !GetAtt <queue>.QueueName")
+	ErrMissingAlarm         = errors.New("stack: queue has no alarm")
+	ErrNoBatchItemFailures  = errors.New("stack: SQS event source does not set FunctionResponseTypes [ReportBatchItemFailures]")
+	ErrMaxConcurrency       = errors.New("stack: SQS event source has no ScalingConfig.MaximumConcurrency between 2 and 1000")
+	ErrVisibilityTimeout    = errors.New("stack: queue VisibilityTimeout is under 6 times its consumer's Timeout")
+	ErrWildcardAction       = errors.New("stack: IAM statement allows every action of a service")
+	ErrWildcardResource     = errors.New("stack: IAM statement allows Resource \"*\"")
+	ErrNoRouteAuthorization = errors.New("stack: route is open to anonymous callers (want AuthorizationType AWS_IAM or JWT)")
 	// ErrIntakeOutlivesIdempotency means intake records are kept longer
 	// than idempotency keys, so a replay could charge an event again.
-	ErrIntakeOutlivesIdempotency = errors.New("template: intake retention is longer than idempotency retention")
+	ErrIntakeOutlivesIdempotency = errors.New("stack: intake retention is longer than idempotency retention")
 	// ErrBadRetention means a retention variable is not a positive duration.
-	ErrBadRetention = errors.New("template: retention is not a positive duration")
+	ErrBadRetention = errors.New("stack: retention is not a positive duration")
 )
 
 // Values the checks hold the template to.

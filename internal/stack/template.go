@@ -17,7 +17,7 @@ import (
 )
 
 // ErrNotFound is returned when no template file can be found.
-var ErrNotFound = errors.New("template: infra/template.yaml not found")
+var ErrNotFound = errors.New("stack: infra/template.yaml not found")
 
 // Template is the parsed view of infra/template.yaml that the rest of
 // hookline needs.
@@ -66,11 +66,11 @@ func parsed(parse func() (*cloudformation.Template, error)) (*cloudformation.Tem
 func Load(path string) (*Template, error) {
 	raw, err := parsed(func() (*cloudformation.Template, error) { return goformation.OpenWithOptions(path, processorOptions()) })
 	if err != nil {
-		return nil, fmt.Errorf("template: parse %s: %w", path, err)
+		return nil, fmt.Errorf("stack: parse %s: %w", path, err)
 	}
 	t := &Template{Path: path, raw: raw}
 	if err := t.build(); err != nil {
-		return nil, fmt.Errorf("template: %s: %w", path, err)
+		return nil, fmt.Errorf("stack: %s: %w", path, err)
 	}
 	return t, nil
 }
@@ -83,7 +83,7 @@ func Find() (string, error) {
 	}
 	dir, err := os.Getwd()
 	if err != nil {
-		return "", fmt.Errorf("template: %w", err)
+		return "", fmt.Errorf("stack: %w", err)
 	}
 	for {
 		p := filepath.Join(dir, "infra", "template.yaml")
@@ -105,11 +105,11 @@ func Parse(name string, yaml []byte) (*Template, error) {
 		return goformation.ParseYAMLWithOptions(yaml, processorOptions())
 	})
 	if err != nil {
-		return nil, fmt.Errorf("template: parse %s: %w", name, err)
+		return nil, fmt.Errorf("stack: parse %s: %w", name, err)
 	}
 	t := &Template{Path: name, raw: raw}
 	if err := t.build(); err != nil {
-		return nil, fmt.Errorf("template: %s: %w", name, err)
+		return nil, fmt.Errorf("stack: %s: %w", name, err)
 	}
 	return t, nil
 }

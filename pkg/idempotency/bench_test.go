@@ -33,7 +33,7 @@ func claimComplete(b *testing.B, r *idempotency.Registry, key, hash string, resu
 	if err != nil {
 		b.Fatal(err)
 	}
-	if c.Status != idempotency.Claimed {
+	if c.Status != idempotency.StatusClaimed {
 		b.Fatalf("claim %s: %s", key, c.Status)
 	}
 	if err := r.Complete(b.Context(), key, c.Token, result); err != nil {
@@ -84,7 +84,7 @@ func BenchmarkReplayCached(b *testing.B) {
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		c, err := r.Claim(b.Context(), "evt_1", hash)
-		if err != nil || c.Status != idempotency.AlreadyCompleted {
+		if err != nil || c.Status != idempotency.StatusAlreadyCompleted {
 			b.Fatalf("replay = %+v, %v", c, err)
 		}
 	}

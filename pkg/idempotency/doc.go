@@ -7,11 +7,12 @@
 // Build one [Registry] per process over a [Store] ([NewDynamoDB]). Per
 // message, the key is the source and the event ID, and [Hash] covers the
 // fields that must not change under that key. [Registry.Claim] says what to
-// do: act only on [Claimed], reply with the stored result on
-// [AlreadyCompleted], retry later on [InProgress], and treat
-// [PayloadMismatch] as poison; an error means the store is unavailable. After
-// acting, [Registry.Complete] stores the result; when the work provably had
-// no effect, [Registry.Release] makes the key claimable at once. See the
+// do: act only on [StatusClaimed], reply with the stored result on
+// [StatusAlreadyCompleted], retry later on [StatusInProgress], and treat
+// [StatusPayloadMismatch] as poison; an error means the store is
+// unavailable. After acting, [Registry.Complete] stores the result; when
+// the work provably had no effect, [Registry.Release] makes the key
+// claimable at once. See the
 // package example and those of [NewDynamoDB] and [Registry.Release].
 //
 // Operators read a key with [Registry.Status]; tests use [NewMemory] and the
@@ -25,9 +26,9 @@
 // does not (some emulators omit it), one consistent GetItem reads it. An
 // IN_PROGRESS claim for the same payload whose holder's window has passed
 // is then taken over by a second PutItem conditioned on that record's
-// token. That record decides the typed outcome: [AlreadyCompleted] with the
-// stored result, [InProgress] with the holder's HeldUntil, or
-// [PayloadMismatch]. Errors are kept for infrastructure failures
+// token. That record decides the typed outcome: [StatusAlreadyCompleted]
+// with the stored result, [StatusInProgress] with the holder's HeldUntil,
+// or [StatusPayloadMismatch]. Errors are kept for infrastructure failures
 // ([ErrUnavailable], in a [*StoreError]) and bad input.
 //
 // Each claim gets a random token. [Registry.Complete] and [Registry.Release]

@@ -70,8 +70,8 @@ func TestClaimAmbiguousPutIsOwnClaim(t *testing.T) {
 	c := d.claim(t, "stripe:evt_ambiguous")
 	d.injected(t)
 	// then the claim is the caller's, not "in progress by another",
-	if c.Status != idempotency.Claimed {
-		t.Fatalf("claim status %v, want Claimed", c.Status)
+	if c.Status != idempotency.StatusClaimed {
+		t.Fatalf("claim status %v, want StatusClaimed", c.Status)
 	}
 	// and its token completes it.
 	if err := d.reg.Complete(context.Background(), "stripe:evt_ambiguous", c.Token, []byte("ok")); err != nil {
@@ -82,7 +82,7 @@ func TestClaimAmbiguousPutIsOwnClaim(t *testing.T) {
 func TestTakeoverAmbiguousPutIsOwnClaim(t *testing.T) {
 	// Given a claim whose holder died, past its in-progress window,
 	d := newFaultDrill(t, "PutItem")
-	if c := d.claim(t, "stripe:evt_stale"); c.Status != idempotency.Claimed {
+	if c := d.claim(t, "stripe:evt_stale"); c.Status != idempotency.StatusClaimed {
 		t.Fatalf("first claim %v", c.Status)
 	}
 	d.clock.Advance(11 * time.Second)
@@ -96,8 +96,8 @@ func TestTakeoverAmbiguousPutIsOwnClaim(t *testing.T) {
 		t.Fatalf("ambiguous writes injected = %d, want 2", n)
 	}
 	// then the take-over is the caller's, numbered as the second attempt.
-	if c.Status != idempotency.Claimed || !c.Takeover || c.Attempt != 2 {
-		t.Fatalf("take-over = status %v takeover %v attempt %d, want Claimed, takeover, attempt 2", c.Status, c.Takeover, c.Attempt)
+	if c.Status != idempotency.StatusClaimed || !c.Takeover || c.Attempt != 2 {
+		t.Fatalf("take-over = status %v takeover %v attempt %d, want StatusClaimed, takeover, attempt 2", c.Status, c.Takeover, c.Attempt)
 	}
 	if err := d.reg.Complete(context.Background(), "stripe:evt_stale", c.Token, nil); err != nil {
 		t.Fatalf("complete the take-over: %v", err)
@@ -119,8 +119,8 @@ func TestCompleteAmbiguousUpdateIsOwnCompletion(t *testing.T) {
 		t.Fatalf("complete = %v, want nil", err)
 	}
 	d.armed.Store(false)
-	if again := d.claim(t, "stripe:evt_complete"); again.Status != idempotency.AlreadyCompleted || string(again.Result) != "charged" {
-		t.Errorf("after complete: %v %q, want AlreadyCompleted charged", again.Status, again.Result)
+	if again := d.claim(t, "stripe:evt_complete"); again.Status != idempotency.StatusAlreadyCompleted || string(again.Result) != "charged" {
+		t.Errorf("after complete: %v %q, want StatusAlreadyCompleted charged", again.Status, again.Result)
 	}
 }
 
@@ -137,7 +137,7 @@ func TestReleaseAmbiguousUpdateHolds(t *testing.T) {
 	d.injected(t)
 	d.armed.Store(false)
 	d.clock.Advance(time.Millisecond)
-	if again := d.claim(t, "stripe:evt_release"); again.Status != idempotency.Claimed || again.Attempt != 2 {
-		t.Errorf("claim after release: %v attempt %d, want Claimed attempt 2", again.Status, again.Attempt)
+	if again := d.claim(t, "stripe:evt_release"); again.Status != idempotency.StatusClaimed || again.Attempt != 2 {
+		t.Errorf("claim after release: %v attempt %d, want StatusClaimed attempt 2", again.Status, again.Attempt)
 	}
 }

@@ -106,7 +106,7 @@ func TestDynamoDBClaimReadsAllOldWithoutGet(t *testing.T) {
 				return nil, &ddbtypes.ConditionalCheckFailedException{Item: completedItem("payments#evt_1", hash)}
 			},
 			get:  notFound,
-			want: idempotency.AlreadyCompleted, wantPuts: 1, wantGets: 0,
+			want: idempotency.StatusAlreadyCompleted, wantPuts: 1, wantGets: 0,
 		},
 		{
 			name: "failure without item falls back to a consistent read",
@@ -119,7 +119,7 @@ func TestDynamoDBClaimReadsAllOldWithoutGet(t *testing.T) {
 				}
 				return &dynamodb.GetItemOutput{Item: completedItem("payments#evt_1", hash)}, nil
 			},
-			want: idempotency.AlreadyCompleted, wantPuts: 1, wantGets: 1,
+			want: idempotency.StatusAlreadyCompleted, wantPuts: 1, wantGets: 1,
 		},
 		{
 			name: "blocking record released before the read: claim again",
@@ -133,7 +133,7 @@ func TestDynamoDBClaimReadsAllOldWithoutGet(t *testing.T) {
 				}
 			}(),
 			get:  notFound,
-			want: idempotency.Claimed, wantPuts: 2, wantGets: 1,
+			want: idempotency.StatusClaimed, wantPuts: 2, wantGets: 1,
 		},
 	}
 	for _, tt := range tests {
@@ -149,7 +149,7 @@ func TestDynamoDBClaimReadsAllOldWithoutGet(t *testing.T) {
 			if c.Status != tt.want {
 				t.Fatalf("status = %s, want %s", c.Status, tt.want)
 			}
-			if tt.want == idempotency.AlreadyCompleted && string(c.Result) != "stored" {
+			if tt.want == idempotency.StatusAlreadyCompleted && string(c.Result) != "stored" {
 				t.Errorf("result = %q", c.Result)
 			}
 			if stub.puts != tt.wantPuts || stub.gets != tt.wantGets {

@@ -38,11 +38,11 @@ func Example() {
 			return "", err // the store is unavailable: retry the message later
 		}
 		switch c.Status {
-		case idempotency.AlreadyCompleted:
+		case idempotency.StatusAlreadyCompleted:
 			return "duplicate of " + string(c.Result), nil // the stored result, no new effect
-		case idempotency.InProgress:
+		case idempotency.StatusInProgress:
 			return "", errors.New("held by another worker: retry later")
-		case idempotency.PayloadMismatch:
+		case idempotency.StatusPayloadMismatch:
 			return "", errors.New("key used for a different payload")
 		}
 		// With c.Attempt > 1 an earlier holder may have acted: look for its

@@ -2,6 +2,7 @@ package idempotency
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"crypto/rand"
 	"errors"
@@ -71,23 +72,13 @@ type Config struct {
 
 // withDefaults returns c with zero fields set to their defaults.
 func (c Config) withDefaults() Config {
-	if c.InProgressTimeout == 0 {
-		c.InProgressTimeout = DefaultInProgressTimeout
-	}
-	if c.DeadlineMargin == 0 {
-		c.DeadlineMargin = DefaultDeadlineMargin
-	}
-	if c.Retention == 0 {
-		c.Retention = DefaultRetention
-	}
-	if c.CacheTTL == 0 {
-		c.CacheTTL = DefaultCacheTTL
-	}
+	c.InProgressTimeout = cmp.Or(c.InProgressTimeout, DefaultInProgressTimeout)
+	c.DeadlineMargin = cmp.Or(c.DeadlineMargin, DefaultDeadlineMargin)
+	c.Retention = cmp.Or(c.Retention, DefaultRetention)
+	c.CacheTTL = cmp.Or(c.CacheTTL, DefaultCacheTTL)
+	c.Logger = cmp.Or(c.Logger, slog.New(slog.DiscardHandler))
 	if c.Now == nil {
 		c.Now = time.Now
-	}
-	if c.Logger == nil {
-		c.Logger = slog.New(slog.DiscardHandler)
 	}
 	return c
 }
@@ -154,30 +145,30 @@ type Status int
 
 // Outcomes of a claim.
 const (
-	// Claimed: the caller holds the key and must do the work, then call
+	// StatusClaimed: the caller holds the key and must do the work, then call
 	// [Registry.Complete] or [Registry.Release] with [Claim.Token].
-	Claimed Status = iota + 1
-	// AlreadyCompleted: the work was done; [Claim.Result] is its stored
+	StatusClaimed Status = iota + 1
+	// StatusAlreadyCompleted: the work was done; [Claim.Result] is its stored
 	// result. Reply with it and do nothing else.
-	AlreadyCompleted
-	// InProgress: another worker holds the key until [Claim.HeldUntil]. Do
-	// not do the work; retry the message later.
-	InProgress
-	// PayloadMismatch: the key was used for a different payload. It is a
+	StatusAlreadyCompleted
+	// StatusInProgress: another worker holds the key until
+	// [Claim.HeldUntil]. Do not do the work; retry the message later.
+	StatusInProgress
+	// StatusPayloadMismatch: the key was used for a different payload. It is a
 	// permanent error of the request, never a duplicate.
-	PayloadMismatch
+	StatusPayloadMismatch
 )
 
 // String returns the outcome's name.
 func (s Status) String() string {
 	switch s {
-	case Claimed:
+	case StatusClaimed:
 		return "claimed"
-	case AlreadyCompleted:
+	case StatusAlreadyCompleted:
 		return "already_completed"
-	case InProgress:
+	case StatusInProgress:
 		return "in_progress"
-	case PayloadMismatch:
+	case StatusPayloadMismatch:
 		return "payload_mismatch"
 	}
 	return fmt.Sprintf("status(%d)", int(s))
@@ -186,22 +177,22 @@ func (s Status) String() string {
 // Claim is the result of [Registry.Claim].
 type Claim struct {
 	Status Status
-	// Token fences the holder of a [Claimed] key. Pass it to
+	// Token fences the holder of a [StatusClaimed] key. Pass it to
 	// [Registry.Complete] or [Registry.Release].
 	Token string
-	// Result is the stored result of an [AlreadyCompleted] key.
+	// Result is the stored result of a [StatusAlreadyCompleted] key.
 	Result []byte
 	// HeldUntil is when the claim may be taken over: the caller's own for
-	// [Claimed], the other holder's for [InProgress].
+	// [StatusClaimed], the other holder's for [StatusInProgress].
 	HeldUntil time.Time
-	// CompletedAt is when an [AlreadyCompleted] key was completed.
+	// CompletedAt is when a [StatusAlreadyCompleted] key was completed.
 	CompletedAt time.Time
-	// Takeover is true for a [Claimed] key that replaced an earlier record:
+	// Takeover is true for a [StatusClaimed] key that replaced an earlier record:
 	// an expired claim whose holder may have acted before it died. The
 	// caller must check for that effect (e.g. look the charge up) before
 	// acting again.
 	Takeover bool
-	// Attempt numbers a [Claimed] key's claims within its retention: 1 for
+	// Attempt numbers a [StatusClaimed] key's claims within its retention: 1 for
 	// the first. Every earlier attempt's holder may have acted, so a caller
 	// with Attempt > 1 checks for their effects before acting.
 	Attempt int
@@ -237,9 +228,9 @@ func (r *Registry) Claim(ctx context.Context, key, payloadHash string) (Claim, e
 		if e, ok := r.cache.get(stored, now); ok {
 			if e.payloadHash != payloadHash {
 				r.log.WarnContext(ctx, "idempotency: payload mismatch", "key", stored, "state", StateCompleted, "cached", true)
-				return Claim{Status: PayloadMismatch}, nil
+				return Claim{Status: StatusPayloadMismatch}, nil
 			}
-			return Claim{Status: AlreadyCompleted, Result: e.result}, nil
+			return Claim{Status: StatusAlreadyCompleted, Result: e.result}, nil
 		}
 	}
 	rec := Record{
@@ -261,10 +252,10 @@ func (r *Registry) Claim(ctx context.Context, key, payloadHash string) (Claim, e
 	// it counts as a takeover: the caller checks before acting.
 	if claimed {
 		attempt := NextAttempt(cur, cur.Key != "", now)
-		return Claim{Status: Claimed, Token: rec.Token, HeldUntil: rec.HeldUntil, Takeover: cur.Key != "", Attempt: attempt}, nil
+		return Claim{Status: StatusClaimed, Token: rec.Token, HeldUntil: rec.HeldUntil, Takeover: cur.Key != "", Attempt: attempt}, nil
 	}
 	if cur.State == StateInProgress && cur.Token == rec.Token {
-		return Claim{Status: Claimed, Token: rec.Token, HeldUntil: rec.HeldUntil, Takeover: true, Attempt: cur.Attempt}, nil
+		return Claim{Status: StatusClaimed, Token: rec.Token, HeldUntil: rec.HeldUntil, Takeover: true, Attempt: cur.Attempt}, nil
 	}
 	return r.outcome(ctx, cur, payloadHash, now), nil
 }
@@ -273,15 +264,15 @@ func (r *Registry) Claim(ctx context.Context, key, payloadHash string) (Claim, e
 func (r *Registry) outcome(ctx context.Context, cur Record, payloadHash string, now time.Time) Claim {
 	if cur.PayloadHash != payloadHash {
 		r.log.WarnContext(ctx, "idempotency: payload mismatch", "key", cur.Key, "state", cur.State)
-		return Claim{Status: PayloadMismatch, HeldUntil: cur.HeldUntil, CompletedAt: cur.CompletedAt}
+		return Claim{Status: StatusPayloadMismatch, HeldUntil: cur.HeldUntil, CompletedAt: cur.CompletedAt}
 	}
 	if cur.State == StateCompleted {
 		if r.cache != nil {
 			r.cache.put(cur, now)
 		}
-		return Claim{Status: AlreadyCompleted, Result: cur.Result, CompletedAt: cur.CompletedAt}
+		return Claim{Status: StatusAlreadyCompleted, Result: cur.Result, CompletedAt: cur.CompletedAt}
 	}
-	return Claim{Status: InProgress, HeldUntil: cur.HeldUntil}
+	return Claim{Status: StatusInProgress, HeldUntil: cur.HeldUntil}
 }
 
 // Complete records result for key, held under token, and keeps it for the
@@ -331,7 +322,7 @@ func (r *Registry) Complete(ctx context.Context, key, token string, result []byt
 // Release ends the claim on key held under token without a result. The
 // record is never deleted: it stays IN_PROGRESS with its attempt count,
 // and the key may be claimed again once retryAt has passed (a claim at or
-// before retryAt is [InProgress]). The holder chooses retryAt: now, when
+// before retryAt is [StatusInProgress]). The holder chooses retryAt: now, when
 // its work provably had no effect; the time by which an effect of its work
 // would be visible, when that is unknown. A holder whose claim was taken
 // over or completed, or whose record is gone, gets [ErrClaimLost] and

@@ -234,10 +234,10 @@ func TestStatusString(t *testing.T) {
 		s    idempotency.Status
 		want string
 	}{
-		{"claimed", idempotency.Claimed, "claimed"},
-		{"already completed", idempotency.AlreadyCompleted, "already_completed"},
-		{"in progress", idempotency.InProgress, "in_progress"},
-		{"payload mismatch", idempotency.PayloadMismatch, "payload_mismatch"},
+		{"claimed", idempotency.StatusClaimed, "claimed"},
+		{"already completed", idempotency.StatusAlreadyCompleted, "already_completed"},
+		{"in progress", idempotency.StatusInProgress, "in_progress"},
+		{"payload mismatch", idempotency.StatusPayloadMismatch, "payload_mismatch"},
 		{"zero", 0, "status(0)"},
 	}
 	for _, tt := range tests {
@@ -293,7 +293,7 @@ func TestClaimRecognisesItsOwnRetriedWrite(t *testing.T) {
 	// Given a claim whose write was applied but reported as a conflict,
 	c, err := r.Claim(t.Context(), "evt_1", idempotency.Hash("x"))
 	// then the caller still holds it.
-	if err != nil || c.Status != idempotency.Claimed || c.Token == "" {
+	if err != nil || c.Status != idempotency.StatusClaimed || c.Token == "" {
 		t.Fatalf("claim = %+v, %v; want claimed with a token", c, err)
 	}
 }

@@ -558,7 +558,7 @@ func eventIDs(ev events.SQSEvent) []string {
 type unguarded struct{}
 
 func (unguarded) Claim(context.Context, string, string) (idempotency.Claim, error) {
-	return idempotency.Claim{Status: idempotency.Claimed, Token: "none", Attempt: 1, HeldUntil: time.Now().Add(time.Hour)}, nil
+	return idempotency.Claim{Status: idempotency.StatusClaimed, Token: "none", Attempt: 1, HeldUntil: time.Now().Add(time.Hour)}, nil
 }
 func (unguarded) Complete(context.Context, string, string, []byte) error { return nil }
 func (unguarded) Release(context.Context, string, string, time.Time) error {

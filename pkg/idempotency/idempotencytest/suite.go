@@ -106,7 +106,7 @@ func claim(t *testing.T, r *idempotency.Registry, key, hash string) idempotency.
 func mustClaim(t *testing.T, r *idempotency.Registry, key, hash string) idempotency.Claim {
 	t.Helper()
 	c := claim(t, r, key, hash)
-	if c.Status != idempotency.Claimed || c.Token == "" {
+	if c.Status != idempotency.StatusClaimed || c.Token == "" {
 		t.Fatalf("claim %s = %+v, want claimed with a token", key, c)
 	}
 	return c
@@ -166,7 +166,7 @@ func secondClaimInProgress(t *testing.T, f *Fixture) {
 	// when it is claimed again inside the window,
 	second := claim(t, f.Registry, "evt_1", hashA)
 	// then the second caller learns who holds it until when, with no token.
-	wantStatus(t, second, idempotency.InProgress)
+	wantStatus(t, second, idempotency.StatusInProgress)
 	if !second.HeldUntil.Equal(first.HeldUntil) || second.Token != "" {
 		t.Errorf("second = %+v, want HeldUntil %s and no token", second, first.HeldUntil)
 	}
@@ -177,7 +177,7 @@ func holdsAtBoundary(t *testing.T, f *Fixture) {
 	first := mustClaim(t, f.Registry, "evt_1", hashA)
 	f.Clock.Set(first.HeldUntil)
 	// when it is claimed again, then it is still held;
-	wantStatus(t, claim(t, f.Registry, "evt_1", hashA), idempotency.InProgress)
+	wantStatus(t, claim(t, f.Registry, "evt_1", hashA), idempotency.StatusInProgress)
 	// one millisecond later it is not.
 	f.Clock.Advance(time.Millisecond)
 	mustClaim(t, f.Registry, "evt_1", hashA)
@@ -211,7 +211,7 @@ func takeoverFencesOldHolder(t *testing.T, f *Fixture) {
 		t.Fatalf("old complete after new = %v, want ErrClaimLost", err)
 	}
 	replay := claim(t, f.Registry, "evt_1", hashA)
-	wantStatus(t, replay, idempotency.AlreadyCompleted)
+	wantStatus(t, replay, idempotency.StatusAlreadyCompleted)
 	if string(replay.Result) != "new" {
 		t.Errorf("replayed %q, want %q", replay.Result, "new")
 	}
@@ -228,7 +228,7 @@ func completedReplays(t *testing.T, f *Fixture) {
 	f.Clock.Advance(10 * Window)
 	replay := claim(t, f.Registry, "evt_1", hashA)
 	// then the exact stored bytes come back.
-	wantStatus(t, replay, idempotency.AlreadyCompleted)
+	wantStatus(t, replay, idempotency.StatusAlreadyCompleted)
 	if !bytes.Equal(replay.Result, result) || replay.Token != "" || !replay.CompletedAt.Equal(completedAt) {
 		t.Errorf("replay = %+v, want result %v completed at %s", replay, result, completedAt)
 	}
@@ -247,7 +247,7 @@ func emptyResult(t *testing.T, f *Fixture) {
 	complete(t, f.Registry, "evt_1", c.Token, []byte{})
 	// when it is replayed, then the result is nil.
 	replay := claim(t, f.Registry, "evt_1", hashA)
-	wantStatus(t, replay, idempotency.AlreadyCompleted)
+	wantStatus(t, replay, idempotency.StatusAlreadyCompleted)
 	if replay.Result != nil {
 		t.Errorf("result = %#v, want nil", replay.Result)
 	}
@@ -295,7 +295,7 @@ func payloadMismatch(t *testing.T, f *Fixture) {
 			// when it is claimed for payload B,
 			got := claim(t, f.Registry, key, hashB)
 			// then the claim is a mismatch and the record is untouched.
-			wantStatus(t, got, idempotency.PayloadMismatch)
+			wantStatus(t, got, idempotency.StatusPayloadMismatch)
 			if got.Token != "" || got.Result != nil {
 				t.Errorf("mismatch leaks %+v", got)
 			}
@@ -320,7 +320,7 @@ func releaseThenReclaim(t *testing.T, f *Fixture) {
 	if !ok || rec.State != idempotency.StateInProgress || rec.Attempt != 1 || !rec.HeldUntil.Equal(f.Clock.Now()) {
 		t.Fatalf("released record = %+v (found %v), want IN_PROGRESS attempt 1 held until now", rec, ok)
 	}
-	wantStatus(t, claim(t, f.Registry, "evt_1", hashA), idempotency.InProgress)
+	wantStatus(t, claim(t, f.Registry, "evt_1", hashA), idempotency.StatusInProgress)
 	f.Clock.Advance(time.Millisecond)
 	second := mustClaim(t, f.Registry, "evt_1", hashA)
 	if second.Token == first.Token || second.Attempt != 2 || !second.Takeover {
@@ -352,7 +352,7 @@ func releaseUntilLater(t *testing.T, f *Fixture) {
 	// when the key is claimed before then, it is in progress until then;
 	f.Clock.Advance(10 * time.Second)
 	c := claim(t, f.Registry, "evt_1", hashA)
-	wantStatus(t, c, idempotency.InProgress)
+	wantStatus(t, c, idempotency.StatusInProgress)
 	if !c.HeldUntil.Equal(later) {
 		t.Fatalf("held until %s, want %s", c.HeldUntil, later)
 	}
@@ -379,7 +379,7 @@ func releaseCompleted(t *testing.T, f *Fixture) {
 		t.Fatalf("release = %v, want ErrClaimLost", err)
 	}
 	// and the result is still replayed.
-	wantStatus(t, claim(t, f.Registry, "evt_1", hashA), idempotency.AlreadyCompleted)
+	wantStatus(t, claim(t, f.Registry, "evt_1", hashA), idempotency.StatusAlreadyCompleted)
 }
 
 // claimAtOnce has n workers claim key at the same moment and returns the
@@ -404,7 +404,7 @@ func claimAtOnce(t *testing.T, r *idempotency.Registry, n int, key string) (idem
 		if errs[i] != nil {
 			t.Fatalf("claim %d: %v", i, errs[i])
 		}
-		if c.Status == idempotency.Claimed {
+		if c.Status == idempotency.StatusClaimed {
 			wins++
 			winner = c
 		}
@@ -420,7 +420,7 @@ func concurrentClaims(t *testing.T, f *Fixture) {
 	// claim it, then exactly one holds it and the rest see its window.
 	winner, results := claimAtOnce(t, f.Registry, 32, "evt_1")
 	for i, c := range results {
-		if c.Status != idempotency.Claimed && (c.Status != idempotency.InProgress || !c.HeldUntil.Equal(winner.HeldUntil)) {
+		if c.Status != idempotency.StatusClaimed && (c.Status != idempotency.StatusInProgress || !c.HeldUntil.Equal(winner.HeldUntil)) {
 			t.Errorf("claim %d = %+v, want in progress until %s", i, c, winner.HeldUntil)
 		}
 	}
@@ -502,7 +502,7 @@ func namespacesIsolated(t *testing.T, f *Fixture) {
 	if a.Key("evt_1") == b.Key("evt_1") {
 		t.Errorf("stored keys collide: %s", a.Key("evt_1"))
 	}
-	wantStatus(t, claim(t, a, "evt_1", hashA), idempotency.AlreadyCompleted)
+	wantStatus(t, claim(t, a, "evt_1", hashA), idempotency.StatusAlreadyCompleted)
 }
 
 func cacheAvoidsStore(t *testing.T, f *Fixture) {
@@ -520,29 +520,29 @@ func cacheAvoidsStore(t *testing.T, f *Fixture) {
 	// when it is redelivered three times and once with another payload,
 	for range 3 {
 		got := claim(t, worker, "evt_1", hashA)
-		wantStatus(t, got, idempotency.AlreadyCompleted)
+		wantStatus(t, got, idempotency.StatusAlreadyCompleted)
 		if string(got.Result) != "charged" {
 			t.Fatalf("cached result = %q", got.Result)
 		}
 	}
-	wantStatus(t, claim(t, worker, "evt_1", hashB), idempotency.PayloadMismatch)
+	wantStatus(t, claim(t, worker, "evt_1", hashB), idempotency.StatusPayloadMismatch)
 	// then the store was not called,
 	if after := counting.Calls(); after != before {
 		t.Fatalf("store calls %+v -> %+v, want none", before, after)
 	}
 	// until the cache entry expires.
 	f.Clock.Advance(time.Minute)
-	wantStatus(t, claim(t, worker, "evt_1", hashA), idempotency.AlreadyCompleted)
+	wantStatus(t, claim(t, worker, "evt_1", hashA), idempotency.StatusAlreadyCompleted)
 	if got := counting.Calls().Claim - before.Claim; got != 1 {
 		t.Fatalf("store claims after cache expiry = %d, want 1", got)
 	}
 
 	// Given another process that learns of the completion from the store,
 	other := f.NewRegistry(t, f.Namespace, withCache)
-	wantStatus(t, claim(t, other, "evt_1", hashA), idempotency.AlreadyCompleted)
+	wantStatus(t, claim(t, other, "evt_1", hashA), idempotency.StatusAlreadyCompleted)
 	before = counting.Calls()
 	// then its next replay is answered from its cache.
-	wantStatus(t, claim(t, other, "evt_1", hashA), idempotency.AlreadyCompleted)
+	wantStatus(t, claim(t, other, "evt_1", hashA), idempotency.StatusAlreadyCompleted)
 	if after := counting.Calls(); after != before {
 		t.Fatalf("store calls %+v -> %+v, want none", before, after)
 	}
@@ -558,7 +558,7 @@ func inProgressNotCached(t *testing.T, f *Fixture) {
 	mustClaim(t, r, "evt_1", hashA)
 	// when it is claimed twice more, then both claims reach the store.
 	for range 2 {
-		wantStatus(t, claim(t, r, "evt_1", hashA), idempotency.InProgress)
+		wantStatus(t, claim(t, r, "evt_1", hashA), idempotency.StatusInProgress)
 	}
 	if got := counting.Calls().Claim; got != 3 {
 		t.Fatalf("store claims = %d, want 3", got)
