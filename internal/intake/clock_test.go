@@ -10,7 +10,6 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	ddbtypes "github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
-	"github.com/hookline/hookline/internal/awsconf"
 	"github.com/hookline/hookline/internal/dev/localaws"
 	"github.com/hookline/hookline/internal/intake"
 	"github.com/hookline/hookline/internal/testkit"
@@ -129,19 +128,6 @@ func (c *clocked) rawItem(t *testing.T, ev intake.Event) map[string]ddbtypes.Att
 		t.Fatalf("raw intake item of %s: %v, %v", ev.EventID, out, err)
 	}
 	return out.Item
-}
-
-// deadSQS is an SQS client whose endpoint refuses every connection, as
-// SQS does when it is down for this receiver; it does not retry.
-func deadSQS(t *testing.T) intake.SQSAPI {
-	t.Helper()
-	cfg, err := awsconf.Load(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg.Credentials = awsconf.Static()
-	cfg.RetryMaxAttempts = 1
-	return awsconf.SQS(cfg, "http://127.0.0.1:1")
 }
 
 // stamp is a time as intake records store it.

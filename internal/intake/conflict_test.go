@@ -3,6 +3,7 @@ package intake_test
 import (
 	"context"
 	"errors"
+	"github.com/hookline/hookline/internal/testkit"
 	"testing"
 	"time"
 
@@ -30,7 +31,7 @@ func TestTheSameEventIDWithAnotherPayloadIsAConflict(t *testing.T) {
 			}},
 		{name: "after a failed send released its lease", other: `{"id":"evt_reused","amount":1}`,
 			given: func(t *testing.T, c *clocked, ev intake.Event) {
-				if _, err := c.storeWith(t, deadSQS(t)).Accept(context.Background(), ev); !errors.Is(err, intake.ErrUnavailable) {
+				if _, err := c.storeWith(t, testkit.DeadSQS(t)).Accept(context.Background(), ev); !errors.Is(err, intake.ErrUnavailable) {
 					t.Fatalf("send with SQS down = %v", err)
 				}
 			}},

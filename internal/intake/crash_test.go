@@ -3,6 +3,7 @@ package intake_test
 import (
 	"context"
 	"errors"
+	"github.com/hookline/hookline/internal/testkit"
 	"maps"
 	"sync/atomic"
 	"testing"
@@ -99,7 +100,7 @@ func TestACrashAfterThePutIsSentOnceTheLeasePasses(t *testing.T) {
 	c := newClocked(t, localaws.Faults{Seed: 47, Rates: map[string]float64{localaws.FaultDDBError: 1},
 		Match: func(r localaws.FaultRequest) bool { return dying.Load() && r.Operation == "UpdateItem" }})
 	ev := drillEvent(c.env, "evt_crash_put")
-	if _, err := c.storeWith(t, deadSQS(t)).Accept(context.Background(), ev); !errors.Is(err, intake.ErrUnavailable) {
+	if _, err := c.storeWith(t, testkit.DeadSQS(t)).Accept(context.Background(), ev); !errors.Is(err, intake.ErrUnavailable) {
 		t.Fatalf("the dying delivery = %v, want ErrUnavailable", err)
 	}
 	dying.Store(false)
@@ -142,7 +143,7 @@ func TestASendThatFailsReleasesTheLease(t *testing.T) {
 	// Given a delivery whose send fails (SQS down for its receiver),
 	c := newClocked(t, localaws.Faults{})
 	ev := drillEvent(c.env, "evt_send_down")
-	res, err := c.storeWith(t, deadSQS(t)).Accept(context.Background(), ev)
+	res, err := c.storeWith(t, testkit.DeadSQS(t)).Accept(context.Background(), ev)
 	// then it answers unavailable after the put, the send and the release,
 	if !errors.Is(err, intake.ErrUnavailable) || res.Calls != 3 {
 		t.Fatalf("Accept with SQS down = %+v, %v; want ErrUnavailable after 3 calls", res, err)

@@ -6,6 +6,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"github.com/hookline/hookline/internal/testkit"
 	"net/http"
 	"strings"
 	"sync"
@@ -296,7 +297,7 @@ func TestConcurrentDeliveriesEnqueueOnce(t *testing.T) {
 
 func TestCrashBetweenRecordAndSendIsSentOnRedelivery(t *testing.T) {
 	// Given a first attempt whose send failed (SQS down) after the record,
-	down := newDeadSQS(t)
+	down := testkit.DeadSQS(t)
 	f := newFixture(t, nil, nil)
 	broken, err := intake.New(intake.Config{DynamoDB: f.env.DynamoDB, SQS: down, Table: f.env.TableName("IntakeTable"), Lease: time.Second})
 	if err != nil {
@@ -322,17 +323,6 @@ func TestCrashBetweenRecordAndSendIsSentOnRedelivery(t *testing.T) {
 	}
 }
 
-// newDeadSQS returns an SQS client whose endpoint refuses connections.
-func newDeadSQS(t *testing.T) intake.SQSAPI {
-	cfg, err := awsconf.Load(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg.Credentials = awsconf.Static()
-	cfg.RetryMaxAttempts = 1
-	return awsconf.SQS(cfg, "http://127.0.0.1:1")
-}
-
 func TestDependencyDownAnswers503(t *testing.T) {
 	cfg, err := awsconf.Load(context.Background())
 	if err != nil {
@@ -347,7 +337,7 @@ func TestDependencyDownAnswers503(t *testing.T) {
 		sqs  intake.SQSAPI
 	}{
 		{"dynamodb down", deadDDB, nil},
-		{"sqs down", nil, newDeadSQS(t)},
+		{"sqs down", nil, testkit.DeadSQS(t)},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
