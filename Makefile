@@ -4,6 +4,10 @@ GO ?= go
 FUNCTIONS := $(notdir $(wildcard functions/*))
 NODE_MODULES := localstack/node_modules/.package-lock.json
 TEST_TIMEOUT ?= 25m
+# Most parallel tests wait on clocks (visibility timeouts, leases, settle
+# horizons) on local AWS of their own, so more of them run at once than
+# the two cores go test allows by default.
+TEST_PARALLEL ?= 8
 
 .DEFAULT_GOAL := help
 
@@ -32,9 +36,9 @@ oncall: ## Build the on-call binary (bin/oncall/hookline): workload, event, dlq 
 	$(GO) build -tags oncall -o bin/oncall/hookline ./cmd/hookline
 
 .PHONY: test
-test: deps ## Run every test against the embedded local AWS (or AWS_ENDPOINT_URL).
+test: deps ## Run every test against the embedded local AWS (or AWS_ENDPOINT_URL), each fault model and drill at its bounded size (make soak runs them long).
 	$(GO) vet ./...
-	$(GO) test -count=1 -timeout $(TEST_TIMEOUT) ./...
+	$(GO) test -count=1 -timeout $(TEST_TIMEOUT) -parallel $(TEST_PARALLEL) ./...
 
 .PHONY: bench
 bench: deps ## Run the benchmarks (3-5 min on 2 cores); every ratio names what it divides by, measured in the same run (docs/benchmarks.md).
@@ -73,9 +77,14 @@ lab-shots: deps ## Drive the live lab's page in headless Chromium and save its s
 	HOOKLINE_LAB_SHOTS=$(CURDIR)/docs/lab $(GO) test -count=1 -run '^TestLivePageInBrowser$$' -v ./internal/dev/lab
 
 .PHONY: soak
-soak: deps ## Longer fault models: payments (20,000 events per provider profile, each provider fault alone) and end to end (20,000 events, each AWS fault alone).
-	$(GO) test -count=1 -timeout 60m ./internal/paymentworker -run 'TestFaultModel$$|TestFaultMatrix' -v -model-events 20000 -model-matrix
-	$(GO) test -count=1 -timeout 60m ./internal/dev/localrun -run 'TestEndToEndFaultModel$$|TestEndToEndFaultMatrix' -v -model-events 20000 -model-matrix
+# make test runs the same tests smaller: the payment fault model at 2,000
+# events per profile, the lost-acknowledgement drill at 2,500 a run, the
+# end-to-end model at 3,000 events and the fold at 10,000 records, with no
+# matrix.
+soak: deps ## The long drills: payment fault model (20,000 events per profile, each provider fault alone), lost acks (10,000 a run), end to end (20,000 events, each AWS fault alone), fold of 100,000 records.
+	$(GO) test -count=1 -timeout 60m -parallel $(TEST_PARALLEL) -v ./internal/paymentworker -run 'TestFaultModel$$|TestFaultMatrix$$|TestDrillLostAcknowledgements$$' -args -model-events 20000 -model-matrix -lost-ack-events 10000
+	$(GO) test -count=1 -timeout 60m -parallel $(TEST_PARALLEL) -v ./internal/dev/localrun -run 'TestEndToEndFaultModel$$|TestEndToEndFaultMatrix$$' -args -model-events 20000 -model-matrix
+	$(GO) test -count=1 -timeout 30m -v ./internal/reconcile -run 'TestFoldManyRecordsInOneRun$$' -args -fold-records 100000
 
 .PHONY: lint
 lint: ## gofmt check and go vet.

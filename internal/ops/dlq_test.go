@@ -55,6 +55,7 @@ func statesByEvent[T any](items []T, get func(T) (string, string)) map[string]st
 }
 
 func TestListDLQs(t *testing.T) {
+	t.Parallel()
 	// given three messages dead-lettered on payments and none on usage
 	h := newHarness(t, harnessOptions{})
 	seedPayments(t, h)
@@ -79,6 +80,7 @@ func TestListDLQs(t *testing.T) {
 }
 
 func TestPeekLeavesMessagesVisible(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, harnessOptions{})
 	seedPayments(t, h)
 	for round := 1; round <= 2; round++ {
@@ -114,6 +116,7 @@ func TestPeekLeavesMessagesVisible(t *testing.T) {
 }
 
 func TestPeekRejectsQueuesThatAreNotDeadLetterQueues(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, harnessOptions{})
 	tests := []struct {
 		name  string
@@ -133,6 +136,7 @@ func TestPeekRejectsQueuesThatAreNotDeadLetterQueues(t *testing.T) {
 }
 
 func TestRedriveDryRunChangesNothing(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, harnessOptions{})
 	seedPayments(t, h)
 	// when the operator previews a redrive that skips completed keys
@@ -153,6 +157,7 @@ func TestRedriveDryRunChangesNothing(t *testing.T) {
 }
 
 func TestRedriveSkipCompletedMovesOnlyTheRightOnes(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, harnessOptions{})
 	seedPayments(t, h)
 	var progress []ops.Progress
@@ -199,6 +204,7 @@ func (f *failingDeletes) DeleteMessage(ctx context.Context, in *sqs.DeleteMessag
 }
 
 func TestRedriveCrashBetweenSendAndDeleteLosesNothing(t *testing.T) {
+	t.Parallel()
 	// given a delete that fails once after its send succeeded
 	var fd *failingDeletes
 	h := newHarness(t, harnessOptions{sqs: func(c ops.SQSAPI) ops.SQSAPI {
@@ -239,6 +245,7 @@ func TestRedriveCrashBetweenSendAndDeleteLosesNothing(t *testing.T) {
 }
 
 func TestRedriveMaxAndInterrupt(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, harnessOptions{})
 	seedPayments(t, h)
 	// when the operator moves at most two messages, rate-limited
@@ -264,6 +271,7 @@ func TestRedriveMaxAndInterrupt(t *testing.T) {
 }
 
 func TestNativeMoveMovesEverything(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, harnessOptions{})
 	seedPayments(t, h)
 	ctx := context.Background()
@@ -312,6 +320,7 @@ func equalMaps(a, b map[string]string) bool {
 // the worker has it, a Stripe invoice in the DLQ is checked under the key
 // the worker used, and a body that does not map says why.
 func TestPeekReadsBodiesWithTheWorkersMappings(t *testing.T) {
+	t.Parallel()
 	mappings, err := os.ReadFile("../../testdata/payments/stripe-mappings.json")
 	must(t, err)
 	h := newHarness(t, harnessOptions{vars: map[string]string{"PAYMENT_MAPPINGS": string(mappings)}})

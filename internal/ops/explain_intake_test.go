@@ -18,6 +18,7 @@ import (
 // door but not yet in the ledger (still queued, or dead-lettered) is
 // found, and an attributed one says so.
 func TestEventRunbookShowsTheIntakeRecordsAttribution(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, harnessOptions{})
 	ctx := context.Background()
 	src := ops.ExplainSources{Spend: h.spend.Explainer, Intake: h.intake, UsageSource: "usage"}

@@ -15,6 +15,7 @@ import (
 )
 
 func TestReplay(t *testing.T) {
+	t.Parallel()
 	t0 := time.Date(2026, 11, 30, 3, 0, 0, 0, time.UTC)
 	clk := testkit.NewManualClock(t0)
 	h := newHarness(t, harnessOptions{now: clk.Now})
@@ -90,6 +91,7 @@ func TestReplay(t *testing.T) {
 }
 
 func TestReplayRefusesRecordsPastRetention(t *testing.T) {
+	t.Parallel()
 	t0 := time.Date(2026, 11, 1, 3, 0, 0, 0, time.UTC)
 	day := 24 * time.Hour
 	tests := []struct {
@@ -106,6 +108,7 @@ func TestReplayRefusesRecordsPastRetention(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel() // each case has its own local AWS and clock
 			clk := testkit.NewManualClock(t0)
 			h := newHarness(t, harnessOptions{now: clk.Now})
 			ctx := context.Background()

@@ -35,6 +35,7 @@ func overCap(t *testing.T, h *harness) {
 }
 
 func TestPeekUsageReportsLedgerState(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, harnessOptions{})
 	overCap(t, h)
 	// given dead-lettered usage: one the ledger holds as is, one it holds
@@ -58,6 +59,7 @@ func TestPeekUsageReportsLedgerState(t *testing.T) {
 }
 
 func TestRunbookOfAPausedWorkload(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, harnessOptions{})
 	overCap(t, h)
 	ctx := context.Background()

@@ -11,6 +11,7 @@ import (
 )
 
 func TestPeekOfAUsageMessageNamesTheRefusedField(t *testing.T) {
+	t.Parallel()
 	// Given usage messages dead-lettered for a doubled unit and a
 	// missing record ID (received at 2026-01-02T03:04:05Z)
 	h := newHarness(t, harnessOptions{})

@@ -55,6 +55,7 @@ func startPaymentWorker(t *testing.T, h *harness) (*providersim.Sim, *lambdaloca
 }
 
 func TestRedriveThenWorkerChargesEachEventOnce(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, harnessOptions{})
 	sim, mapping := startPaymentWorker(t, h)
 	ctx := context.Background()

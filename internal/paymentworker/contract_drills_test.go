@@ -38,6 +38,7 @@ func wantChargedOnce(t *testing.T, r *contractRig, eventID string) {
 
 // Sequence 1: a 402 whose body is an error object, not a charge.
 func TestDrillDeclineWithErrorBody(t *testing.T) {
+	t.Parallel()
 	forEachProfile(t, func(t *testing.T, env *localaws.Env, p providersim.Profile) {
 		r := newContractRig(t, env, p, providersim.Config{DeclineErrorBody: true})
 		id := drillID(p, "decline_body")
@@ -58,6 +59,7 @@ func TestDrillDeclineWithErrorBody(t *testing.T) {
 // Sequence 2: the provider commits, then answers 5xx, 408 or 409, or loses
 // the answer.
 func TestDrillCommitThenAmbiguousAnswer(t *testing.T) {
+	t.Parallel()
 	faults := []providersim.Fault{
 		{Kind: providersim.FaultCommitThenError, Status: 502},
 		{Kind: providersim.FaultCommitThenError, Status: 503},
@@ -72,6 +74,7 @@ func TestDrillCommitThenAmbiguousAnswer(t *testing.T) {
 		for _, f := range faults {
 			name := fmt.Sprintf("%s_%d", f.Kind, f.Status)
 			t.Run(name, func(t *testing.T) {
+				t.Parallel()
 				r := newContractRig(t, env, p, providersim.Config{})
 				id := drillID(p, name)
 				// Given a provider whose first charge call commits and then
@@ -93,6 +96,7 @@ func TestDrillCommitThenAmbiguousAnswer(t *testing.T) {
 // first-receive copy (a replay, a redrive, the intake's duplicate send)
 // arrives.
 func TestDrillFreshCopyAfterARetriableAttempt(t *testing.T) {
+	t.Parallel()
 	forEachProfile(t, func(t *testing.T, env *localaws.Env, p providersim.Profile) {
 		r := newContractRig(t, env, p, providersim.Config{})
 		id := drillID(p, "fresh_copy")
@@ -116,6 +120,7 @@ func TestDrillFreshCopyAfterARetriableAttempt(t *testing.T) {
 // Sequence 4: the provider normalises the currency ("USD" comes back as
 // "usd") and the first answer is lost.
 func TestDrillNormalisedCurrency(t *testing.T) {
+	t.Parallel()
 	forEachProfile(t, func(t *testing.T, env *localaws.Env, p providersim.Profile) {
 		r := newContractRig(t, env, p, providersim.Config{NormaliseCurrency: true})
 		id := drillID(p, "currency")
@@ -136,6 +141,7 @@ func TestDrillNormalisedCurrency(t *testing.T) {
 // duplicate delivery arrives after the first invocation's deadline but
 // before that commit.
 func TestDrillCommitAfterTheClientGaveUp(t *testing.T) {
+	t.Parallel()
 	forEachProfile(t, func(t *testing.T, env *localaws.Env, p providersim.Profile) {
 		r := newContractRig(t, env, p, providersim.Config{})
 		id := drillID(p, "slow_commit")
@@ -163,6 +169,7 @@ func TestDrillCommitAfterTheClientGaveUp(t *testing.T) {
 // A Lambda timeout in the middle of a batch: every record comes back,
 // some of them charged, some with their charge in flight.
 func TestDrillLambdaTimeoutMidBatch(t *testing.T) {
+	t.Parallel()
 	forEachProfile(t, func(t *testing.T, env *localaws.Env, p providersim.Profile) {
 		r := newContractRig(t, env, p, providersim.Config{Latency: 150 * time.Millisecond})
 		var ids []string
@@ -191,10 +198,12 @@ func TestDrillLambdaTimeoutMidBatch(t *testing.T) {
 // Complete fails after a successful charge: DynamoDB is down, or it
 // applies the write and the answer is lost.
 func TestDrillCompleteFailsAfterTheCharge(t *testing.T) {
+	t.Parallel()
 	modes := []string{"before_write", "after_write"}
 	forEachProfile(t, func(t *testing.T, env *localaws.Env, p providersim.Profile) {
 		for _, mode := range modes {
 			t.Run(mode, func(t *testing.T) {
+				t.Parallel()
 				r := newContractRig(t, env, p, providersim.Config{})
 				failing := &failOnceStore{Store: r.store, afterWrite: mode == "after_write"}
 				r.reg, r.worker = contractWorker(t, failing, r.client, r.queue)
@@ -214,6 +223,7 @@ func TestDrillCompleteFailsAfterTheCharge(t *testing.T) {
 // A redrive and a replay of an event whose earlier attempt was ambiguous,
 // delivered at the same time.
 func TestDrillRedriveAndReplayAfterAnAmbiguousAttempt(t *testing.T) {
+	t.Parallel()
 	forEachProfile(t, func(t *testing.T, env *localaws.Env, p providersim.Profile) {
 		r := newContractRig(t, env, p, providersim.Config{LookupLag: contractLookupLag})
 		id := drillID(p, "redrive")

@@ -107,11 +107,15 @@ func (r *contractRig) status(t *testing.T, eventID string) idempotency.Record {
 }
 
 // forEachProfile runs drill against the simulator in every profile, on one
-// local AWS.
+// local AWS, the profiles in parallel: each drill's event IDs name its
+// profile, and the rig holds no queue of its own.
 func forEachProfile(t *testing.T, drill func(t *testing.T, env *localaws.Env, p providersim.Profile)) {
 	env := localaws.StartForTest(t)
 	for _, p := range providersim.Profiles {
-		t.Run(p.String(), func(t *testing.T) { drill(t, env, p) })
+		t.Run(p.String(), func(t *testing.T) {
+			t.Parallel()
+			drill(t, env, p)
+		})
 	}
 }
 

@@ -2,6 +2,7 @@ package paymentworker_test
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"strings"
 	"sync/atomic"
@@ -45,17 +46,34 @@ func lostAckRun(t *testing.T, n int, noRegistry bool) (duplicates, dropped int) 
 	return r.sim.Charges.Duplicates(), int(r.mapping.Stats().DroppedAcks.Load())
 }
 
+var lostAckEvents = flag.Int("lost-ack-events", 2500, "lost-acknowledgement drill: events per run (make test runs 2,500; make soak 10,000)")
+
+// TestDrillLostAcknowledgements runs 2,500 events with the registry and
+// 2,500 without it, at once (make soak: 10,000 each, -lost-ack-events).
 func TestDrillLostAcknowledgements(t *testing.T) {
-	n := 10000
+	t.Parallel()
+	n := *lostAckEvents
 	if testing.Short() {
-		n = 2000
+		n = 1000
 	}
 	// Given 0.2% of successful deletes lost (each comes back after its
 	// visibility timeout) and a provider that ignores idempotency keys,
-	// when n events go through the worker with the registry,
-	dup, dropped := lostAckRun(t, n, false)
-	// and again without it,
-	dupOff, droppedOff := lostAckRun(t, n, true)
+	// when n events go through the worker with the registry, and at the
+	// same time through another worker without it,
+	var dup, dropped, dupOff, droppedOff int
+	t.Run("runs", func(t *testing.T) {
+		t.Run("registry", func(t *testing.T) {
+			t.Parallel()
+			dup, dropped = lostAckRun(t, n, false)
+		})
+		t.Run("no registry", func(t *testing.T) {
+			t.Parallel()
+			dupOff, droppedOff = lostAckRun(t, n, true)
+		})
+	})
+	if t.Failed() {
+		return
+	}
 	fmt.Printf("lost-ack drill: %d events, %d/%d acks lost: %d duplicate charges with the registry, %d without\n", n, dropped, droppedOff, dup, dupOff)
 	// then the registry allows no duplicate charge,
 	if dropped == 0 || dup != 0 {
@@ -68,6 +86,7 @@ func TestDrillLostAcknowledgements(t *testing.T) {
 }
 
 func TestDrillSameEventFiveTimesConcurrently(t *testing.T) {
+	t.Parallel()
 	r := newRig(t, rigOptions{})
 	body := paymentBody("evt_five", 4200)
 	copies := map[string]string{}
@@ -82,6 +101,7 @@ func TestDrillSameEventFiveTimesConcurrently(t *testing.T) {
 }
 
 func TestDrillCrashBetweenClaimAndCharge(t *testing.T) {
+	t.Parallel()
 	r := newRig(t, rigOptions{})
 	// Given a worker that claimed the key and died before charging (its
 	// invocation deadline bounds the claim),
@@ -106,6 +126,7 @@ func TestDrillCrashBetweenClaimAndCharge(t *testing.T) {
 }
 
 func TestDrillCrashBetweenChargeAndComplete(t *testing.T) {
+	t.Parallel()
 	r := newRig(t, rigOptions{})
 	p, err := paymentworker.ParseMessage(sqsMessage("evt_crash2", paymentBody("evt_crash2", 2500)))
 	must(t, err)
@@ -131,6 +152,7 @@ func TestDrillCrashBetweenChargeAndComplete(t *testing.T) {
 }
 
 func TestDrillProviderStorms(t *testing.T) {
+	t.Parallel()
 	kinds := []providersim.Fault{
 		{Kind: providersim.FaultServerError},
 		{Kind: providersim.FaultRateLimit, RetryAfter: "0"},
@@ -141,6 +163,7 @@ func TestDrillProviderStorms(t *testing.T) {
 	}
 	for _, f := range kinds {
 		t.Run(f.Kind.String(), func(t *testing.T) {
+			t.Parallel()
 			// The function gets 10 s (the template gives 30) so a batch whose
 			// calls all hang until the client's timeout still finishes in time.
 			r := newRig(t, rigOptions{maxReceive: 20, timeout: 10 * time.Second})
@@ -178,6 +201,7 @@ func dlqMessages(t *testing.T, r *rig) []map[string]string {
 }
 
 func TestDrillPoisonMessagesReachTheDLQWithTheirReason(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name   string
 		body   string
@@ -192,6 +216,7 @@ func TestDrillPoisonMessagesReachTheDLQWithTheirReason(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			r := newRig(t, rigOptions{})
 			if tc.setup != nil {
 				tc.setup(r)
@@ -217,6 +242,7 @@ func TestDrillPoisonMessagesReachTheDLQWithTheirReason(t *testing.T) {
 }
 
 func TestDrillPayloadMismatchNeverCharges(t *testing.T) {
+	t.Parallel()
 	r := newRig(t, rigOptions{})
 	r.enqueue(t, map[string]string{"evt_mm": paymentBody("evt_mm", 1000)})
 	testkit.Eventually(t, time.Minute, "first charged", func() bool { return r.sim.Charges.ChargeCount("evt_mm") == 1 && r.acked() >= 1 })
@@ -244,6 +270,7 @@ func sqsMessage(eventID, body string) events.SQSMessage {
 }
 
 func TestReplayReturnsStoredResultWithoutCallingProvider(t *testing.T) {
+	t.Parallel()
 	r := newRig(t, rigOptions{})
 	counting := &countingCharger{Charger: r.client}
 	w, err := paymentworker.New(paymentworker.Config{Registry: r.reg, Provider: counting, Queue: noQueue{}})
@@ -265,6 +292,7 @@ func TestReplayReturnsStoredResultWithoutCallingProvider(t *testing.T) {
 }
 
 func TestDeclineCompletesWithoutRetry(t *testing.T) {
+	t.Parallel()
 	r := newRig(t, rigOptions{})
 	counting := &countingCharger{Charger: r.client}
 	w, err := paymentworker.New(paymentworker.Config{Registry: r.reg, Provider: counting, Queue: noQueue{}})

@@ -32,7 +32,7 @@ import (
 
 var (
 	modelSeed   = flag.Uint64("seed", 0, "fault model: the seed to run (0 draws one, and prints it)")
-	modelEvents = flag.Int("model-events", 5000, "fault model: events per profile")
+	modelEvents = flag.Int("model-events", 2000, "fault model: events per profile (make test runs 2,000; make soak 20,000)")
 	modelMatrix = flag.Bool("model-matrix", false, "fault model: run each provider fault alone against each profile and print the table")
 	matrixCell  = flag.Int("matrix-events", 1000, "fault model: events per fault and profile of the matrix")
 )
@@ -148,10 +148,12 @@ var modelProviders = []modelProvider{
 // Invariants: no event is charged twice; every event ends charged,
 // declined, or in the DLQ with its reason; success is at least 99%.
 //
-// A failure prints its seed; replay it with
+// make test runs 2,000 events per profile, make soak 20,000
+// (-model-events). A failure prints its seed and count; replay it with
 //
-//	go test -run 'TestFaultModel$' -seed N ./internal/paymentworker
+//	go test ./internal/paymentworker -run 'TestFaultModel$' -args -seed N -model-events M
 func TestFaultModel(t *testing.T) {
+	t.Parallel()
 	seed := seedOrNew(t)
 	events := *modelEvents
 	if testing.Short() {
@@ -166,7 +168,7 @@ func TestFaultModel(t *testing.T) {
 			}
 			rep := runModel(t, seed, p, mixedRates(n))
 			fmt.Printf("fault model seed %d: %s\n", seed, rep)
-			checkModel(t, seed, rep, 0.99)
+			checkModel(t, seed, rep, 0.99, fmt.Sprintf("replay: go test ./internal/paymentworker -run 'TestFaultModel$' -args -seed %d -model-events %d", seed, events))
 		})
 	}
 }
@@ -180,9 +182,10 @@ func TestFaultMatrix(t *testing.T) {
 	faultMatrix(t, seedOrNew(t))
 }
 
-func checkModel(t *testing.T, seed uint64, rep modelReport, minSuccess float64) {
+// checkModel fails the test for every broken invariant, naming the
+// command that replays the run.
+func checkModel(t *testing.T, seed uint64, rep modelReport, minSuccess float64, replay string) {
 	t.Helper()
-	replay := fmt.Sprintf("replay: go test -run 'TestFaultModel$' -seed %d ./internal/paymentworker", seed)
 	if len(rep.problems) > 0 {
 		t.Errorf("seed %d: %d events broke an invariant (%s), e.g.:\n%s", seed, len(rep.problems), replay, strings.Join(rep.problems[:min(len(rep.problems), 10)], "\n"))
 	}
@@ -209,7 +212,7 @@ func faultMatrix(t *testing.T, seed uint64) {
 				name += " " + strconv.Itoa(f.Status)
 			}
 			fmt.Printf("| %s | %s | %d | %d | %d | %d | %d | %.2f%% |\n", name, p, rep.events, rep.faults[f.Kind], rep.lostAcks, rep.duplicateCharges, rep.lost, 100*rep.success())
-			checkModel(t, seed, rep, 0.99)
+			checkModel(t, seed, rep, 0.99, fmt.Sprintf("replay: go test ./internal/paymentworker -run 'TestFaultMatrix$' -args -model-matrix -seed %d -matrix-events %d", seed, *matrixCell))
 		}
 	}
 }

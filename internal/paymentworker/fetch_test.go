@@ -90,6 +90,7 @@ func molliePaid(id, status string) providersim.MolliePayment {
 // ID + status, retries while the read lags or fails, and never acts on an
 // ID Mollie does not know.
 func TestMollieIsFetchedBeforeActing(t *testing.T) {
+	t.Parallel()
 	r := newMollieRig(t)
 	// Given a payment that is open, then paid, behind a read that lags by 300 ms
 	r.mollie.SetPayment(molliePaid("tr_lag1", "open"))

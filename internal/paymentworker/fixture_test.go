@@ -22,6 +22,7 @@ import (
 // on its third receive) charges each event once; the same batch again is
 // acknowledged without a second charge.
 func TestHandlesTheSQSBatchFixture(t *testing.T) {
+	t.Parallel()
 	data, err := os.ReadFile("../../testdata/events/sqs-batch.json")
 	must(t, err)
 	var ev events.SQSEvent

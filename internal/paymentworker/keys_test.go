@@ -24,6 +24,7 @@ func sharedCustomerBody(eventID string) string {
 // the second with the first's charge, or refuse it, and the second event
 // would never be charged.
 func TestEventIDWithHashDoesNotShareAKey(t *testing.T) {
+	t.Parallel()
 	env := localaws.StartForTest(t)
 	r := newContractRig(t, env, providersim.ProfileHonoursKeys, providersim.Config{})
 	first := "evt_hash"
@@ -106,9 +107,11 @@ func keyOf(t *testing.T, f [3]string) string {
 // key; the worker that takes it over must find that charge, not charge
 // again under the new key.
 func TestClaimStartedUnderLegacyKeysFinishesUnderNewOnes(t *testing.T) {
+	t.Parallel()
 	env := localaws.StartForTest(t)
 	for _, p := range []providersim.Profile{providersim.ProfileHonoursKeys, providersim.ProfileIgnoresKeys} {
 		t.Run(p.String(), func(t *testing.T) {
+			t.Parallel()
 			r := newContractRig(t, env, p, providersim.Config{})
 			id := "evt_rollout_" + p.String()
 			body := sharedCustomerBody(id)
@@ -140,6 +143,7 @@ func TestClaimStartedUnderLegacyKeysFinishesUnderNewOnes(t *testing.T) {
 // key. A takeover of "evt#2" that finds the other event's charge under
 // that key must not take it for its own, nor for a conflict.
 func TestLegacyLookupIgnoresAnotherEventsCharge(t *testing.T) {
+	t.Parallel()
 	env := localaws.StartForTest(t)
 	r := newContractRig(t, env, providersim.ProfileIgnoresKeys, providersim.Config{})
 	other, id := "evt_legacy", "evt_legacy#2"

@@ -25,6 +25,7 @@ const fixtureSecret = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"
 // delivers it (testdata/events/http-api-request.json) is verified,
 // recorded and enqueued, then recognised as a duplicate.
 func TestHandlesTheHTTPAPIFixture(t *testing.T) {
+	t.Parallel()
 	data, err := os.ReadFile("../../testdata/events/http-api-request.json")
 	if err != nil {
 		t.Fatal(err)

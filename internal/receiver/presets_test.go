@@ -86,6 +86,7 @@ func (pf *presetFixture) rejections(t *testing.T, source, metric string) []strin
 // message and is answered as its provider expects; each rejection has
 // the receiver's status code and is counted with the source's name.
 func TestEveryPresetAtTheDoor(t *testing.T) {
+	t.Parallel()
 	pf := newPresetFixture(t)
 	now := time.Now().UTC().Truncate(time.Second)
 	for source, k := range pf.kits {
@@ -181,6 +182,7 @@ func TestEveryPresetAtTheDoor(t *testing.T) {
 // idempotency absorbs them); a batch with one bad
 // item queues the others and counts the bad one.
 func TestBatchesAtTheDoor(t *testing.T) {
+	t.Parallel()
 	pf := newPresetFixture(t)
 	now := time.Now().UTC()
 	for _, source := range []string{"src-adyen", "src-gocardless"} {
@@ -235,6 +237,7 @@ func TestBatchesAtTheDoor(t *testing.T) {
 // fetched, the receiver answers 503 with Retry-After, so that PayPal
 // retries, and counts it as a failure of the source.
 func TestPayPalCertificateHostDown(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, nil, nil)
 	certs, err := webhooktest.StartPayPalCerts()
 	if err != nil {

@@ -42,6 +42,7 @@ func newFaultFixture(t *testing.T, f localaws.Faults) *fixture {
 // is 200 accepted, the event is on its queue, and the provider's
 // redelivery is a duplicate.
 func TestReceiverUnderAWSFaults(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		fault, op string
 	}{

@@ -162,6 +162,7 @@ func (f *fixture) drain(t *testing.T, queue string) []sqstypes.Message {
 }
 
 func TestEveryOutcome(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, nil, nil)
 	now := time.Now()
 	body := `{"type":"payment.succeeded","data":{"amount":1200}}`
@@ -219,6 +220,7 @@ func TestEveryOutcome(t *testing.T) {
 }
 
 func TestAcceptedEventIsDurableAndAttributed(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, nil, nil)
 	body := `{"type":"payment.succeeded"}`
 	if resp := f.handle(t, standardRequest(t, "msg_rec", body, time.Now())); resp.StatusCode != 200 {
@@ -245,6 +247,7 @@ func TestAcceptedEventIsDurableAndAttributed(t *testing.T) {
 // is one PutItem and one SendMessage; a redelivery waits out the send
 // lease, takes it and sends again.
 func TestAWSCallsPerEvent(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, nil, nil)
 	req := standardRequest(t, "msg_calls", `{"a":1}`, time.Now())
 	f.handle(t, req)
@@ -267,6 +270,7 @@ func TestAWSCallsPerEvent(t *testing.T) {
 // in_progress. So there is at most one more message per lease, and
 // exactly one delivery is the first.
 func TestConcurrentDeliveriesEnqueueOnce(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, nil, nil)
 	req := standardRequest(t, "msg_conc", `{"a":1}`, time.Now())
 	start := time.Now()
@@ -296,6 +300,7 @@ func TestConcurrentDeliveriesEnqueueOnce(t *testing.T) {
 }
 
 func TestCrashBetweenRecordAndSendIsSentOnRedelivery(t *testing.T) {
+	t.Parallel()
 	// Given a first attempt whose send failed (SQS down) after the record,
 	down := testkit.DeadSQS(t)
 	f := newFixture(t, nil, nil)
@@ -324,6 +329,7 @@ func TestCrashBetweenRecordAndSendIsSentOnRedelivery(t *testing.T) {
 }
 
 func TestDependencyDownAnswers503(t *testing.T) {
+	t.Parallel()
 	cfg, err := awsconf.Load(context.Background())
 	if err != nil {
 		t.Fatal(err)
@@ -360,6 +366,7 @@ func TestDependencyDownAnswers503(t *testing.T) {
 }
 
 func TestOutcomesAreCountedAsEMF(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, nil, nil)
 	var lines bytes.Buffer
 	h, err := receiver.New(receiver.Config{Intake: f.store, Metrics: emf.New(&lines, "hookline"), Sources: []receiver.Source{{
@@ -419,6 +426,7 @@ func putEnqueuedRecord(t *testing.T, f *fixture, source, eventID, body string) {
 // TestUnknownSourcesShareOneMetricDimension: a caller who sends to
 // /webhooks/<anything> must not create a CloudWatch metric per path segment.
 func TestUnknownSourcesShareOneMetricDimension(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, nil, nil)
 	var lines bytes.Buffer
 	h, err := receiver.New(receiver.Config{Intake: f.store, Metrics: emf.New(&lines, "hookline"), Sources: []receiver.Source{{
@@ -453,6 +461,7 @@ func TestUnknownSourcesShareOneMetricDimension(t *testing.T) {
 // TestMaxBodyMustFitOneIntakeItem: a body limit above what one DynamoDB item
 // holds is refused at start-up, not discovered as a 503 per large webhook.
 func TestMaxBodyMustFitOneIntakeItem(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, nil, nil)
 	for _, tc := range []struct {
 		name    string

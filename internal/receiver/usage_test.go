@@ -53,6 +53,7 @@ func usageEvent(id, typ, data string) string {
 }
 
 func TestBadUsageIsRefusedAtTheDoorNamingTheField(t *testing.T) {
+	t.Parallel()
 	f := newUsageFixture(t)
 	now := time.Now().UTC()
 	at := now.Add(-time.Minute).Format(time.RFC3339)
@@ -108,6 +109,7 @@ func TestBadUsageIsRefusedAtTheDoorNamingTheField(t *testing.T) {
 }
 
 func TestEnvelopeMembersAreReadByExactName(t *testing.T) {
+	t.Parallel()
 	f := newUsageFixture(t)
 	now := time.Now().UTC()
 	tests := []struct {
@@ -138,6 +140,7 @@ func TestEnvelopeMembersAreReadByExactName(t *testing.T) {
 }
 
 func TestARefusedFieldIsEchoedBounded(t *testing.T) {
+	t.Parallel()
 	// Given a usage body whose nested member, under a long name, is
 	// given twice
 	f := newUsageFixture(t)

@@ -29,6 +29,7 @@ func (c *conflictOnce) TransactWriteItems(ctx context.Context, in *dynamodb.Tran
 }
 
 func TestChangeTierIsNotLostToAConflict(t *testing.T) {
+	t.Parallel()
 	// Given a store over a DynamoDB that cancels the first transaction
 	// with TransactionConflict (no other run changed anything)
 	env := localaws.StartForTest(t)

@@ -19,6 +19,7 @@ func (f *fixture) lastReconciled(t testing.TB, id string) time.Time {
 }
 
 func TestPageDeadlineIsTheReconcilersNextLook(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	f := newFixture(t, options{})
 	// Given a reconciler that ran at t0 and runs every 5 minutes
@@ -51,6 +52,7 @@ func TestPageDeadlineIsTheReconcilersNextLook(t *testing.T) {
 }
 
 func TestPageDeadlineMovesWithTheTier(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, options{})
 	f.workload(t, "w-tier", 1000)
 	f.webhook(t, "tier-1", "w-tier", 100, t0)

@@ -3,6 +3,7 @@ package reconcile_test
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"strings"
 	"sync"
@@ -17,6 +18,7 @@ import (
 var published = providersim.UsageOptions{PublishDelay: time.Minute, Webhook: providersim.WebhookDrop}
 
 func TestPollOverlappingPreviousWindow(t *testing.T) {
+	t.Parallel()
 	// Given records spread over the last 20 minutes, all in the export
 	f := newFixture(t, options{})
 	f.workload(t, "w1", 1_000_000)
@@ -56,6 +58,7 @@ func TestPollOverlappingPreviousWindow(t *testing.T) {
 }
 
 func TestLatePublishedRecordFoundByLaterRun(t *testing.T) {
+	t.Parallel()
 	// Given a record that occurred 4 minutes ago and is published 20
 	// minutes after it occurred
 	f := newFixture(t, options{})
@@ -85,6 +88,7 @@ func TestLatePublishedRecordFoundByLaterRun(t *testing.T) {
 }
 
 func TestWebhookNeverArrivesCapTripsFromPoll(t *testing.T) {
+	t.Parallel()
 	// Given a workload with cap 100, 60 units applied through the webhook
 	// path, and 50 units whose webhook never arrives
 	f := newFixture(t, options{})
@@ -134,6 +138,7 @@ func TestWebhookNeverArrivesCapTripsFromPoll(t *testing.T) {
 }
 
 func TestDisagreementPagesOnceWithBothValues(t *testing.T) {
+	t.Parallel()
 	// Given a record whose webhook said 7 units while the export says 5
 	f := newFixture(t, options{})
 	f.workload(t, "w1", 1000)
@@ -170,6 +175,7 @@ func TestDisagreementPagesOnceWithBothValues(t *testing.T) {
 }
 
 func TestConcurrentRunsKeepOneCursor(t *testing.T) {
+	t.Parallel()
 	// Given 300 records and three reconciler instances whose runs all read
 	// the same cursor before any of them commits
 	const runs = 3
@@ -235,6 +241,7 @@ func TestConcurrentRunsKeepOneCursor(t *testing.T) {
 }
 
 func TestProviderFailureMidPaginationThenCatchUp(t *testing.T) {
+	t.Parallel()
 	// Given 250 records (3 pages of 100) and an export whose second page
 	// fails with 503 on every attempt of one run
 	f := newFixture(t, options{})
@@ -286,6 +293,7 @@ func TestProviderFailureMidPaginationThenCatchUp(t *testing.T) {
 }
 
 func TestWebhookEntryMissingFromExportIsFlaggedOnce(t *testing.T) {
+	t.Parallel()
 	// Given two webhook entries: one the export shows, one it never does
 	f := newFixture(t, options{})
 	f.workload(t, "w1", 1000)
@@ -322,6 +330,7 @@ func TestWebhookEntryMissingFromExportIsFlaggedOnce(t *testing.T) {
 }
 
 func TestDeferredResolvedHeldAndPaged(t *testing.T) {
+	t.Parallel()
 	// Given export records for an unknown reference that gets an alias, an
 	// unknown reference that never does, and a retired workload that holds
 	f := newFixture(t, options{})
@@ -395,11 +404,16 @@ func TestDeferredResolvedHeldAndPaged(t *testing.T) {
 	}
 }
 
+var foldRecords = flag.Int("fold-records", 10_000, "fold drill: export records folded in one run (make test folds 10,000; make soak 100,000)")
+
+// TestFoldManyRecordsInOneRun folds 10,000 records in one run in make
+// test, and 100,000 in make soak (-fold-records).
 func TestFoldManyRecordsInOneRun(t *testing.T) {
-	// Given 100,000 export records (5,000 with -short) over 64 workloads,
-	// in pages of 1,000, after a first run of 2,000 records on the same
+	t.Parallel()
+	// Given n export records (5,000 with -short) over 64 workloads, in
+	// pages of 1,000, after a first run of 2,000 records on the same
 	// ledger that measures this machine's rate
-	n := 100_000
+	n := *foldRecords
 	if testing.Short() {
 		n = 5_000
 	}
@@ -446,7 +460,7 @@ func TestFoldManyRecordsInOneRun(t *testing.T) {
 	// replaced fell to a ninth by 10,000); BenchmarkFoldFlat measures the
 	// ratio precisely, in one run.
 	rate := float64(n) / elapsed.Seconds()
-	fmt.Printf("folded %d records in one run in %s: %.0f records/s (first run of %d: %.0f records/s; ratio %.2f; goal: 100,000 in < 60 s)\n",
+	fmt.Printf("folded %d records in one run in %s: %.0f records/s (first run of %d: %.0f records/s; ratio %.2f; goal: 100,000 in < 60 s, make soak)\n",
 		n, elapsed.Round(time.Millisecond), rate, warm, baseline, rate/baseline)
 	if rate < 0.1*baseline {
 		t.Fatalf("fold rate fell from %.0f/s to %.0f/s as the ledger grew", baseline, rate)

@@ -10,6 +10,7 @@ import (
 )
 
 func TestPollTripNamesTheWebhookEventAndTheRecord(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	// Given a webhook for ur_ghost_1 deferred under an unknown reference,
 	// then an alias that maps the reference to a workload with cap 100
@@ -44,6 +45,7 @@ func TestPollTripNamesTheWebhookEventAndTheRecord(t *testing.T) {
 }
 
 func TestRepauseByAPollDuplicateNamesTheWebhookEvent(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	// Given a workload paused by a webhook record that the export also has
 	f := newFixture(t, options{})

@@ -56,8 +56,10 @@ func newFixture(t testing.TB, o options) *fixture {
 		o.pageSize = 100
 	}
 	f := &fixture{clock: providersim.NewManualClock(t0), metrics: &lockedBuffer{}}
-	if f.env = localaws.StartForTest(t); o.faults.On() {
+	if o.faults.On() {
 		f.env = localaws.StartFaultsForTest(t, o.faults)
+	} else {
+		f.env = localaws.StartForTest(t)
 	}
 	var err error
 	f.sim, err = providersim.New(providersim.Config{Now: f.clock.Now, UsagePageSize: o.pageSize})

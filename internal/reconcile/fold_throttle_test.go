@@ -17,6 +17,7 @@ import (
 // through. The fold retries such a record instead (contract 12: a
 // throttle is retried), so one throttle does not throw away a run.
 func TestRunFoldsThroughAThrottleTheSDKGaveUpOn(t *testing.T) {
+	t.Parallel()
 	// Given the run's first ledger transaction throttled on all three of
 	// the SDK's attempts, and only that one,
 	var armed atomic.Bool

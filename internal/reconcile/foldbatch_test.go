@@ -14,6 +14,7 @@ import (
 // takes one transaction per batch, not one per record, while the webhook
 // path writes the same item.
 func TestFoldWritesAHotWorkloadOncePerBatch(t *testing.T) {
+	t.Parallel()
 	// Given a workload, and 400 records of it in the export that the
 	// webhook path never saw
 	f := newFixture(t, options{pageSize: 100})

@@ -8,6 +8,7 @@ import (
 )
 
 func TestOneWorkloadFoldsInExportOrder(t *testing.T) {
+	t.Parallel()
 	// Given one workload with cap 100 and 40 records of 10 units in one
 	// export page, beside 40 records of other workloads, folded with 8
 	// records in flight

@@ -8,6 +8,7 @@ import (
 )
 
 func TestPoisonRecordIsQuarantinedAndTheCursorAdvances(t *testing.T) {
+	t.Parallel()
 	// Given a workload with cap 1,000 and an export in which a credit with
 	// negative units sits among 1,200 units of ordinary usage
 	f := newFixture(t, options{})

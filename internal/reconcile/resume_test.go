@@ -9,6 +9,7 @@ import (
 )
 
 func TestResumeOverTheCapIsPausedAgainByTheNextRun(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	// Given a workload paused at 1,290 of 1,000 by a record that is long
 	// out of the poll window

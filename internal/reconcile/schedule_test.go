@@ -51,6 +51,7 @@ func TestClassify(t *testing.T) {
 }
 
 func TestRiskPartitionedSchedule(t *testing.T) {
+	t.Parallel()
 	// Given a workload near its cap, an active one and a quiet one
 	f := newFixture(t, options{})
 	ctx := context.Background()

@@ -8,6 +8,7 @@ import (
 )
 
 func TestExportRecordsOutsideTheSchemaAreQuarantinedNeverCounted(t *testing.T) {
+	t.Parallel()
 	// Given a workload and an export that serves, besides one good
 	// record, the records the door refuses
 	f := newFixture(t, options{})
@@ -72,6 +73,7 @@ func TestExportRecordsOutsideTheSchemaAreQuarantinedNeverCounted(t *testing.T) {
 }
 
 func TestExportRecordWithoutRecordIDIsQuarantinedUnderAStableID(t *testing.T) {
+	t.Parallel()
 	// Given an export record with no record_id
 	f := newFixture(t, options{})
 	f.workload(t, "w1", 1000)

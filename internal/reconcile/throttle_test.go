@@ -14,6 +14,7 @@ import (
 // reference, TransactWriteItems), which says nothing about the tier
 // condition. A tier change must not be read as made by another run then.
 func TestChangeTierRetriesAThrottlingCancellation(t *testing.T) {
+	t.Parallel()
 	// Given a workload's schedule partition that throttles its next three
 	// requests
 	env := localaws.StartForTest(t)

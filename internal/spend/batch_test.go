@@ -65,6 +65,7 @@ func noErrors(t *testing.T, errs []error) {
 }
 
 func TestApplyBatchRetriesATransactionConflict(t *testing.T) {
+	t.Parallel()
 	env := localaws.StartForTest(t)
 	db := &batchConflicting{DB: env.DynamoDB}
 	f := newFixtureWith(t, env, db, nil)
@@ -85,6 +86,7 @@ func TestApplyBatchRetriesATransactionConflict(t *testing.T) {
 }
 
 func TestApplyBatchGivesUpOnEndlessContentionWithoutApplying(t *testing.T) {
+	t.Parallel()
 	env := localaws.StartForTest(t)
 	db := &batchConflicting{DB: env.DynamoDB, n: 1 << 30}
 	f := newFixtureWith(t, env, db, nil)
@@ -103,6 +105,7 @@ func TestApplyBatchGivesUpOnEndlessContentionWithoutApplying(t *testing.T) {
 }
 
 func TestApplyBatchGivesEachRecordApplysOutcome(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	ctx := context.Background()
 	f.workload(t, "a", 1000, 0)
@@ -141,6 +144,7 @@ func TestApplyBatchGivesEachRecordApplysOutcome(t *testing.T) {
 }
 
 func TestApplyBatchPastMaxTotalRefusesOnlyTheRecordThatWouldPassIt(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	f.workload(t, "big", MaxTotal, 0)
 	f.apply(t, usage("ur_base", "big", MaxTotal-10))
@@ -158,6 +162,7 @@ func TestApplyBatchPastMaxTotalRefusesOnlyTheRecordThatWouldPassIt(t *testing.T)
 }
 
 func TestApplyBatchOfMoreThanOneTransaction(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	f.workload(t, "hot", 1000, 0)
 	// given more records for one workload than one transaction takes
@@ -186,6 +191,7 @@ func (failingReads) BatchGetItem(context.Context, *dynamodb.BatchGetItemInput, .
 }
 
 func TestApplyBatchWhenTheAliasesCannotBeReadAppliesNothing(t *testing.T) {
+	t.Parallel()
 	env := localaws.StartForTest(t)
 	f := newFixtureWith(t, env, failingReads{env.DynamoDB}, nil)
 	f.workload(t, "hot", 1000, 0)
@@ -200,6 +206,7 @@ func TestApplyBatchWhenTheAliasesCannotBeReadAppliesNothing(t *testing.T) {
 }
 
 func TestApplyBatchStopsRetryingWhenItsContextEnds(t *testing.T) {
+	t.Parallel()
 	env := localaws.StartForTest(t)
 	db := &batchConflicting{DB: env.DynamoDB, n: 1 << 30}
 	f := newFixtureWith(t, env, db, nil)
@@ -213,6 +220,7 @@ func TestApplyBatchStopsRetryingWhenItsContextEnds(t *testing.T) {
 }
 
 func TestApplyBatchEscalatesOnceByTheRecordThatPassedTheStep(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	// given a workload paused at 110 over a cap of 100, escalating every 50
 	f.workload(t, "hot", 100, 50)
@@ -257,6 +265,7 @@ func (c *failingAfter) TransactWriteItems(ctx context.Context, in *dynamodb.Tran
 // must still get an answer (classified, or the error), never an empty
 // result that the worker would acknowledge as applied to no workload.
 func TestApplyBatchAnswersForADuplicateWhenTheRestFails(t *testing.T) {
+	t.Parallel()
 	env := localaws.StartForTest(t)
 	db := &failingAfter{DB: env.DynamoDB, n: 1 << 30}
 	f := newFixtureWith(t, env, db, nil)

@@ -7,6 +7,7 @@ import (
 )
 
 func TestExplainEventFindsDeferredAndQuarantinedByEventID(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	f := newFixture(t)
 	// given a webhook record deferred under an unknown reference, and one
@@ -29,6 +30,7 @@ func TestExplainEventFindsDeferredAndQuarantinedByEventID(t *testing.T) {
 }
 
 func TestExplainEventTellsWhatReconciliationDidPastTheDeadline(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	f := newFixture(t)
 	f.apply(t, usage("ur_paged", "nobody", 5))

@@ -190,6 +190,7 @@ func indexWrites(ws []write, table string, idx []projected, inIndex func(key str
 // write units a second. The projection is read from infra/template.yaml,
 // so projecting ALL again fails here.
 func TestUsageRecordWritesNothingToTheWorkloadsIndex(t *testing.T) {
+	t.Parallel()
 	env := localaws.StartForTest(t)
 	wc := newWriteCounter(env.DynamoDB)
 	f := newFixtureWith(t, env, wc, nil)
@@ -250,6 +251,7 @@ func keysOf(ws []write) []string {
 // only, so the listing (workload list, the reconciler's schedule) reads
 // each workload item itself, consistently, and sees its running total.
 func TestListReadsEachWorkloadBehindTheIndexKeys(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	ids := []string{"wl-c", "wl-a", "wl-b"}
 	for i, id := range ids {
@@ -288,6 +290,7 @@ func TestListReadsEachWorkloadBehindTheIndexKeys(t *testing.T) {
 
 // TestListPagesPastOneBatch: more workloads than one BatchGetItem takes.
 func TestListPagesPastOneBatch(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	const n = 130
 	for i := range n {

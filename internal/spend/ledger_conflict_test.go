@@ -98,6 +98,7 @@ func newConflictFixture(t *testing.T) (*fixture, *conflicting) {
 }
 
 func TestLedgerRetriesATransactionConflict(t *testing.T) {
+	t.Parallel()
 	// Given a workload, and a DynamoDB that cancels the next 3
 	// transactions with TransactionConflict, then lets them through
 	f, db := newConflictFixture(t)
@@ -118,6 +119,7 @@ func TestLedgerRetriesATransactionConflict(t *testing.T) {
 }
 
 func TestCrossingIsNeverAcknowledgedWithoutItsPause(t *testing.T) {
+	t.Parallel()
 	// Given a workload 1 unit under its cap, and a DynamoDB that lets the
 	// record's ledger transaction through and then cancels every
 	// transaction with TransactionConflict, the pause's included
@@ -156,6 +158,7 @@ func TestCrossingIsNeverAcknowledgedWithoutItsPause(t *testing.T) {
 }
 
 func TestDisagreementIsNotLostToAConflict(t *testing.T) {
+	t.Parallel()
 	// Given a record in the ledger, and a DynamoDB that lets the next
 	// transaction through (it fails its condition on the existing entry)
 	// and cancels every later one with TransactionConflict
@@ -184,6 +187,7 @@ func TestDisagreementIsNotLostToAConflict(t *testing.T) {
 }
 
 func TestConflictRetryStopsAtTheDeadline(t *testing.T) {
+	t.Parallel()
 	// Given a DynamoDB that cancels every transaction with TransactionConflict
 	f, db := newConflictFixture(t)
 	f.workload(t, "w1", 1000, 0)

@@ -8,6 +8,7 @@ import (
 )
 
 func TestUnitsAboveTwoToThe53AreRefused(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	f.workload(t, "w1", 1000, 0)
 	for _, tc := range []struct {
@@ -38,6 +39,7 @@ func TestUnitsAboveTwoToThe53AreRefused(t *testing.T) {
 }
 
 func TestTotalOverflowIsATypedErrorAndChangesNothing(t *testing.T) {
+	t.Parallel()
 	// Given a workload whose total is 10 below MaxTotal
 	f := newFixture(t)
 	f.workload(t, "w1", MaxTotal, 0)
@@ -69,6 +71,7 @@ func TestTotalOverflowIsATypedErrorAndChangesNothing(t *testing.T) {
 }
 
 func TestQuarantineStoresOncePagesOnceAndExplains(t *testing.T) {
+	t.Parallel()
 	// Given a refused record
 	f := newFixture(t)
 	ctx := context.Background()

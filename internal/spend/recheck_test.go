@@ -28,6 +28,7 @@ func (f *flakyReads) GetItem(ctx context.Context, in *dynamodb.GetItemInput, o .
 }
 
 func TestRedeliveryAfterAFailedCapCheckStillTripsTheCap(t *testing.T) {
+	t.Parallel()
 	env := localaws.StartForTest(t)
 	flaky := &flakyReads{DB: env.DynamoDB}
 	f := newFixtureOn(t, env, nil)

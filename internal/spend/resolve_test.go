@@ -7,6 +7,7 @@ import (
 )
 
 func TestResolveRefs(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	f := newFixture(t)
 	// Given 120 workloads (more than one BatchGetItem holds), one of them
@@ -48,6 +49,7 @@ func TestResolveRefs(t *testing.T) {
 }
 
 func TestApplyResolvedMatchesApply(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	f := newFixture(t)
 	f.workload(t, "w-a", 1000, 0)

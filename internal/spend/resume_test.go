@@ -11,6 +11,7 @@ import (
 )
 
 func TestResumeOverTheCapIsRefused(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	f := newFixture(t)
 	id := "w-resume-over"
@@ -34,6 +35,7 @@ func TestResumeOverTheCapIsRefused(t *testing.T) {
 }
 
 func TestSetCapBelowTheTotalPausesAtOnce(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	f := newFixture(t)
 	id := "w-setcap-below"
@@ -57,6 +59,7 @@ func TestSetCapBelowTheTotalPausesAtOnce(t *testing.T) {
 }
 
 func TestAdmissionRefusesOverTheCapWhenStatusIsStale(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	f := newFixture(t)
 	id := "w-stale"
@@ -79,6 +82,7 @@ func TestAdmissionRefusesOverTheCapWhenStatusIsStale(t *testing.T) {
 }
 
 func TestForceResumeIsRecordedAndUndoneByTheTotal(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	f := newFixture(t)
 	id := "w-force"

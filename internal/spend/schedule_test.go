@@ -32,6 +32,7 @@ func TestRunScheduleTicks(t *testing.T) {
 }
 
 func TestNextReconciliationFollowsThePublishedSchedule(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	f := newFixture(t)
 	// given no schedule published yet, a new workload's deadline is one

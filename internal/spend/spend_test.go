@@ -154,6 +154,7 @@ func TestPageLine(t *testing.T) {
 }
 
 func TestSameRecordFiveTimes(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	tests := []struct {
 		name       string
@@ -208,6 +209,7 @@ func TestSameRecordFiveTimes(t *testing.T) {
 }
 
 func TestDeferred(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	f := newFixture(t)
 	f.workload(t, "w-retired", 1000, 0)
@@ -292,6 +294,7 @@ func containsRecord(ds []DeferredRecord, rec string) bool {
 }
 
 func TestAlias(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	f := newFixture(t)
 	f.workload(t, "w-img", 1000, 0)
@@ -326,6 +329,7 @@ func TestAlias(t *testing.T) {
 }
 
 func TestCapBoundary(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	tests := []struct {
 		name       string
@@ -379,6 +383,7 @@ func TestCapBoundary(t *testing.T) {
 }
 
 func TestConcurrentCrossing(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	for _, n := range []int{2, 20} {
 		t.Run(fmt.Sprintf("%d events", n), func(t *testing.T) {
@@ -421,6 +426,7 @@ func TestConcurrentCrossing(t *testing.T) {
 }
 
 func TestEscalationOncePerStep(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	f := newFixture(t)
 	// given a workload with cap 1000 and a step of 100, paused at 1012
@@ -473,6 +479,7 @@ func TestEscalationOncePerStep(t *testing.T) {
 }
 
 func TestDisagreement(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	f := newFixture(t)
 	f.workload(t, "w-dis", 1000, 0)
@@ -525,6 +532,7 @@ func TestDisagreement(t *testing.T) {
 }
 
 func TestCrossPathDuplicateNotesPath(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	f := newFixture(t)
 	f.workload(t, "w-paths", 1000, 0)
@@ -549,6 +557,7 @@ func TestCrossPathDuplicateNotesPath(t *testing.T) {
 }
 
 func TestResume(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	f := newFixture(t)
 	id := "w-resume"
@@ -589,6 +598,7 @@ func TestResume(t *testing.T) {
 }
 
 func TestAdmission(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	f := newFixture(t)
 	f.workload(t, "w-adm-ok", 1000, 0)
@@ -616,6 +626,7 @@ func TestAdmission(t *testing.T) {
 }
 
 func TestExplain(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	f := newFixture(t)
 	id := "w-explain"
@@ -683,6 +694,7 @@ func reactivate(t *testing.T, f *fixture, id string) {
 }
 
 func TestPageDeliveredAfterPagerRecovers(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	// given PagerDuty that answers 503, then 202
 	var mu sync.Mutex

@@ -13,6 +13,7 @@ import (
 // conditions. Creating a workload or adding an alias must retry it, not
 // read it as a taken alias.
 func TestWorkloadWritesRetryAThrottlingCancellation(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name  string
 		alias string // the partition that is driven to its limit

@@ -8,6 +8,7 @@ import (
 )
 
 func TestAddAliasIsNotTakenByAConflict(t *testing.T) {
+	t.Parallel()
 	// Given a workload, and a DynamoDB that cancels the next transaction
 	// with TransactionConflict (a busy workload's records hold its item)
 	f, db := newConflictFixture(t)
@@ -27,6 +28,7 @@ func TestAddAliasIsNotTakenByAConflict(t *testing.T) {
 }
 
 func TestCreateWorkloadIsNotTakenByAConflict(t *testing.T) {
+	t.Parallel()
 	// Given a DynamoDB that cancels the next transaction with
 	// TransactionConflict
 	f, db := newConflictFixture(t)
@@ -45,6 +47,7 @@ func TestCreateWorkloadIsNotTakenByAConflict(t *testing.T) {
 }
 
 func TestPersistentConflictIsContendedNotTaken(t *testing.T) {
+	t.Parallel()
 	// Given a DynamoDB that cancels every transaction with TransactionConflict
 	f, db := newConflictFixture(t)
 	f.workload(t, "w1", 1000, 0)

@@ -8,6 +8,7 @@ import (
 )
 
 func TestCreateWorkloadRefusesMalformedIDs(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	f := newFixture(t)
 	tests := []struct {

@@ -33,6 +33,7 @@ func (f *flakyMarks) Mark(_ context.Context, m intake.Mark) (bool, error) {
 }
 
 func TestAFailedAttributionMarkRetriesTheRecordAndCountsItOnce(t *testing.T) {
+	t.Parallel()
 	// Given a worker whose first intake mark fails
 	f := newFixture(t)
 	q, err := queue.New(queue.Config{SQS: f.env.SQS, URL: f.env.QueueURL("usage"), DeadLetterURL: f.env.QueueURL("usage-dlq")})

@@ -43,6 +43,7 @@ const maxReceives = 5
 // must retry them: every record ends applied, the total is exact, the cap
 // crossing pages once, and nothing is dead-lettered.
 func TestConcurrentBatchesOnOneHotWorkload(t *testing.T) {
+	t.Parallel()
 	// Given a workload with a cap that the records cross half way
 	env := localaws.StartForTest(t)
 	ctx := context.Background()

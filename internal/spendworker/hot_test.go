@@ -137,6 +137,7 @@ func (f *hotFixture) check(t *testing.T, id string, wantTotal int64, wantRecord 
 // worker folds a batch's records for one workload into one transaction:
 // the entries (a duplicate still counts once) and one ADD of their sum.
 func TestABatchForOneWorkloadAddsToItsTotalOnce(t *testing.T) {
+	t.Parallel()
 	f := newHotFixture(t, map[string]int64{"hot": 1000})
 	// given a record applied by an earlier batch
 	f.handle(t, []events.SQSMessage{usageMessage("evt_pre", "ur_pre", "hot", 50)})
@@ -165,6 +166,7 @@ func TestABatchForOneWorkloadAddsToItsTotalOnce(t *testing.T) {
 // runs several batches at once, and the same records come in more than
 // one of them.
 func TestConcurrentBatchesForOneWorkloadCountEachRecordOnce(t *testing.T) {
+	t.Parallel()
 	f := newHotFixture(t, map[string]int64{"hot": 1000})
 	// given 5 batches of 10 for one workload, each repeating 2 records of
 	// the batch before (as a lost acknowledgement would)

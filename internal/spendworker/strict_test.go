@@ -17,6 +17,7 @@ import (
 )
 
 func TestRefusedMessagesNameTheField(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	ctx := context.Background()
 	var logs bytes.Buffer

@@ -67,6 +67,7 @@ func message(id, body string) events.SQSMessage {
 }
 
 func TestIntakeStates(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	ctx := context.Background()
 	tests := []struct {

@@ -31,7 +31,7 @@ func newSourceRig(t *testing.T, env *localaws.Env, source string) *workerRig {
 	must(t, err)
 	store, err := idempotency.NewDynamoDB(idempotency.DynamoDBConfig{Client: env.DynamoDB, Table: env.TableName("IdempotencyTable")})
 	must(t, err)
-	reg, err := idempotency.New(idempotency.Config{Store: store, Namespace: fmt.Sprintf("stripe-keys-%d", time.Now().UnixNano()),
+	reg, err := idempotency.New(idempotency.Config{Store: store, Namespace: fmt.Sprintf("stripe-keys-%d", rigs.Add(1)),
 		InProgressTimeout: 3 * time.Second, DeadlineMargin: drillHorizon + drillSkew})
 	must(t, err)
 	ms, err := paymentworker.NewMappings(map[string]paymentworker.Mapping{source: paymentworker.StripeInvoiceMapping})
@@ -71,6 +71,7 @@ func sourceEvent(t *testing.T, source, eventID, customer string, amount int64) e
 // search). The first create commits and its answer is lost, so only the
 // search can tell the worker that the customer was charged.
 func TestWorstCaseIDsChargeOnceThroughStripe(t *testing.T) {
+	t.Parallel()
 	env := localaws.StartForTest(t)
 	tests := []struct{ name, source, eventID string }{
 		{name: "64-character source, 255-byte event ID", source: strings.Repeat("s", 64),
@@ -79,6 +80,7 @@ func TestWorstCaseIDsChargeOnceThroughStripe(t *testing.T) {
 	}
 	for i, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			if len(tt.source) > 64 || len(tt.eventID) > 255 {
 				t.Fatalf("source %d and event ID %d bytes exceed the limits", len(tt.source), len(tt.eventID))
 			}

@@ -32,6 +32,7 @@ func newClient(t *testing.T, url string) *stripecharge.Client {
 // which checks each against Stripe's OpenAPI specification and answers
 // from its fixtures (it keeps no state).
 func TestAgainstStripeMock(t *testing.T) {
+	t.Parallel()
 	url := startStripeMock(t, fixtures(t, succeedingFixtures))
 	c := newClient(t, url)
 	ctx := context.Background()
@@ -78,6 +79,7 @@ func TestAgainstStripeMock(t *testing.T) {
 // customer has no default payment method, so nothing is charged and the
 // event is rejected with that reason.
 func TestStripeMockCustomerWithoutPaymentMethod(t *testing.T) {
+	t.Parallel()
 	url := startStripeMock(t, "")
 	c := newClient(t, url)
 	res := c.CreateCharge(context.Background(), "stripe:evt_3", provider.ChargeRequest{EventID: "evt_3", Customer: "cus_9", Amount: 100, Currency: "eur"})

@@ -41,6 +41,9 @@ type workerRig struct {
 	queue  *paymentworkertest.RecordingQueue
 }
 
+// rigs numbers the rigs, so that each has a namespace of its own.
+var rigs atomic.Int64
+
 func newWorkerRig(t *testing.T, env *localaws.Env) *workerRig {
 	t.Helper()
 	sim := newStripeSim(t, drillLag)
@@ -52,8 +55,9 @@ func newWorkerRig(t *testing.T, env *localaws.Env) *workerRig {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// Each rig its own namespace: the drills share one table.
-	reg, err := idempotency.New(idempotency.Config{Store: store, Namespace: fmt.Sprintf("stripe-drill-%d", time.Now().UnixNano()),
+	// Each rig its own namespace: the drills share one table, and run in
+	// parallel.
+	reg, err := idempotency.New(idempotency.Config{Store: store, Namespace: fmt.Sprintf("stripe-drill-%d", rigs.Add(1)),
 		InProgressTimeout: 3 * time.Second, DeadlineMargin: drillHorizon + drillSkew})
 	if err != nil {
 		t.Fatal(err)
@@ -112,6 +116,7 @@ func (r *workerRig) settle(t *testing.T, m events.SQSMessage) string {
 // local DynamoDB, against the simulator in Stripe's profile (keys honoured and
 // replayed): every event is charged exactly once.
 func TestWorkerChargesOnceThroughStripe(t *testing.T) {
+	t.Parallel()
 	env := localaws.StartForTest(t)
 	drills := []struct {
 		name  string
@@ -129,6 +134,7 @@ func TestWorkerChargesOnceThroughStripe(t *testing.T) {
 	}
 	for i, d := range drills {
 		t.Run(d.name, func(t *testing.T) {
+			t.Parallel()
 			// Given Stripe misbehaving on the event's first create
 			r := newWorkerRig(t, env)
 			id := fmt.Sprintf("evt_drill_%d", i)
@@ -154,9 +160,11 @@ func TestWorkerChargesOnceThroughStripe(t *testing.T) {
 }
 
 func TestWorkerThroughStripe(t *testing.T) {
+	t.Parallel()
 	env := localaws.StartForTest(t)
 
 	t.Run("five concurrent copies charge once", func(t *testing.T) {
+		t.Parallel()
 		r := newWorkerRig(t, env)
 		m := invoiceEvent("evt_five", "cus_five", 1000)
 		var wg sync.WaitGroup
@@ -179,6 +187,7 @@ func TestWorkerThroughStripe(t *testing.T) {
 	})
 
 	t.Run("a decline is acknowledged, never retried into a charge", func(t *testing.T) {
+		t.Parallel()
 		r := newWorkerRig(t, env)
 		m := invoiceEvent("evt_declined", providersim.DeclineCustomer, 1000)
 		if reason := r.settle(t, m); reason != "" || r.sim.Charges.Creates() != 1 || r.sim.Charges.SucceededCount("evt_declined") != 0 {
@@ -187,6 +196,7 @@ func TestWorkerThroughStripe(t *testing.T) {
 	})
 
 	t.Run("requires_action waits for the customer, then completes without a second charge", func(t *testing.T) {
+		t.Parallel()
 		r := newWorkerRig(t, env)
 		m := invoiceEvent("evt_3ds", providersim.RequiresActionCustomer, 1000)
 		if r.deliver(m, 1) {
@@ -208,6 +218,7 @@ func TestWorkerThroughStripe(t *testing.T) {
 	})
 
 	t.Run("an invoice without a customer goes to the DLQ with its reason", func(t *testing.T) {
+		t.Parallel()
 		r := newWorkerRig(t, env)
 		m := invoiceEvent("evt_nocus", "", 1000)
 		m.Body = strings.Replace(m.Body, `"customer":""`, `"customer":null`, 1)

@@ -157,6 +157,7 @@ func since(s []lab.Second, t int) []lab.Second {
 // charges to 0 within 10 s while redeliveries go on; a 3x spike makes the
 // queue rise and drain.
 func TestLivePageInBrowser(t *testing.T) {
+	t.Parallel() // beside the lab runs: a live lab neither profiles nor sets GOGC, and this one mostly waits on the clock
 	chromium(t)
 	start := time.Now()
 	// Given the live lab at 40 webhooks/s with 5% of acknowledgements lost

@@ -14,6 +14,7 @@ import (
 // mirrored rounds, their means are of every burst and the ratio divides
 // the full path's by the bare pipeline's, with the run's GOGC restored.
 func TestMeasureCeilingsAsARunDoes(t *testing.T) {
+	oneRunAtATime(t)
 	own := debug.SetGCPercent(-1)
 	debug.SetGCPercent(own)
 	// Given a short warm-up and small bursts,

@@ -61,6 +61,7 @@ func TestParseCommand(t *testing.T) {
 // refuses bad bodies with 400 and out-of-range changes with 422, gives a
 // fix only after a finding, and the event stream sends the state.
 func TestLiveServerFromOutside(t *testing.T) {
+	t.Parallel() // beside the lab runs: a live lab neither profiles nor sets GOGC
 	live, err := lab.StartLive(context.Background(), lab.LiveConfig{Rate: 20, Seed: 1})
 	if err != nil {
 		t.Fatal(err)

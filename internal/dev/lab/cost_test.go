@@ -15,6 +15,7 @@ import (
 // write one more. One unit per call would price the event's DynamoDB
 // writes at 1 unit.
 func TestDynamoDBIsPricedFromConsumedCapacity(t *testing.T) {
+	oneRunAtATime(t)
 	// Given 4 KB bodies with idempotency off (the intake's put only)
 	payload, err := lab.SizedPayload(4096)
 	if err != nil {

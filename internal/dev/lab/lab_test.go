@@ -6,15 +6,31 @@ import (
 	"path/filepath"
 	"runtime/debug"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/hookline/hookline/internal/dev/lab"
 )
 
+// labRuns lets one lab run go at a time: a run profiles the whole
+// process's CPU and sets its GOGC, so two at once would spoil each
+// other's figures.
+var labRuns sync.Mutex
+
+// oneRunAtATime runs the calling test beside the package's other parallel
+// tests (the live page's, which waits on the clock), but beside no other
+// lab run.
+func oneRunAtATime(t *testing.T) {
+	t.Parallel()
+	labRuns.Lock()
+	t.Cleanup(labRuns.Unlock)
+}
+
 // TestShortRunsAddUp runs the lab for a few seconds at a low rate, with
 // idempotency off and then on, and checks that its accounting adds up.
 func TestShortRunsAddUp(t *testing.T) {
+	oneRunAtATime(t)
 	var runs []*lab.Report
 	own := debug.SetGCPercent(-1)
 	debug.SetGCPercent(own)
@@ -210,6 +226,7 @@ func TestSpikeFindings(t *testing.T) {
 // path goes, whatever the paced run left behind, and the bare pipeline is
 // never the slower for the way it waits.
 func TestCeilingsAreThroughputNotRecovery(t *testing.T) {
+	oneRunAtATime(t)
 	t.Run("stragglers of a faulted run", func(t *testing.T) {
 		// Given a run where every charge call fails in a hostile way and
 		// the drain gives up long before the ambiguous charges settle
@@ -244,6 +261,7 @@ func TestCeilingsAreThroughputNotRecovery(t *testing.T) {
 // and after a warm-up twice as long as the run: the warm-up's Lambda
 // invocations and run time must not be priced into the run's events.
 func TestWarmupIsNotBilled(t *testing.T) {
+	oneRunAtATime(t)
 	var lambda [2]float64
 	for i, warmup := range []time.Duration{0, 4 * time.Second} {
 		rep, err := lab.Run(context.Background(), lab.Config{Rate: 60, Duration: 2 * time.Second, Warmup: warmup,

@@ -253,6 +253,7 @@ func (z zeroDelay) GetRetryToken(ctx context.Context, err error) (func(error) er
 }
 
 func TestSQSSendAmbiguousEnqueues(t *testing.T) {
+	t.Parallel() // waits out SQS timeouts on its own local AWS
 	env := localaws.StartFaultsForTest(t, localaws.Faults{Seed: 5, Rates: map[string]float64{localaws.FaultSQSSendAmbiguous: 1}})
 	url := env.QueueURL("payments")
 	_, err := env.SQS.SendMessage(context.Background(), &sqs.SendMessageInput{QueueUrl: aws.String(url), MessageBody: aws.String("one")},
@@ -302,6 +303,7 @@ func receiveBodies(t *testing.T, env *localaws.Env, url string, visibility int32
 }
 
 func TestSQSDuplicateDeliversAgainAfterDelete(t *testing.T) {
+	t.Parallel() // waits out SQS timeouts on its own local AWS
 	var picked atomic.Int32
 	once := func(r localaws.FaultRequest) bool { return picked.Add(1) == 1 }
 	env := localaws.StartFaultsForTest(t, localaws.Faults{Seed: 9, Rates: map[string]float64{localaws.FaultSQSDuplicate: 1}, Match: once})
@@ -340,6 +342,7 @@ func TestSQSDuplicateDeliversAgainAfterDelete(t *testing.T) {
 }
 
 func TestSQSDeleteLostReturnsTheMessage(t *testing.T) {
+	t.Parallel() // waits out SQS timeouts on its own local AWS
 	// Given the first delete of each kind is lost, when a message is
 	// deleted with DeleteMessage, and two with DeleteMessageBatch (one
 	// entry lost), then the lost ones come back after their visibility
@@ -413,6 +416,7 @@ func TestFaultCountsString(t *testing.T) {
 }
 
 func TestSQSDeleteBatchAllLost(t *testing.T) {
+	t.Parallel() // waits out SQS timeouts on its own local AWS
 	// Given every delete is lost, when a batch delete answers success for
 	// its only entry, then the message comes back.
 	env := localaws.StartFaultsForTest(t, localaws.Faults{Seed: 4, Rates: map[string]float64{localaws.FaultSQSDeleteLost: 1}})

@@ -129,6 +129,7 @@ func receiveOne(t *testing.T, env *localaws.Env, url string, visibility, wait in
 }
 
 func TestUnackedMessageReturnsAfterVisibilityTimeout(t *testing.T) {
+	t.Parallel() // waits out SQS timeouts on its own local AWS
 	env := localaws.StartForTest(t)
 	url := env.QueueURL("payments")
 	if _, err := env.SQS.SendMessage(context.Background(), &sqs.SendMessageInput{QueueUrl: aws.String(url), MessageBody: aws.String("m")}); err != nil {
@@ -149,6 +150,7 @@ func TestUnackedMessageReturnsAfterVisibilityTimeout(t *testing.T) {
 }
 
 func TestMessageMovesToDLQAfterMaxReceiveCount(t *testing.T) {
+	t.Parallel() // waits out SQS timeouts on its own local AWS
 	env := localaws.StartForTest(t)
 	ctx := context.Background()
 	q, _ := env.Template.Queue("payments")

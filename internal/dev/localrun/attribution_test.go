@@ -19,6 +19,7 @@ import (
 // are kept on the intake record itself, so that the record of a webhook
 // says whether it was attributed, to which workload, or why not.
 func TestUsageIntakeRecordSaysHowItWasAttributed(t *testing.T) {
+	t.Parallel()
 	// Given the running system and one workload
 	sys := start(t, localrun.Config{})
 	ledger, err := sys.Ledger()

@@ -65,10 +65,12 @@ func combinedMix(seed uint64, events int) e2eMix {
 // cap crossing and no other page; nothing dead-lettered for a conflict or
 // a throttle; success at least 99.9%.
 //
-// A failure prints its seed; replay it with
+// make test runs 3,000 events, make soak 20,000 (-model-events) and the
+// matrix. A failure prints its seed; replay it with
 //
-//	go test -run 'TestEndToEndFaultModel$' -model-seed N ./internal/dev/localrun
+//	go test ./internal/dev/localrun -run 'TestEndToEndFaultModel$' -args -model-seed N
 func TestEndToEndFaultModel(t *testing.T) {
+	t.Parallel()
 	if localaws.External() {
 		t.Skip("the fault layer needs the embedded emulators")
 	}
@@ -94,6 +96,7 @@ func TestEndToEndFaultModel(t *testing.T) {
 // requests it applies to and with the provider well behaved, then the
 // combined mix, and prints the docs/fault-model.md table (make soak).
 func TestEndToEndFaultMatrix(t *testing.T) {
+	t.Parallel()
 	if !*e2eMatrix {
 		t.Skip("run with -model-matrix (make soak)")
 	}
@@ -214,7 +217,7 @@ func sumOf(m map[string]int) int {
 // checkE2E fails the test for every broken invariant, naming the seed.
 func checkE2E(t *testing.T, rep e2eReport) {
 	t.Helper()
-	replay := fmt.Sprintf("replay: go test -count=1 -run 'TestEndToEndFaultModel$' -model-seed %d -model-events %d -model-aws-faults '%s' ./internal/dev/localrun",
+	replay := fmt.Sprintf("replay: go test -count=1 ./internal/dev/localrun -run 'TestEndToEndFaultModel$' -args -model-seed %d -model-events %d -model-aws-faults '%s'",
 		rep.seed, rep.events, rep.aws)
 	if len(rep.problems) > 0 {
 		t.Errorf("seed %d: %d broken invariants (%s), e.g.:\n%s", rep.seed, len(rep.problems), replay,

@@ -32,23 +32,34 @@ func start(t *testing.T, cfg localrun.Config) *localrun.System {
 
 func postSigned(t *testing.T, sys *localrun.System, source, id string, body []byte) (int, string) {
 	t.Helper()
-	h, err := webhook.SignHeaders(webhook.SchemeStandard, []string{localrun.DevSecrets[localrun.SecretVar(source)]}, id, time.Now(), body)
+	code, got, err := signedPost(sys, source, id, body)
 	if err != nil {
 		t.Fatal(err)
+	}
+	return code, got
+}
+
+// signedPost posts body to a source's webhook signed with its dev secret;
+// it calls no test method, so goroutines may use it.
+func signedPost(sys *localrun.System, source, id string, body []byte) (int, string, error) {
+	h, err := webhook.SignHeaders(webhook.SchemeStandard, []string{localrun.DevSecrets[localrun.SecretVar(source)]}, id, time.Now(), body)
+	if err != nil {
+		return 0, "", err
 	}
 	req, _ := http.NewRequest(http.MethodPost, sys.URL+"/webhooks/"+source, bytes.NewReader(body))
 	req.Header = h
 	req.Header.Set("Content-Type", "application/json")
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
-		t.Fatal(err)
+		return 0, "", err
 	}
 	defer resp.Body.Close()
 	b, _ := io.ReadAll(resp.Body)
-	return resp.StatusCode, string(b)
+	return resp.StatusCode, string(b), nil
 }
 
 func TestPaymentWebhookSentTwiceChargesOnce(t *testing.T) {
+	t.Parallel()
 	sys := start(t, localrun.Config{})
 	body := []byte(`{"id":"evt_e2e_1","type":"payment.requested","data":{"customer":"cus_1","amount":4500,"currency":"usd"}}`)
 	for i, want := range []string{`{"status":"accepted"}`, `{"status":"duplicate"}`} {
@@ -92,6 +103,7 @@ func admission(t *testing.T, sys *localrun.System, id string) (int, map[string]a
 }
 
 func TestUsageCrossingTheCapPausesPagesAndDeniesAdmission(t *testing.T) {
+	t.Parallel()
 	// Given a running system whose workers start late (the worker is
 	// delayed after intake),
 	sys := start(t, localrun.Config{NoWorkers: true})

@@ -89,6 +89,7 @@ func chargedOrDeadLettered(t *testing.T, sys *localrun.System, n int) {
 // fetched from the local Mollie double and charged once, by the status
 // the double holds, and a repeated ping charges nothing more.
 func TestMolliePingIsFetchedLocally(t *testing.T) {
+	t.Parallel()
 	sys := startProviders(t)
 	// Given a paid payment at Mollie
 	sys.Mollie.SetPayment(providersim.MolliePayment{ID: "tr_local1", Status: "paid",
@@ -115,6 +116,7 @@ func TestMolliePingIsFetchedLocally(t *testing.T) {
 // cert_hosts pin the certificate double verifies a webhook signed with
 // the double's key, and refuses a tampered one.
 func TestPayPalVerifiesLocally(t *testing.T) {
+	t.Parallel()
 	sys := startProviders(t)
 	body := []byte(`{"id":"WH-LOCAL-EVT-1","event_type":"PAYMENT.CAPTURE.COMPLETED","resource":{"id":"5O1","custom_id":"cus_pp_1","amount_minor":990,"currency":"usd"}}`)
 	// sign signs body, whatever is sent.

@@ -13,6 +13,7 @@ import (
 )
 
 func TestBadUsageGetsA400AndChangesNoTotal(t *testing.T) {
+	t.Parallel()
 	// Given the running system and a workload with cap 1,000
 	sys := start(t, localrun.Config{})
 	ledger, err := sys.Ledger()
