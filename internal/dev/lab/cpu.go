@@ -140,9 +140,20 @@ func (m *cpuMeter) stop() error {
 	for k, v := range parts {
 		m.parts[k] += v
 	}
-	m.busy += after.busy - m.before.busy
-	m.total += after.total - m.before.total
+	busy, total := cpuDelta(m.before, after)
+	m.busy += busy
+	m.total += total
 	return nil
+}
+
+// cpuDelta is the machine's busy and total CPU seconds between two
+// readings. The kernel's iowait count can go down (proc(5): "this value
+// is not reliable"), so the idle time between them is never counted
+// below zero: the machine is at most 100% busy.
+func cpuDelta(before, after machineCPU) (busy, total float64) {
+	busy = after.busy - before.busy
+	idle := (after.total - after.busy) - (before.total - before.busy)
+	return busy, busy + max(0, idle)
 }
 
 // share is what the stretches measured, or false when none was.

@@ -80,3 +80,15 @@ func TestBareConnectionsKeepTheClientsSettings(t *testing.T) {
 		t.Fatalf("bare client %T %p (base %p), idle connections a host %d", own, own, base.Options().HTTPClient, own.GetTransport().MaxIdleConnsPerHost)
 	}
 }
+
+// TestCPUDeltaIsNeverOverAllTheCores: between two readings of /proc/stat
+// the iowait count may fall (proc(5)); a machine that was busy all along
+// is then 100% busy, not more.
+func TestCPUDeltaIsNeverOverAllTheCores(t *testing.T) {
+	before := machineCPU{busy: 100, total: 100 + 30} // idle 20, iowait 10
+	after := machineCPU{busy: 104, total: 104 + 28}  // idle 20, iowait 8
+	busy, total := cpuDelta(before, after)
+	if busy != 4 || total != 4 {
+		t.Fatalf("busy %.0f of %.0f ticks, want 4 of 4", busy, total)
+	}
+}
