@@ -41,10 +41,17 @@ type goTest struct {
 // parseGoTest reads the words after "go test".
 func parseGoTest(args []string) goTest {
 	var g goTest
+	afterArgs := false // what follows -args goes to the test binary
 	for i := 0; i < len(args); i++ {
 		a := args[i]
 		name, value, hasValue := strings.Cut(a, "=")
 		switch {
+		case a == "-args":
+			afterArgs = true
+		case afterArgs:
+			if strings.HasPrefix(a, "-") {
+				g.customFlags = append(g.customFlags, strings.TrimPrefix(name, "-"))
+			}
 		case strings.HasPrefix(a, "./"):
 			g.pkgs = append(g.pkgs, a)
 		case goTestValueFlags[name]:
