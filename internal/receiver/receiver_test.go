@@ -21,7 +21,6 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
 
-	"github.com/hookline/hookline/internal/awsconf"
 	"github.com/hookline/hookline/internal/dev/localaws"
 	"github.com/hookline/hookline/internal/emf"
 	"github.com/hookline/hookline/internal/intake"
@@ -330,13 +329,7 @@ func TestCrashBetweenRecordAndSendIsSentOnRedelivery(t *testing.T) {
 
 func TestDependencyDownAnswers503(t *testing.T) {
 	t.Parallel()
-	cfg, err := awsconf.Load(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg.Credentials = awsconf.Static()
-	cfg.RetryMaxAttempts = 1
-	deadDDB := awsconf.DynamoDB(cfg, "http://127.0.0.1:1")
+	deadDDB := testkit.DeadDynamoDB(t)
 	tests := []struct {
 		name string
 		ddb  intake.DynamoDBAPI
