@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/hookline/hookline/internal/ddb"
@@ -108,3 +109,13 @@ func stampedSK(stamp, rec string) string { return stamp + "#" + rec }
 
 // stampedUpTo is the upper bound of the stamped sort keys at or before t.
 func stampedUpTo(t time.Time) string { return ddb.Stamp(t) + "#\uffff" }
+
+// openDeferredDue is the key condition of the open deferred records whose
+// deadline is at or before due (zero: all) in the ledger's gsi1.
+func openDeferredDue(due time.Time) expression.KeyConditionBuilder {
+	kc := expression.Key("gsi1pk").Equal(expression.Value(deferredOpen))
+	if !due.IsZero() {
+		kc = kc.And(expression.Key("gsi1sk").LessThanEqual(expression.Value(stampedUpTo(due))))
+	}
+	return kc
+}

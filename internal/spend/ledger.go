@@ -493,10 +493,7 @@ func (s *Ledger) GetDeferred(ctx context.Context, recordID string) (DeferredReco
 // OpenDeferred lists unresolved deferred records whose deadline is at or
 // before due (zero: all), earliest deadline first.
 func (s *Ledger) OpenDeferred(ctx context.Context, due time.Time) ([]DeferredRecord, error) {
-	kc := expression.Key("gsi1pk").Equal(expression.Value(deferredOpen))
-	if !due.IsZero() {
-		kc = kc.And(expression.Key("gsi1sk").LessThanEqual(expression.Value(stampedUpTo(due))))
-	}
+	kc := openDeferredDue(due)
 	var ds []DeferredRecord
 	err := queryItems(ctx, s.db, s.ledger, indexName, kc, true, 0, func(di deferredItem) error {
 		ds = append(ds, di.deferred())

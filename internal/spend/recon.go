@@ -245,10 +245,7 @@ func (di deferredStateItem) state() DeferredState {
 // DeferredStates lists open deferred records whose deadline is at or before
 // due (zero: all), earliest deadline first, with their page and hold marks.
 func (s *Recon) DeferredStates(ctx context.Context, due time.Time) ([]DeferredState, error) {
-	kc := expression.Key("gsi1pk").Equal(expression.Value(deferredOpen))
-	if !due.IsZero() {
-		kc = kc.And(expression.Key("gsi1sk").LessThanEqual(expression.Value(stampedUpTo(due))))
-	}
+	kc := openDeferredDue(due)
 	var out []DeferredState
 	err := queryItems(ctx, s.db, s.ledger, indexName, kc, true, 0, func(di deferredStateItem) error {
 		out = append(out, di.state())
