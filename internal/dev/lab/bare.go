@@ -156,13 +156,15 @@ func (b *bare) call(ctx context.Context, in any) error {
 		if err = b.callOnce(ctx, in); err == nil || !retryable(err) || ctx.Err() != nil {
 			return err
 		}
-		time.Sleep(time.Duration(10<<i) * time.Millisecond)
+		time.Sleep(min(time.Duration(10<<i)*time.Millisecond, 200*time.Millisecond))
 	}
 	return err
 }
 
-// bareAttempts bounds [bare.call]'s retries.
-const bareAttempts = 6
+// bareAttempts bounds [bare.call]'s retries: enough that injected AWS
+// faults (HOOKLINE_LOCAL_AWS_FAULTS) do not end the bare pipeline, whose
+// calls have no provider to retry them.
+const bareAttempts = 10
 
 // retryable reports whether the SDK itself would have retried err.
 func retryable(err error) bool {

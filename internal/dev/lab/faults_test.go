@@ -34,3 +34,26 @@ func TestRunUnderAWSFaults(t *testing.T) {
 		t.Fatalf("under faults: %d duplicates, %d lost (drained in %s)", rep.Duplicates, rep.Lost, rep.DrainedIn)
 	}
 }
+
+// TestACeilingUnderAWSFaultsCountsWhatWasAccepted: with DynamoDB failing
+// calls, the receiver rightly refuses some of the burst's webhooks with
+// 503; the full path's ceiling is then the rate of those it accepted,
+// not an error, and nothing is charged twice or lost.
+func TestACeilingUnderAWSFaultsCountsWhatWasAccepted(t *testing.T) {
+	if localaws.External() {
+		t.Skip("the fault layer needs the embedded emulators")
+	}
+	// Given DynamoDB calls that fail before acting often enough that the
+	// SDK's retries do not always outlast them
+	t.Setenv(localaws.FaultsEnv, "seed=3,ddb-error=0.25")
+	// When the lab measures its ceilings
+	rep, err := lab.Run(context.Background(), lab.Config{Name: "ceiling-faults", Rate: 30, Duration: time.Second,
+		Idempotency: true, Seed: 1, Burst: 100, Drain: 90 * time.Second})
+	// Then it measures them, from the webhooks that were accepted
+	if err != nil {
+		t.Fatalf("lab under ddb-error faults: %v", err)
+	}
+	if rep.FullCeiling <= 0 || rep.Duplicates != 0 || rep.Lost != 0 {
+		t.Fatalf("under faults: ceiling %.0f/s, %d duplicates, %d lost; want a ceiling and none", rep.FullCeiling, rep.Duplicates, rep.Lost)
+	}
+}
