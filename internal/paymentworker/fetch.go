@@ -51,19 +51,34 @@ const (
 	ActSkip
 )
 
-// Fetcher reads an object whose webhook is not signed (Mollie's) from
-// its provider's API, so that the worker acts on what the provider says,
+// Fetcher reads an object whose webhook does not vouch for it (Mollie's
+// is unsigned, PayPal signs only a CRC32 of the body) from its
+// provider's API, so that the worker acts on what the provider says,
 // never on the webhook's claim.
 type Fetcher interface {
-	Fetch(ctx context.Context, id string) (Fetched, error)
+	Fetch(ctx context.Context, ref FetchRef) (Fetched, error)
+}
+
+// FetchRef is what an untrusted item says about the object to fetch.
+// None of it is vouched for: a fetcher reads only an ID from it, checks
+// the ID's shape, and trusts nothing but the provider's answer.
+type FetchRef struct {
+	// ID is the item's identity in the envelope (Mollie: the tr_ ID).
+	ID string
+	// Type is the provider's event type, or "".
+	Type string
+	// Item is the item as the provider sent it.
+	Item json.RawMessage
 }
 
 // untrusted is the part of a preset's item envelope ([webhook.ItemEnvelope])
 // that marks an item to fetch.
 type untrusted struct {
-	Provider string `json:"provider"`
-	ID       string `json:"id"`
-	Fetch    bool   `json:"fetch"`
+	Provider string          `json:"provider"`
+	ID       string          `json:"id"`
+	Type     string          `json:"type"`
+	Item     json.RawMessage `json:"item"`
+	Fetch    bool            `json:"fetch"`
 }
 
 // fetchUntrusted replaces an untrusted item with the object its
@@ -85,7 +100,7 @@ func (w *Worker) fetchUntrusted(ctx context.Context, m events.SQSMessage) (event
 	if f == nil {
 		return m, &outcome{name: "dead_lettered", reason: "malformed_message: no fetcher for provider " + u.Provider}
 	}
-	got, err := f.Fetch(ctx, u.ID)
+	got, err := f.Fetch(ctx, FetchRef{ID: u.ID, Type: u.Type, Item: u.Item})
 	switch {
 	case errors.Is(err, ErrNotFound):
 		return m, &outcome{name: "dead_lettered", reason: "fetch_not_found: " + u.Provider + " has no object " + u.ID}
@@ -134,8 +149,9 @@ var _ Fetcher = (*MollieClient)(nil)
 // mollieID is the shape of a Mollie payment ID.
 var mollieID = regexp.MustCompile(`^tr_[A-Za-z0-9]{1,64}$`)
 
-// Fetch reads the payment id.
-func (c *MollieClient) Fetch(ctx context.Context, id string) (Fetched, error) {
+// Fetch reads the payment ref.ID.
+func (c *MollieClient) Fetch(ctx context.Context, ref FetchRef) (Fetched, error) {
+	id := ref.ID
 	if !mollieID.MatchString(id) {
 		return Fetched{}, fmt.Errorf("mollie payment %q: %w", id, ErrNotFound)
 	}
