@@ -121,9 +121,19 @@ func textOf(raw []byte) (string, error) {
 // every provider alike. A body that is not JSON (Braintree's XML) is
 // held as a JSON string.
 type ItemEnvelope struct {
-	Provider string          `json:"provider"`
-	ID       string          `json:"id"`
-	Type     string          `json:"type,omitempty"`
+	Provider string `json:"provider"`
+	ID       string `json:"id"`
+	// Type is the provider's name for the kind of event. GitHub's and
+	// Shopify's come from a header (X-GitHub-Event, X-Shopify-Topic)
+	// that no signature covers: it is for reading, and must decide
+	// nothing the signed item does not confirm.
+	Type string `json:"type,omitempty"`
+	// HeaderID is the event ID a provider sent in a header that no
+	// signature covers (X-GitHub-Delivery, X-Shopify-Event-Id,
+	// X-Razorpay-Event-Id), for operators to find the delivery at the
+	// provider. Anyone who holds a delivery can send it again under
+	// another one: it is never the identity, which is ID.
+	HeaderID string          `json:"header_id,omitempty"`
 	Item     json.RawMessage `json:"item"`
 	// Fetch is true for an untrusted item (Mollie): the worker fetches
 	// the object before acting on it.
@@ -135,8 +145,17 @@ type ItemEnvelope struct {
 // typSep; both are views of the payload, which nothing writes to again,
 // so the parts may share the body's bytes. item must be valid JSON.
 func newItem(provider Scheme, idParts []string, idSep byte, typParts []string, typSep byte, item []byte, fetch bool) (Item, error) {
+	return newItemWith(provider, idParts, idSep, typParts, typSep, item, fetch, "")
+}
+
+// newItemWith is [newItem] with the envelope's header_id set to headerID
+// when it is not "".
+func newItemWith(provider Scheme, idParts []string, idSep byte, typParts []string, typSep byte, item []byte, fetch bool, headerID string) (Item, error) {
 	item = bytes.TrimSpace(item)
-	n := len(`{"provider":"","id":,"type":,"item":,"fetch":true}`) + len(provider) + joinedLen(idParts) + joinedLen(typParts) + len(item)
+	n := len(`{"provider":"","id":,"type":,"header_id":,"item":,"fetch":true}`) + len(provider) + joinedLen(idParts) + joinedLen(typParts) + len(item)
+	if headerID != "" {
+		n += joinedLen([]string{headerID})
+	}
 	b := make([]byte, 0, n)
 	b = append(b, `{"provider":"`...)
 	b = append(b, provider...)
@@ -150,6 +169,10 @@ func newItem(provider Scheme, idParts []string, idSep byte, typParts []string, t
 		typStart = len(b) + 1
 		b = appendJoined(b, typParts, typSep)
 		typEnd = len(b) - 1
+	}
+	if headerID != "" {
+		b = append(b, `,"header_id":`...)
+		b = appendJoined(b, []string{headerID}, 0)
 	}
 	b = append(b, `,"item":`...)
 	b = append(b, item...)

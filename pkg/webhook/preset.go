@@ -95,6 +95,19 @@ type Item struct {
 	// Timestamp is when the provider says the event happened or was
 	// signed; zero when it does not say.
 	Timestamp time.Time
+	// DigestID means EventID is "sha256:" and the hex SHA-256 of the
+	// signed body, because the provider names the event only in a
+	// header no signature covers (GitHub, Shopify, Razorpay). The same
+	// ID is then the same signed bytes, whatever the unsigned parts of
+	// Payload (that header's ID, an event type from a header) say.
+	DigestID bool
+	// LegacyEventID is that unsigned header's ID, the identity builds
+	// before the digest stored the event under; "" when there is none
+	// or it is not a usable ID. It decides nothing but the look-up of
+	// such a record (see [Item.LegacyPayload]).
+	LegacyEventID string
+	// legacy rebuilds the payload of the legacy identity.
+	legacy legacyEnvelope
 	// Payload is what goes on the queue: the raw body for the Standard
 	// Webhooks and Stripe schemes, a JSON [ItemEnvelope] for a preset.
 	Payload []byte

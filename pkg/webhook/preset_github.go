@@ -3,9 +3,12 @@ package webhook
 import "time"
 
 // GitHub signs the body alone, HMAC-SHA256 keyed by the webhook secret,
-// as "sha256=<hex>" in X-Hub-Signature-256. The event identity is the
-// X-GitHub-Delivery GUID, which a redelivery keeps; no timestamp is
-// signed. Only JSON payloads (content type application/json) are taken.
+// as "sha256=<hex>" in X-Hub-Signature-256. The X-GitHub-Delivery GUID
+// is not signed, so the event identity is the body's digest
+// ([BodyDigestID]); the GUID is kept as the envelope's header_id, for
+// operators. The envelope's type is X-GitHub-Event, unsigned too: it
+// must decide nothing. No timestamp is signed. Only JSON payloads
+// (content type application/json) are taken.
 // https://docs.github.com/en/webhooks/using-webhooks/validating-webhook-deliveries
 var githubPreset = preset{
 	decode: rawKey,
@@ -25,12 +28,12 @@ func verifyGitHub(h Headers, body []byte, keys []*macKey) (Delivery, error) {
 	if err := githubMAC.check(h, keys, body); err != nil {
 		return Delivery{}, err
 	}
-	id, err := headerID(h, HeaderGitHubDelivery)
-	if err != nil {
-		return Delivery{}, err
-	}
 	if err := checkJSON(body); err != nil {
 		return Delivery{}, err
 	}
-	return single(SchemeGitHub, id, h.Get(HeaderGitHubEvent), time.Time{}, body)
+	it, err := headerIdentified(SchemeGitHub, h, HeaderGitHubDelivery, h.Get(HeaderGitHubEvent), time.Time{}, body)
+	if err != nil {
+		return Delivery{}, err
+	}
+	return Delivery{Items: []Item{it}}, nil
 }

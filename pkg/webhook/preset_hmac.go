@@ -62,18 +62,6 @@ func (m headerMAC) check(h Headers, keys []*macKey, parts ...[]byte) error {
 // rawKey is the MAC key of a secret used as it is.
 func rawKey(secret string) (*macKey, error) { return newMACKey([]byte(secret)), nil }
 
-// headerID reads an event ID from a header.
-func headerID(h Headers, name string) (string, error) {
-	id := h.Get(name)
-	if id == "" {
-		return "", fmt.Errorf("%s header: %w", name, ErrMissingEventID)
-	}
-	if err := checkEventID(id); err != nil {
-		return "", fmt.Errorf("%s header: %w", name, err)
-	}
-	return id, nil
-}
-
 // bodyFields reads a single-event JSON body's identity, type and time
 // members, named in that order; an empty name is not read.
 func bodyFields(body []byte, idName, typeName, timeName string) (id, typ string, ts time.Time, err error) {

@@ -1,9 +1,10 @@
 package webhook
 
 // Razorpay signs the body alone, HMAC-SHA256 keyed by the webhook secret,
-// hex in X-Razorpay-Signature. The event identity is the
-// X-Razorpay-Event-Id header, apart from the signature and the same on
-// every retry; no timestamp is signed.
+// hex in X-Razorpay-Signature. X-Razorpay-Event-Id is not signed, so the
+// event identity is the body's digest ([BodyDigestID]); the header's ID
+// is kept as the envelope's header_id, for operators. No timestamp
+// header is signed.
 // https://razorpay.com/docs/webhooks/validate-test/
 var razorpayPreset = preset{
 	decode: rawKey,
@@ -22,13 +23,13 @@ func verifyRazorpay(h Headers, body []byte, keys []*macKey) (Delivery, error) {
 	if err := razorpayMAC.check(h, keys, body); err != nil {
 		return Delivery{}, err
 	}
-	id, err := headerID(h, HeaderRazorpayEventID)
-	if err != nil {
-		return Delivery{}, err
-	}
 	_, typ, ts, err := bodyFields(body, "", "event", "created_at")
 	if err != nil {
 		return Delivery{}, err
 	}
-	return single(SchemeRazorpay, id, typ, ts, body)
+	it, err := headerIdentified(SchemeRazorpay, h, HeaderRazorpayEventID, typ, ts, body)
+	if err != nil {
+		return Delivery{}, err
+	}
+	return Delivery{Items: []Item{it}}, nil
 }

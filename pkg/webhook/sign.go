@@ -18,11 +18,12 @@ import (
 // SignPreset returns the headers a provider of a header-signed preset
 // would send with body at ts, keyed by secret: github, shopify,
 // razorpay, checkout, square (over opts.SignedURL and the body), paddle
-// and gocardless. id is the event ID for the presets that carry it in a
-// header (github, shopify, razorpay) and is ignored by the others, whose
-// identity is in the body. Adyen and Braintree sign inside the body (see
-// [SignAdyen] and [SignBraintree]), PayPal with a certificate
-// ([SignPayPal]), and Mollie not at all. It is for senders and tests.
+// and gocardless. id is the event ID header of the presets that send one
+// (github, shopify, razorpay; unsigned, so their identity is the body's
+// digest) and is ignored by the others, whose identity is in the body.
+// Adyen and Braintree sign inside the body (see [SignAdyen] and
+// [SignBraintree]), PayPal with a certificate ([SignPayPal]), and Mollie
+// not at all. It is for senders and tests.
 func SignPreset(scheme Scheme, secret string, opts PresetOptions, id string, ts time.Time, body []byte) (http.Header, error) {
 	key := []byte(secret)
 	h := http.Header{}
