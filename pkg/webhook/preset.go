@@ -111,8 +111,9 @@ type Item struct {
 	// Payload is what goes on the queue: the raw body for the Standard
 	// Webhooks and Stripe schemes, a JSON [ItemEnvelope] for a preset.
 	Payload []byte
-	// Untrusted means nothing vouches for the item (Mollie): the worker
-	// must fetch the object from the provider before acting on it.
+	// Untrusted means nothing vouches for the item (Mollie; PayPal, whose
+	// signature covers only a CRC32 of the body): the worker must fetch
+	// the object from the provider before acting on it.
 	Untrusted bool
 }
 

@@ -25,6 +25,15 @@ import (
 // webhook not answered 2xx up to 25 times over 3 days. PayPal's
 // verify-webhook-signature API is not used: it needs OAuth client
 // credentials and a call per delivery.
+//
+// The signature covers the body only through its CRC32, which is
+// linear: anyone holding one genuine delivery can write another body
+// (another id, another amount) with the same CRC32 by solving for a few
+// bytes, and it verifies under the genuine headers. So every item is
+// untrusted, as Mollie's are: it is queued with "fetch":true, and the
+// payment worker fetches the capture or sale from PayPal's API and acts
+// on what PayPal holds, keyed by the capture's ID, never on the body's
+// claim. The body's id stays the intake identity.
 // https://developer.paypal.com/api/rest/webhooks/rest/
 var paypalPreset = preset{
 	needs: []string{FieldWebhookID, FieldCertHosts},
@@ -76,7 +85,12 @@ func (v *Verifier) verifyPayPal(h Headers, body []byte, now time.Time) (Delivery
 	if err != nil {
 		return Delivery{}, err
 	}
-	return single(SchemePayPal, id, typ, ts.UTC(), body)
+	it, err := newItem(SchemePayPal, []string{id}, 0, []string{typ}, 0, body, true)
+	if err != nil {
+		return Delivery{}, err
+	}
+	it.Timestamp, it.Untrusted = ts.UTC(), true
+	return Delivery{Items: []Item{it}}, nil
 }
 
 // paypalMessage is the text PayPal signs.
