@@ -135,8 +135,9 @@ type ItemEnvelope struct {
 	// another one: it is never the identity, which is ID.
 	HeaderID string          `json:"header_id,omitempty"`
 	Item     json.RawMessage `json:"item"`
-	// Fetch is true for an untrusted item (Mollie): the worker fetches
-	// the object before acting on it.
+	// Fetch is true for an item whose object the worker fetches before
+	// acting on it: an untrusted one (Mollie, PayPal), or one that does
+	// not carry the amount (GoCardless).
 	Fetch bool `json:"fetch,omitempty"`
 }
 

@@ -12,6 +12,9 @@ import (
 // signature covers the whole batch, an item that is unusable on its own
 // (no id) is refused and counted, and the rest are accepted, so that one
 // bad event cannot make GoCardless resend the batch until it gives up.
+// An event names its object (links.payment) but carries no amount, so
+// each item is queued with "fetch":true: the payment worker fetches the
+// payment from GoCardless's API before acting on it.
 // https://developer.gocardless.com/getting-started/staying-up-to-date-with-webhooks
 var gocardlessPreset = preset{
 	decode: rawKey,
@@ -70,7 +73,7 @@ func gocardlessItem(elem []byte) (Item, error) {
 	if action == "" {
 		typ = typ[:1]
 	}
-	it, err := newItem(SchemeGoCardless, []string{id}, 0, typ, '.', elem, false)
+	it, err := newItem(SchemeGoCardless, []string{id}, 0, typ, '.', elem, true)
 	if err != nil {
 		return Item{}, err
 	}
