@@ -19,23 +19,69 @@ import (
 // Accept records ev durably and enqueues it once. It returns Accepted or
 // Duplicate only when the event is on its queue; every other answer means
 // the provider must retry (or, for ErrConflict and ErrTooLarge, must not).
+// An event an earlier build stored under another ID (ev.LegacyEventID) is
+// answered from that record.
 func (s *Store) Accept(ctx context.Context, ev Event) (Result, error) {
 	if len(ev.Payload) > MaxPayload {
 		return Result{}, fmt.Errorf("event %s/%s: %d bytes: %w", ev.Source, ev.EventID, len(ev.Payload), ErrTooLarge)
 	}
+	calls := 0
+	if ev.LegacyEventID != "" && ev.LegacyEventID != ev.EventID && len(ev.LegacyPayload) > 0 {
+		old, found, err := s.legacy(ctx, ev)
+		calls++
+		if err != nil {
+			return Result{Calls: calls}, err
+		}
+		if found {
+			return s.resume(ctx, old, calls)
+		}
+	}
 	now := s.cfg.Now()
 	rec := s.newRecord(ev, now)
 	old, created, err := s.create(ctx, rec)
+	calls++
 	if err != nil {
-		return Result{Calls: 1}, err
+		return Result{Calls: calls}, err
 	}
 	if created {
-		return s.send(ctx, rec, 1)
+		return s.send(ctx, rec, calls)
 	}
-	if old.PayloadSHA256 != rec.PayloadSHA256 {
-		return Result{Calls: 1}, fmt.Errorf("event %s/%s: %w", ev.Source, ev.EventID, ErrConflict)
+	// A digest of the signed bytes names those bytes: the payloads may
+	// differ only in what no signature covers, and the first one stays.
+	if !ev.DigestID && old.PayloadSHA256 != rec.PayloadSHA256 {
+		return Result{Calls: calls}, fmt.Errorf("event %s/%s: %w", ev.Source, ev.EventID, ErrConflict)
 	}
-	return s.resume(ctx, old, 1)
+	return s.resume(ctx, old, calls)
+}
+
+// legacy reads, consistently, the record an earlier build stored ev
+// under (ev.LegacyEventID), and reports whether it is ev's: a record of
+// the payload that build made of the same bytes, ev.LegacyPayload. Such
+// a record answers ev (resume, as any redelivery) and no record is
+// written under ev's own key; a record of another payload is another
+// event's, whose unsigned ID this delivery carries, and is left alone.
+//
+// It is read before ev's own key is tried, which costs the read on
+// every delivery that has a legacy ID but decides only when the legacy
+// record is there: then ev has no record of its own, unless both builds
+// took the event during the deploy, when either record is a duplicate.
+// What it cannot do: a delivery captured before the upgrade and re-sent
+// under a new ID header, within one retention of the upgrade, names no
+// legacy record, and the old record is keyed by the header's ID alone,
+// so the intake takes it for a new event (as the build before would
+// have). Once every record an earlier build wrote has expired, the
+// legacy ID decides nothing and the read can go.
+func (s *Store) legacy(ctx context.Context, ev Event) (Record, bool, error) {
+	old, found, err := s.Get(ctx, ev.Source, ev.LegacyEventID)
+	if err != nil || !found {
+		return Record{}, false, err
+	}
+	if old.PayloadSHA256 != PayloadHash(ev.LegacyPayload) {
+		s.cfg.Logger.WarnContext(ctx, "intake: a record under the legacy event ID holds another payload", "source", ev.Source,
+			"legacy_event_id", ev.LegacyEventID, "event_id", ev.EventID)
+		return Record{}, false, nil
+	}
+	return old, true, nil
 }
 
 func (s *Store) newRecord(ev Event, now time.Time) Record {

@@ -3,7 +3,8 @@
 // state" safe without a cross-service transaction.
 //
 // For each event, keyed by source + provider event ID (never the request
-// ID), [Store.Accept] makes two AWS calls:
+// ID; a digest of the signed body where the provider's ID is unsigned),
+// [Store.Accept] makes two AWS calls:
 //
 //  1. a conditional PutItem that creates the record in status "received"
 //     with a short send lease;

@@ -154,6 +154,18 @@ type Event struct {
 	Payload           []byte
 	ProviderTimestamp time.Time
 	RequestID         string
+	// DigestID means EventID is a digest of the signed bytes, so a
+	// record under it is this event: a redelivery whose payload differs
+	// only in what no signature covers (a header's ID kept in it) is a
+	// duplicate, not a conflict.
+	DigestID bool
+	// LegacyEventID is the ID an earlier build stored this event under,
+	// and LegacyPayload the payload it stored then. When both are set
+	// and the event has no record under EventID, a record under the
+	// legacy ID whose payload hash is LegacyPayload's is this event: it
+	// is answered from that record and no new one is written.
+	LegacyEventID string
+	LegacyPayload []byte
 }
 
 // Record is the stored intake record.

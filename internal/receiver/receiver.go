@@ -279,10 +279,17 @@ func (h *Handler) refuseItem(ctx context.Context, source string, index int, err 
 
 // acceptItem records and enqueues one item.
 func (h *Handler) acceptItem(ctx context.Context, src source, it webhook.Item, requestID string) (intake.Result, error) {
-	res, err := h.intake.Accept(ctx, intake.Event{
+	ev := intake.Event{
 		Source: src.spec.Name, EventID: it.EventID, QueueURL: src.queueURL, Payload: it.Payload,
-		ProviderTimestamp: it.Timestamp, RequestID: requestID,
-	})
+		ProviderTimestamp: it.Timestamp, RequestID: requestID, DigestID: it.DigestID,
+	}
+	if it.LegacyEventID != "" {
+		// Builds before the digest stored this event under its unsigned
+		// header ID; a retry of a delivery they accepted is answered from
+		// that record (see intake.Store.Accept for what this cannot catch).
+		ev.LegacyEventID, ev.LegacyPayload = it.LegacyEventID, it.LegacyPayload()
+	}
+	res, err := h.intake.Accept(ctx, ev)
 	if err != nil {
 		return res, err
 	}
