@@ -35,12 +35,16 @@ func NewPaymentWorker(d Deps) (*paymentworker.Worker, error) {
 	if err != nil {
 		return nil, err
 	}
+	effects, err := newEffects(d, cfg, client)
+	if err != nil {
+		return nil, err
+	}
 	q, err := newQueue(d, cfg.Worker)
 	if err != nil {
 		return nil, err
 	}
 	return paymentworker.New(paymentworker.Config{
-		Registry: reg, Provider: client, Queue: q, Mappings: cfg.Mappings, Concurrency: cfg.Concurrency,
+		Registry: reg, Provider: client, Effects: effects, Queue: q, Mappings: cfg.Mappings, Concurrency: cfg.Concurrency,
 		Horizon: cfg.ProviderHorizon, ClockSkew: cfg.ClockSkew, Fetchers: newFetchers(cfg),
 		Metrics: d.metrics(), Logger: d.logger(),
 	})
@@ -65,6 +69,24 @@ func newCharger(d Deps, cfg config.PaymentWorker) (paymentworker.Charger, error)
 		return stripecharge.New(stripecharge.Config{APIKey: cfg.ProviderAPIKey, URL: cfg.ProviderURL, Timeout: cfg.ProviderTimeout, Logger: d.logger()})
 	}
 	return provider.New(provider.Config{BaseURL: cfg.ProviderURL, APIKey: cfg.ProviderAPIKey, Timeout: cfg.ProviderTimeout, Logger: d.logger()})
+}
+
+// newEffects names the clients a source's mapping may choose between:
+// the configured provider under its own name, and the provider-contract
+// service that the payment service providers' captures act through.
+func newEffects(d Deps, cfg config.PaymentWorker, client paymentworker.Charger) (map[string]paymentworker.Charger, error) {
+	if cfg.PaymentProvider == config.ProviderStripe {
+		effects := map[string]paymentworker.Charger{paymentworker.EffectStripe: client}
+		if cfg.ContractURL != "" {
+			contract, err := provider.New(provider.Config{BaseURL: cfg.ContractURL, APIKey: cfg.ContractAPIKey, Timeout: cfg.ProviderTimeout, Logger: d.logger()})
+			if err != nil {
+				return nil, err
+			}
+			effects[paymentworker.EffectContract] = contract
+		}
+		return effects, nil
+	}
+	return map[string]paymentworker.Charger{paymentworker.EffectContract: client}, nil
 }
 
 func newQueue(d Deps, w config.Worker) (*queue.Queue, error) {

@@ -147,7 +147,13 @@ type PaymentWorker struct {
 	CacheSize         int
 	ProviderURL       string
 	ProviderAPIKey    string
-	ProviderTimeout   time.Duration
+	// ContractURL and ContractAPIKey are the provider-contract service
+	// (docs/provider-contract.md) that the sources whose effect is
+	// "contract" act through: PROVIDER_URL's with PAYMENT_PROVIDER=generic,
+	// CONTRACT_URL's with stripe (empty: no such effect).
+	ContractURL     string
+	ContractAPIKey  string
+	ProviderTimeout time.Duration
 	// ProviderHorizon is the provider's settle horizon
 	// (docs/provider-contract.md) and ClockSkew the bound on clock
 	// differences between workers.
@@ -190,6 +196,9 @@ const stripeSearchLag = time.Minute
 // stripe; default generic), PAYMENT_PROVIDER_URL (the charge API's base
 // URL; when empty, PROVIDER_URL, required, for generic and Stripe's API
 // for stripe), PROVIDER_API_KEY (required for stripe: the secret key),
+// CONTRACT_URL and CONTRACT_API_KEY (with stripe: the provider-contract
+// service that sources whose effect is "contract" act through; with
+// generic, PROVIDER_URL is that service),
 // PAYMENT_MAPPINGS (JSON, see [paymentworker.ParseMappings]; default hookline's
 // shape for every source), IDEMPOTENCY_NAMESPACE (payments),
 // IN_PROGRESS_TIMEOUT (60s; 150s for stripe), IDEMPOTENCY_RETENTION (35
@@ -228,9 +237,11 @@ func PaymentWorkerFromEnv(lookup Lookup) (PaymentWorker, error) {
 		if url == "" {
 			cfg.ProviderURL = e.required("PROVIDER_URL")
 		}
+		cfg.ContractURL, cfg.ContractAPIKey = cfg.ProviderURL, cfg.ProviderAPIKey
 	case ProviderStripe:
 		cfg.ProviderURL = url
 		cfg.ProviderAPIKey = e.required("PROVIDER_API_KEY")
+		cfg.ContractURL, cfg.ContractAPIKey = e.optional("CONTRACT_URL", ""), e.optional("CONTRACT_API_KEY", "")
 		if lag := e.duration("STRIPE_SEARCH_LAG", stripeSearchLag); cfg.ProviderHorizon < lag {
 			e.errs = append(e.errs, fmt.Errorf("config: PROVIDER_SETTLE_HORIZON %s must be at least %s with PAYMENT_PROVIDER=stripe: Stripe's search, its lookup, lags up to STRIPE_SEARCH_LAG", cfg.ProviderHorizon, lag))
 		}

@@ -1,6 +1,7 @@
 package config
 
 import (
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -19,7 +20,7 @@ func paymentEnv(extra map[string]string) Lookup {
 }
 
 func TestPaymentWorkerProviders(t *testing.T) {
-	stripeMapping := `{"stripe":{"customer":"/data/object/customer","amount":"/data/object/amount_due","currency":"/data/object/currency"}}`
+	stripeMapping := `{"stripe":{"act_when":{"/type":["invoice.finalized"]},"customer":"/data/object/customer","amount":"/data/object/amount_due","currency":"/data/object/currency"}}`
 	tests := []struct {
 		name    string
 		env     map[string]string
@@ -27,7 +28,7 @@ func TestPaymentWorkerProviders(t *testing.T) {
 		check   func(t *testing.T, c PaymentWorker)
 	}{
 		{name: "generic by default", env: map[string]string{"PROVIDER_URL": "http://sim"}, check: func(t *testing.T, c PaymentWorker) {
-			if c.PaymentProvider != ProviderGeneric || c.ProviderHorizon != 30*time.Second || c.Mappings.For("x") != paymentworker.HooklineMapping {
+			if c.PaymentProvider != ProviderGeneric || c.ProviderHorizon != 30*time.Second || !reflect.DeepEqual(c.Mappings.For("x"), paymentworker.HooklineMapping) {
 				t.Fatalf("%+v", c)
 			}
 		}},
@@ -49,7 +50,7 @@ func TestPaymentWorkerProviders(t *testing.T) {
 				if c.ProviderURL != "" || c.ProviderHorizon != 90*time.Second || c.InProgressTimeout != 150*time.Second {
 					t.Fatalf("%+v", c)
 				}
-				if c.Mappings.For("stripe").Amount != "/data/object/amount_due" || c.Mappings.For("payments") != paymentworker.HooklineMapping {
+				if c.Mappings.For("stripe").Amount != "/data/object/amount_due" || !reflect.DeepEqual(c.Mappings.For("payments"), paymentworker.HooklineMapping) {
 					t.Fatalf("mappings: stripe %+v, payments %+v", c.Mappings.For("stripe"), c.Mappings.For("payments"))
 				}
 			}},

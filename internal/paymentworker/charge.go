@@ -70,6 +70,7 @@ func LegacyProviderKey(key string, attempt int) string {
 // machine of docs/provider-contract.md.
 type attempt struct {
 	w        *Worker
+	charger  Charger
 	p        Payment
 	claim    idempotency.Claim
 	receives int
@@ -92,12 +93,12 @@ func (a *attempt) run(ctx context.Context) outcome {
 }
 
 // key is the provider key of attempt n of this payment.
-func (a *attempt) key(n int) string { return ProviderKey(a.p.Source, a.p.EventID, n) }
+func (a *attempt) key(n int) string { return ProviderKey(a.p.Source, a.p.keyID(), n) }
 
 // request is the charge request of this attempt, with its reference.
 func (a *attempt) request() provider.ChargeRequest {
 	req := a.p.Charge
-	req.Reference = Reference(a.p.Source, a.p.EventID, a.claim.Attempt)
+	req.Reference = Reference(a.p.Source, a.p.keyID(), a.claim.Attempt)
 	return req
 }
 
@@ -108,7 +109,7 @@ func (a *attempt) request() provider.ChargeRequest {
 // charge of another event is "not found": the legacy encoding let two
 // events share a key, and the charge is the other event's.
 func (a *attempt) lookUp(ctx context.Context, key string, legacy bool) (outcome, bool) {
-	ch, found, err := a.w.cfg.Provider.LookupCharge(ctx, key)
+	ch, found, err := a.charger.LookupCharge(ctx, key)
 	switch {
 	case err != nil:
 		// Nothing was sent under this claim: the key may be claimed again
@@ -140,7 +141,7 @@ func (a *attempt) charge(ctx context.Context) outcome {
 	cctx, cancel := context.WithDeadline(ctx, deadline)
 	defer cancel()
 	key := a.key(a.claim.Attempt)
-	res := a.w.cfg.Provider.CreateCharge(cctx, key, a.request())
+	res := a.charger.CreateCharge(cctx, key, a.request())
 	if res.Outcome == provider.Unknown {
 		return a.unknown(ctx, key, res)
 	}
@@ -165,7 +166,7 @@ func (a *attempt) callDeadline(ctx context.Context) time.Time {
 // the key may be claimed again only after the provider can no longer commit
 // it and its lookup has caught up.
 func (a *attempt) unknown(ctx context.Context, key string, res provider.Result) outcome {
-	if ch, found, err := a.w.cfg.Provider.LookupCharge(ctx, key); err == nil && found {
+	if ch, found, err := a.charger.LookupCharge(ctx, key); err == nil && found {
 		if m := provider.Match(key, a.p.Charge, ch); m.Outcome != provider.Unknown {
 			return a.settle(ctx, m)
 		}

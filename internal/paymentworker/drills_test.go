@@ -208,7 +208,7 @@ func TestDrillPoisonMessagesReachTheDLQWithTheirReason(t *testing.T) {
 		setup  func(*rig)
 		reason string
 	}{
-		{"malformed body", `{"id":"evt_poison","data":{"amount":"lots"}}`, nil,
+		{"malformed body", `{"id":"evt_poison","type":"payment.requested","data":{"amount":"lots"}}`, nil,
 			`malformed_message: source "payments": customer: /data/customer is missing; currency: /data/currency is missing; amount: /data/amount is not a number`},
 		{"provider keeps failing", paymentBody("evt_down", 3000), func(r *rig) {
 			r.sim.Faults.SetFaultRate(1, providersim.Fault{Kind: providersim.FaultServerError})

@@ -39,8 +39,8 @@ type Fetched struct {
 type Act int
 
 const (
-	// ActCharge: the object reached a status to act on (Mollie: paid,
-	// authorized); the worker charges under the key ID + status.
+	// ActCharge: the object reached a status to act on (Mollie: paid);
+	// the worker applies its source's rule to the fetched object.
 	ActCharge Act = iota
 	// ActWait: the status is not settled (open, pending), or the read
 	// lags the webhook; the message is retried, since the provider will
@@ -49,6 +49,11 @@ const (
 	// ActSkip: the status ends the object without an effect (failed,
 	// canceled, expired); the message is acknowledged and counted.
 	ActSkip
+	// ActAwaitCapture: the payment is authorised and awaits a capture
+	// that may come days later (Mollie's authorized); the message is
+	// acknowledged and recorded, not retried: the provider pings again
+	// at paid, expired or canceled. An authorisation is never acted on.
+	ActAwaitCapture
 )
 
 // Fetcher reads an object whose webhook does not vouch for it (Mollie's
@@ -103,20 +108,27 @@ func (w *Worker) fetchUntrusted(ctx context.Context, m events.SQSMessage) (event
 	got, err := f.Fetch(ctx, FetchRef{ID: u.ID, Type: u.Type, Item: u.Item})
 	switch {
 	case errors.Is(err, ErrNotFound):
-		return m, &outcome{name: "dead_lettered", reason: "fetch_not_found: " + u.Provider + " has no object " + u.ID}
+		// Anyone can send an ID: one the provider never issued is no
+		// effect, counted, and no page.
+		return m, &outcome{name: "not_an_effect", ok: true, reason: "fetch_not_found: " + u.Provider + " has no such object"}
 	case err != nil:
 		return m, &outcome{name: "retry", reason: "fetch_unavailable", retry: w.backoff(receiveCount(m))}
 	case got.Act == ActWait:
 		return m, &outcome{name: "retry", reason: "fetched_status_" + got.Status, retry: w.backoff(receiveCount(m))}
 	case got.Act == ActSkip:
-		return m, &outcome{name: "skipped", ok: true, reason: "fetched_status_" + got.Status}
+		return m, &outcome{name: "not_an_effect", ok: true, reason: "fetched_status: " + got.Status}
+	case got.Act == ActAwaitCapture:
+		// A capture can come days later, and the provider pings again
+		// then: nothing to retry.
+		return m, &outcome{name: "not_an_effect", ok: true, reason: "awaiting_capture: " + got.Status}
 	}
 	body, err := json.Marshal(struct {
 		Provider string          `json:"provider"`
 		ID       string          `json:"id"`
+		Type     string          `json:"type,omitempty"`
 		Status   string          `json:"status"`
 		Item     json.RawMessage `json:"item"`
-	}{u.Provider, u.ID, got.Status, got.Object})
+	}{u.Provider, u.ID, u.Type, got.Status, got.Object})
 	if err != nil {
 		return m, &outcome{name: "dead_lettered", reason: "malformed_message: fetched object is not JSON"}
 	}
@@ -197,8 +209,10 @@ func (c *MollieClient) Fetch(ctx context.Context, ref FetchRef) (Fetched, error)
 // mollieAct is what each Mollie payment status asks of the worker.
 func mollieAct(status string) Act {
 	switch status {
-	case "paid", "authorized":
+	case "paid":
 		return ActCharge
+	case "authorized":
+		return ActAwaitCapture
 	case "failed", "canceled", "expired":
 		return ActSkip
 	}

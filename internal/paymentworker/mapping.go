@@ -5,38 +5,75 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
 
 	"github.com/hookline/hookline/pkg/provider"
+	"github.com/hookline/hookline/pkg/webhook"
 )
 
 // ErrBadMapping means a payload mapping is invalid.
 var ErrBadMapping = errors.New("paymentworker: bad payload mapping")
 
-// Mapping says where a source's webhook body keeps the fields of a
-// charge, each as a JSON pointer (RFC 6901) into the body. Customer,
-// Amount and Currency are required; EventID defaults to "/id" and is used
-// only when the intake did not name the event; Description is optional
-// and may point at nothing or at null.
+// Mapping is a source's effect rule: which of its events act, the key
+// that makes one effect per payment, and where its body keeps the fields
+// of a charge, each as a JSON pointer (RFC 6901) into the body (for a
+// preset, the queued envelope: "/item/..." is the provider's event, or
+// for a fetched provider the object fetched from its API).
+//
+// Customer, Amount and Currency are required; EventID defaults to "/id"
+// and is used only when the intake did not name the event; Description
+// is optional and may point at nothing or at null. A mapping that names
+// a preset [Mapping.Scheme] takes that provider's defaults ([PresetRule])
+// for every field it leaves empty, and may point only at what that
+// provider signs.
 type Mapping struct {
+	// Scheme is the source's scheme as in HOOKLINE_SOURCES ("adyen",
+	// "stripe", ...); empty for a body of hookline's or a generic shape.
+	Scheme      string `json:"scheme,omitempty"`
 	EventID     string `json:"event_id,omitempty"`
 	Customer    string `json:"customer"`
 	Amount      string `json:"amount"`
 	Currency    string `json:"currency"`
 	Description string `json:"description,omitempty"`
+	// ActWhen says which events act: every pointer must hold one of its
+	// values (a string as it is, a number or boolean as its JSON text).
+	// Any other event is acknowledged as not an effect.
+	ActWhen map[string][]string `json:"act_when,omitempty"`
+	// EffectKey points at the key of the one effect per payment, such as
+	// the payment's ID; empty means the event ID. Every event that acts
+	// with the same key has one effect.
+	EffectKey string `json:"effect_key,omitempty"`
+	// AmountFormat is [AmountMinor] (the default), [AmountMinorString] or
+	// [AmountDecimal].
+	AmountFormat string `json:"amount_format,omitempty"`
+	// Capture is Adyen's capture mode: "immediate" (the default: a
+	// successful AUTHORISATION is the payment) or "delayed" (a successful
+	// CAPTURE is, keyed by its originalReference).
+	Capture string `json:"capture,omitempty"`
+	// Effect names the effect that acts ([EffectContract] or
+	// [EffectStripe]); empty means the worker's own for a generic source
+	// and [EffectContract] for a preset, which never charges through
+	// Stripe unless it says so.
+	Effect string `json:"effect,omitempty"`
 }
 
 // Shipped mappings.
 var (
-	// HooklineMapping is hookline's own event shape:
-	// {"id":..., "data":{"customer":..., "amount":..., "currency":...}}.
-	HooklineMapping = Mapping{EventID: "/id", Customer: "/data/customer", Amount: "/data/amount", Currency: "/data/currency", Description: "/data/description"}
-	// StripeInvoiceMapping is a Stripe invoice event (invoice.finalized):
-	// the invoice's customer, amount_due and currency, described by its
-	// number.
-	StripeInvoiceMapping = Mapping{EventID: "/id", Customer: "/data/object/customer", Amount: "/data/object/amount_due", Currency: "/data/object/currency", Description: "/data/object/number"}
+	// HooklineMapping is hookline's own event shape, acting on
+	// payment.requested: {"id":..., "type":"payment.requested",
+	// "data":{"customer":..., "amount":..., "currency":...}}.
+	HooklineMapping = Mapping{EventID: "/id", Customer: "/data/customer", Amount: "/data/amount", Currency: "/data/currency", Description: "/data/description",
+		AmountFormat: AmountMinor, ActWhen: map[string][]string{"/type": {"payment.requested"}}}
+	// StripeInvoiceMapping is a Stripe invoice: it acts on
+	// invoice.finalized, once per invoice (an invoice.paid or
+	// invoice.updated of the same invoice is no second effect), charging
+	// the invoice's customer its amount_due, described by its number.
+	StripeInvoiceMapping = Mapping{Scheme: "stripe", EventID: "/id", Customer: "/data/object/customer", Amount: "/data/object/amount_due", Currency: "/data/object/currency", Description: "/data/object/number",
+		AmountFormat: AmountMinor, ActWhen: map[string][]string{"/type": {"invoice.finalized"}}, EffectKey: "/data/object/id"}
 )
 
 // DefaultSource is the key of [Mappings] that applies to every source not
@@ -66,7 +103,7 @@ func NewMappings(m map[string]Mapping) (*Mappings, error) {
 			errs = append(errs, fmt.Errorf("%w: a source name is empty", ErrBadMapping))
 			continue
 		}
-		if err := m[s].validate(); err != nil {
+		if err := m[s].withDefaults().validate(); err != nil {
 			errs = append(errs, fmt.Errorf("%w: source %q: %w", ErrBadMapping, s, err))
 		}
 	}
@@ -75,10 +112,7 @@ func NewMappings(m map[string]Mapping) (*Mappings, error) {
 	}
 	by := make(map[string]Mapping, len(m))
 	for s, mp := range m {
-		if mp.EventID == "" {
-			mp.EventID = "/id"
-		}
-		by[s] = mp
+		by[s] = mp.withDefaults()
 	}
 	return &Mappings{bySource: by}, nil
 }
@@ -86,8 +120,10 @@ func NewMappings(m map[string]Mapping) (*Mappings, error) {
 // ParseMappings reads mappings from JSON: an object from source name (or
 // "*") to an object of JSON pointers, as in PAYMENT_MAPPINGS:
 //
-//	{"stripe": {"customer": "/data/object/customer", "amount": "/data/object/amount_due",
-//	            "currency": "/data/object/currency", "description": "/data/object/number"}}
+//	{"stripe": {"scheme": "stripe", "customer": "/data/object/customer", "amount": "/data/object/amount_due",
+//	            "currency": "/data/object/currency", "description": "/data/object/number",
+//	            "act_when": {"/type": ["invoice.finalized"]}, "effect_key": "/data/object/id"},
+//	 "shop-adyen": {"scheme": "adyen", "customer": "/item/merchantReference"}}
 //
 // Unknown fields are errors, so a misspelt field is not silently ignored.
 func ParseMappings(raw []byte) (*Mappings, error) {
@@ -113,37 +149,113 @@ func (ms *Mappings) For(source string) Mapping {
 	return HooklineMapping
 }
 
+// effectsNeeded lists each source whose mapping names an effect, by
+// source.
+func (ms *Mappings) effectsNeeded() map[string]string {
+	out := map[string]string{}
+	if ms != nil {
+		for s, m := range ms.bySource {
+			if m.Effect != "" {
+				out[s] = m.Effect
+			}
+		}
+	}
+	return out
+}
+
 func (m Mapping) validate() error {
 	var errs []error
-	for _, f := range []struct {
+	if m.Scheme == string(webhook.SchemeBraintree) {
+		return errors.New("scheme braintree: its notification is XML inside bt_payload, out of a JSON pointer's reach, so a braintree source cannot be mapped to a payment")
+	}
+	if m.Scheme != "" && !slices.Contains(webhook.Schemes(), webhook.Scheme(m.Scheme)) {
+		errs = append(errs, fmt.Errorf("scheme: %q is not a scheme", m.Scheme))
+	}
+	fields := []struct {
 		name, ptr string
 		required  bool
 	}{
 		{"customer", m.Customer, true}, {"amount", m.Amount, true}, {"currency", m.Currency, true},
-		{"event_id", m.EventID, false}, {"description", m.Description, false},
-	} {
-		switch {
-		case f.ptr == "" && f.required:
-			errs = append(errs, fmt.Errorf("%s: no JSON pointer", f.name))
-		case f.ptr != "" && !strings.HasPrefix(f.ptr, "/"):
-			errs = append(errs, fmt.Errorf("%s: %q is not a JSON pointer (RFC 6901): it must start with /", f.name, f.ptr))
-		case strings.Contains(strings.ReplaceAll(strings.ReplaceAll(f.ptr, "~0", ""), "~1", ""), "~"):
-			errs = append(errs, fmt.Errorf("%s: %q has a ~ that is not ~0 or ~1", f.name, f.ptr))
+		{"event_id", m.EventID, false}, {"description", m.Description, false}, {"effect_key", m.EffectKey, m.isPreset()},
+	}
+	for _, ptr := range slices.Sorted(maps.Keys(m.ActWhen)) {
+		fields = append(fields, struct {
+			name, ptr string
+			required  bool
+		}{"act_when", ptr, true})
+	}
+	for _, f := range fields {
+		if err := checkPointer(f.ptr, f.required); err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", f.name, err))
+		} else if f.ptr != "" && !signedPointer(webhook.Scheme(m.Scheme), f.ptr) {
+			errs = append(errs, fmt.Errorf("%s: %s is not signed by %s: %s", f.name, f.ptr, m.Scheme, signedNote(webhook.Scheme(m.Scheme))))
 		}
 	}
+	errs = append(errs, m.validateRule()...)
 	return errors.Join(errs...)
+}
+
+// validateRule checks the settings that are not pointers.
+func (m Mapping) validateRule() []error {
+	var errs []error
+	if len(m.ActWhen) == 0 {
+		errs = append(errs, fmt.Errorf("act_when: no rule says which events act%s", noDefaultNote(webhook.Scheme(m.Scheme))))
+	}
+	for ptr, values := range m.ActWhen {
+		if len(values) == 0 || slices.Contains(values, "") {
+			errs = append(errs, fmt.Errorf("act_when: %s: want one or more non-empty values", ptr))
+		}
+	}
+	if m.AmountFormat != "" && !slices.Contains(amountFormats, m.AmountFormat) {
+		errs = append(errs, fmt.Errorf("amount_format: %q is not one of %s", m.AmountFormat, strings.Join(amountFormats, ", ")))
+	}
+	if m.Capture != "" && (m.Scheme != string(webhook.SchemeAdyen) || !slices.Contains(captureModes, m.Capture)) {
+		errs = append(errs, fmt.Errorf("capture: %q: only an adyen mapping has a capture mode, one of %s", m.Capture, strings.Join(captureModes, ", ")))
+	}
+	if m.Effect != "" && !slices.Contains(effects, m.Effect) {
+		errs = append(errs, fmt.Errorf("effect: %q is not one of %s", m.Effect, strings.Join(effects, ", ")))
+	}
+	return errs
+}
+
+// checkPointer reports a JSON pointer that is not one.
+func checkPointer(ptr string, required bool) error {
+	switch {
+	case ptr == "" && required:
+		return errors.New("no JSON pointer")
+	case ptr != "" && !strings.HasPrefix(ptr, "/"):
+		return fmt.Errorf("%q is not a JSON pointer (RFC 6901): it must start with /", ptr)
+	case strings.Contains(strings.ReplaceAll(strings.ReplaceAll(ptr, "~0", ""), "~1", ""), "~"):
+		return fmt.Errorf("%q has a ~ that is not ~0 or ~1", ptr)
+	}
+	return nil
 }
 
 // Apply reads a charge for eventID from body. An empty eventID is read
 // from the mapping's EventID pointer. Errors name the field and its
-// pointer, never a value from the body.
+// pointer, never a value from the body. It does not ask whether the
+// event acts; [ParseMessageWith] does.
 func (m Mapping) Apply(body []byte, eventID string) (provider.ChargeRequest, error) {
+	doc, err := decodeBody(body)
+	if err != nil {
+		return provider.ChargeRequest{}, err
+	}
+	return m.charge(doc, eventID)
+}
+
+// decodeBody decodes a JSON body with numbers kept as written.
+func decodeBody(body []byte) (any, error) {
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.UseNumber()
 	var doc any
 	if err := dec.Decode(&doc); err != nil {
-		return provider.ChargeRequest{}, errors.New("body is not JSON")
+		return nil, errors.New("body is not JSON")
 	}
+	return doc, nil
+}
+
+// charge reads the charge's fields from a decoded body.
+func (m Mapping) charge(doc any, eventID string) (provider.ChargeRequest, error) {
 	var errs []error
 	field := func(name, ptr string, required bool) string {
 		v, ok := resolve(doc, ptr)
@@ -174,18 +286,11 @@ func (m Mapping) Apply(body []byte, eventID string) (provider.ChargeRequest, err
 	case !ok || v == nil:
 		errs = append(errs, fmt.Errorf("amount: %s is missing", m.Amount))
 	default:
-		n, isNum := v.(json.Number)
-		amount, err := strconv.ParseInt(string(n), 10, 64)
-		switch {
-		case !isNum:
-			errs = append(errs, fmt.Errorf("amount: %s is not a number", m.Amount))
-		case err != nil:
-			errs = append(errs, fmt.Errorf("amount: %s is not an integer in minor units", m.Amount))
-		case amount <= 0:
-			errs = append(errs, fmt.Errorf("amount: %s is not positive", m.Amount))
-		default:
-			req.Amount = amount
+		amount, err := amountOf(v, m.AmountFormat, req.Currency)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("amount: %s %w", m.Amount, err))
 		}
+		req.Amount = amount
 	}
 	return req, errors.Join(errs...)
 }

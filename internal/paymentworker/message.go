@@ -1,6 +1,7 @@
 package paymentworker
 
 import (
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -17,13 +18,29 @@ var ErrMalformed = errors.New("paymentworker: malformed payment message")
 
 // Payment is one payment event as the worker reads it.
 type Payment struct {
-	Source  string
+	Source string
+	// EventID is the event's identity at the intake.
 	EventID string
-	Charge  provider.ChargeRequest
+	// EffectKey is the key of the one effect per payment (the mapping's
+	// effect_key); empty means EventID.
+	EffectKey string
+	// Effect names the effect that acts ([Mapping.Effect]); empty is the
+	// worker's own.
+	Effect string
+	Charge provider.ChargeRequest
+	// NotAnEffect, when set, says why the event is acknowledged with no
+	// effect: its source's rule does not act on it.
+	NotAnEffect string
+	// LegacyKeys are keys an earlier build may have claimed this payment
+	// under; a completed one is this payment's effect.
+	LegacyKeys []string
 }
 
-// Key is the idempotency key: source and provider event ID.
-func (p Payment) Key() string { return p.Source + ":" + p.EventID }
+// Key is the idempotency key: the source and the effect key.
+func (p Payment) Key() string { return p.Source + ":" + p.keyID() }
+
+// keyID is what the payment is keyed by: its effect key, else its event.
+func (p Payment) keyID() string { return cmp.Or(p.EffectKey, p.EventID) }
 
 // Hash covers the fields that decide the charge, in canonical form (see
 // [provider.ChargeRequest.Canonical]), so a reused event ID with another
@@ -51,13 +68,9 @@ func ParseMessageWith(m events.SQSMessage, ms *Mappings) (Payment, error) {
 	if p.Source == "" {
 		p.Source = "payments"
 	}
-	req, err := ms.For(p.Source).Apply([]byte(m.Body), p.EventID)
+	mp := ms.For(p.Source)
+	p, err := mp.decide([]byte(m.Body), p)
 	if err != nil {
-		return Payment{}, fmt.Errorf("%w: source %q: %w", ErrMalformed, p.Source, err)
-	}
-	p.EventID = req.EventID
-	p.Charge = req
-	if err := p.Charge.Validate(); err != nil {
 		return Payment{}, fmt.Errorf("%w: source %q: %w", ErrMalformed, p.Source, err)
 	}
 	return p, nil

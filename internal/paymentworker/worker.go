@@ -3,8 +3,12 @@ package paymentworker
 import (
 	"cmp"
 	"context"
+	"encoding/json"
 	"errors"
+	"fmt"
 	"log/slog"
+	"maps"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -26,19 +30,20 @@ const (
 	MetricInProgress   = "PaymentInProgress"   // another worker holds the key
 	MetricRetry        = "PaymentRetry"        // left on the queue to try again
 	MetricDeadLettered = "PaymentDeadLettered" // sent to the DLQ with its reason
-	MetricSkipped      = "PaymentSkipped"      // a fetched status asks for no effect
+	MetricNotAnEffect  = "PaymentNotAnEffect"  // not a payment by its source's rule: acknowledged, recorded
 )
 
 // outcomeMetrics names the metric of each outcome.
 var outcomeMetrics = map[string]string{
 	"charged": MetricCharged, "declined": MetricDeclined, "replayed": MetricReplayed,
 	"in_progress": MetricInProgress, "retry": MetricRetry, "dead_lettered": MetricDeadLettered,
-	"skipped": MetricSkipped,
+	"not_an_effect": MetricNotAnEffect,
 }
 
 // Registry is the part of [idempotency.Registry] the worker uses.
 type Registry interface {
 	Claim(ctx context.Context, key, payloadHash string) (idempotency.Claim, error)
+	Status(ctx context.Context, key string) (idempotency.Record, bool, error)
 	Complete(ctx context.Context, key, token string, result []byte) error
 	Release(ctx context.Context, key, token string, retryAt time.Time) error
 }
@@ -60,8 +65,12 @@ const (
 // Config configures a [Worker].
 type Config struct {
 	Registry Registry
+	// Provider is the effect of a source whose mapping names none.
 	Provider Charger
-	Queue    Queue
+	// Effects are the clients of the effects a mapping may name
+	// ([EffectContract], [EffectStripe]).
+	Effects map[string]Charger
+	Queue   Queue
 	// Mappings says how each source's body becomes a charge (nil:
 	// [HooklineMapping] for every source).
 	Mappings *Mappings
@@ -99,6 +108,12 @@ func (c Config) Validate() error {
 	}
 	if c.Queue == nil {
 		errs = append(errs, errors.New("paymentworker: a queue is required"))
+	}
+	needed := c.Mappings.effectsNeeded()
+	for _, source := range slices.Sorted(maps.Keys(needed)) {
+		if c.Effects[needed[source]] == nil {
+			errs = append(errs, fmt.Errorf("%w: source %q: effect %q is configured for no service (docs/providers.md)", errNoCharger, source, needed[source]))
+		}
 	}
 	return errors.Join(errs...)
 }
@@ -142,7 +157,7 @@ func (w *Worker) Handle(ctx context.Context, ev events.SQSEvent) (events.SQSEven
 
 // outcome is how one record ended, for logs and metrics.
 type outcome struct {
-	name   string // charged, declined, replayed, in_progress, retry, dead_lettered, skipped
+	name   string // charged, declined, replayed, in_progress, retry, dead_lettered, not_an_effect
 	ok     bool   // acknowledged
 	reason string
 	retry  time.Duration // visibility for a record that comes back; 0 keeps the queue's
@@ -159,8 +174,13 @@ func (w *Worker) process(ctx context.Context, m events.SQSMessage) bool {
 	} else if err != nil {
 		p.Source, p.EventID = cmp.Or(attr(m, "source"), "unknown"), attr(m, "event_id")
 		out = outcome{name: "dead_lettered", reason: MalformedReason(err)}
+	} else if p.NotAnEffect != "" {
+		out = outcome{name: "not_an_effect", ok: true, reason: "not_acting: " + p.NotAnEffect}
 	} else {
 		out = w.pay(ctx, p, receiveCount(m))
+	}
+	if out.name == "not_an_effect" {
+		out = w.recordNoEffect(ctx, p, out)
 	}
 	if !out.ok && out.name != "dead_lettered" && receiveCount(m) >= w.cfg.Queue.MaxReceiveCount(ctx) {
 		// The last receive: dead-letter it ourselves so the reason travels.
@@ -172,9 +192,9 @@ func (w *Worker) process(ctx context.Context, m events.SQSMessage) bool {
 		w.cfg.Queue.RetryAfter(ctx, m.ReceiptHandle, out.retry)
 	}
 	dims := emf.Dims{"Source": p.Source}
-	if out.name == "dead_lettered" {
+	if out.name == "dead_lettered" || out.name == "not_an_effect" {
 		reason, _, _ := strings.Cut(out.reason, ":")
-		dims["Reason"] = reason // payload_mismatch, malformed_message, ... counted apart
+		dims["Reason"] = reason // payload_mismatch, malformed_message, not_acting, ... counted apart
 	}
 	w.cfg.Metrics.Count(outcomeMetrics[out.name], 1, dims)
 	level := slog.LevelInfo
@@ -192,6 +212,16 @@ func receiveCount(m events.SQSMessage) int {
 
 // pay claims the payment's key and runs one attempt at charging it.
 func (w *Worker) pay(ctx context.Context, p Payment, receives int) outcome {
+	if out, done := w.legacyOutcome(ctx, p); done {
+		return out
+	}
+	charger := w.cfg.Provider
+	if p.Effect != "" {
+		charger = w.cfg.Effects[p.Effect]
+	}
+	if charger == nil {
+		return outcome{name: "dead_lettered", reason: "malformed_message: effect " + p.Effect + " is configured for no service"}
+	}
 	claim, err := w.cfg.Registry.Claim(ctx, p.Key(), p.Hash())
 	if err != nil {
 		return outcome{name: "retry", reason: "registry_unavailable"}
@@ -205,7 +235,7 @@ func (w *Worker) pay(ctx context.Context, p Payment, receives int) outcome {
 	case idempotency.StatusPayloadMismatch:
 		return outcome{name: "dead_lettered", reason: "payload_mismatch"}
 	}
-	a := attempt{w: w, p: p, claim: claim, receives: receives}
+	a := attempt{w: w, charger: charger, p: p, claim: claim, receives: receives}
 	return a.run(ctx)
 }
 
@@ -236,4 +266,48 @@ func (w *Worker) deadLetter(ctx context.Context, m events.SQSMessage, reason str
 		return false
 	}
 	return true
+}
+
+// legacyOutcome looks up the keys an earlier build claimed this payment
+// under ([Payment.LegacyKeys]): a completed one with the same payload is
+// this payment's effect, and one held now is waited for. done is false
+// when none decides, and the payment's own key is claimed.
+func (w *Worker) legacyOutcome(ctx context.Context, p Payment) (outcome, bool) {
+	for _, key := range p.LegacyKeys {
+		rec, found, err := w.cfg.Registry.Status(ctx, key)
+		switch {
+		case err != nil:
+			return outcome{name: "retry", reason: "registry_unavailable"}, true
+		case !found || rec.PayloadHash != p.Hash():
+			continue
+		case rec.State == idempotency.StateCompleted:
+			return outcome{name: "replayed", ok: true, reason: "completed_under_legacy_key"}, true
+		case !rec.Stale(w.cfg.Now()):
+			wait := rec.HeldUntil.Sub(w.cfg.Now()) + time.Second
+			return outcome{name: "in_progress", reason: "held_under_legacy_key", retry: max(wait, time.Second)}, true
+		}
+	}
+	return outcome{}, false
+}
+
+// recordNoEffect records durably that an event has no effect, and why,
+// under a key no payment can have ("!" never starts a source name). A
+// store that cannot record it now leaves the message to come back.
+func (w *Worker) recordNoEffect(ctx context.Context, p Payment, out outcome) outcome {
+	key := "!none:" + p.Source + ":" + p.EventID
+	claim, err := w.cfg.Registry.Claim(ctx, key, idempotency.Hash(out.reason))
+	switch {
+	case err != nil:
+		return outcome{name: "retry", reason: "registry_unavailable"}
+	case claim.Status != idempotency.StatusClaimed:
+		return out // recorded before, or being recorded
+	}
+	result, _ := json.Marshal(struct {
+		Status string `json:"status"`
+		Reason string `json:"reason"`
+	}{"not_an_effect", out.reason})
+	if err := w.cfg.Registry.Complete(ctx, key, claim.Token, result); err != nil {
+		return outcome{name: "retry", reason: "registry_unavailable"}
+	}
+	return out
 }

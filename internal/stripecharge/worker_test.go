@@ -202,7 +202,8 @@ func TestWorkerThroughStripe(t *testing.T) {
 		if r.deliver(m, 1) {
 			t.Fatal("a pending intent was acknowledged")
 		}
-		if !r.sim.Charges.Authenticate(paymentworker.ProviderKey("stripe", "evt_3ds", 1)) {
+		// The intent is keyed by the invoice, the effect key.
+		if !r.sim.Charges.Authenticate(paymentworker.ProviderKey("stripe", "in_evt_3ds", 1)) {
 			t.Fatal("no intent waits for the customer")
 		}
 		time.Sleep(r.queue.TakeRetryAfter(m.MessageId, 500*time.Millisecond))

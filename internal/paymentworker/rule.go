@@ -1,0 +1,173 @@
+package paymentworker
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/hookline/hookline/pkg/webhook"
+)
+
+// maxEffectKey bounds an effect key, which becomes part of the
+// idempotency key.
+const maxEffectKey = 200
+
+// decide applies the mapping's rule to a message body: whether the event
+// acts, its effect key, and its charge. p carries the source and the
+// intake's event ID. An event that does not act comes back with
+// NotAnEffect set and no error.
+func (m Mapping) decide(body []byte, p Payment) (Payment, error) {
+	doc, err := decodeBody(body)
+	if err != nil {
+		return p, err
+	}
+	if err := m.checkProvider(doc); err != nil {
+		return p, err
+	}
+	if reason, acts := m.acts(doc); !acts {
+		p.NotAnEffect = reason
+		return p, nil
+	}
+	req, err := m.charge(doc, p.EventID)
+	if err != nil {
+		return p, err
+	}
+	p.EventID = req.EventID
+	if p.EffectKey, err = m.effectKey(doc, p.EventID); err != nil {
+		return p, err
+	}
+	p.Charge, p.Effect = req, m.Effect
+	if err := p.Charge.Validate(); err != nil {
+		return p, err
+	}
+	p.LegacyKeys = m.legacyKeys(doc, p)
+	return p, nil
+}
+
+// checkProvider refuses a message that its source's mapping was not
+// written for: a preset's envelope under a mapping that does not name
+// that preset (its pointers would not be checked against what the
+// provider signs), or a mapping for a preset on anything else.
+func (m Mapping) checkProvider(doc any) error {
+	from := envelopeProvider(doc)
+	switch {
+	case m.isPreset() && from != m.Scheme:
+		return fmt.Errorf("the mapping is for scheme %s, and the message is not a %s event", m.Scheme, m.Scheme)
+	case !m.isPreset() && from != "":
+		return fmt.Errorf("the message is a %s event: its source's mapping must say \"scheme\": %q", from, from)
+	}
+	return nil
+}
+
+// envelopeProvider is the preset that queued doc ([webhook.ItemEnvelope]),
+// or "".
+func envelopeProvider(doc any) string {
+	obj, ok := doc.(map[string]any)
+	if !ok {
+		return ""
+	}
+	name, _ := obj["provider"].(string)
+	if _, hasItem := obj["item"]; !hasItem || !slices.Contains(webhook.Schemes(), webhook.Scheme(name)) {
+		return ""
+	}
+	return name
+}
+
+// acts reports whether every act_when pointer holds one of its values,
+// and if not, why.
+func (m Mapping) acts(doc any) (string, bool) {
+	for ptr, want := range m.ActWhen {
+		v, ok := resolve(doc, ptr)
+		got, text := valueText(v)
+		if !ok || !text || !slices.Contains(want, got) {
+			return fmt.Sprintf("%s is %s, not %s", ptr, shown(v, ok, got, text), strings.Join(want, " or ")), false
+		}
+	}
+	return "", true
+}
+
+// valueText is a scalar JSON value as act_when compares it: a string as
+// it is, a number or boolean as its JSON text.
+func valueText(v any) (string, bool) {
+	switch x := v.(type) {
+	case string:
+		return x, true
+	case json.Number:
+		return string(x), true
+	case bool:
+		return strconv.FormatBool(x), true
+	}
+	return "", false
+}
+
+// shown is a value for a reason, bounded.
+func shown(v any, present bool, text string, scalar bool) string {
+	switch {
+	case !present:
+		return "absent"
+	case v == nil:
+		return "null"
+	case !scalar:
+		return "not a string, number or boolean"
+	case len(text) > 64:
+		return strconv.Quote(text[:64]) + "..."
+	}
+	return strconv.Quote(text)
+}
+
+// effectKey reads the effect key, or returns eventID when the mapping
+// keys by event.
+func (m Mapping) effectKey(doc any, eventID string) (string, error) {
+	if m.EffectKey == "" {
+		return eventID, nil
+	}
+	v, ok := resolve(doc, m.EffectKey)
+	key, scalar := valueText(v)
+	switch {
+	case !ok || v == nil:
+		return "", fmt.Errorf("effect_key: %s is missing", m.EffectKey)
+	case !scalar || key == "":
+		return "", fmt.Errorf("effect_key: %s is not a non-empty string or number", m.EffectKey)
+	case len(key) > maxEffectKey || strings.IndexFunc(key, func(r rune) bool { return r <= ' ' || r > '~' }) >= 0:
+		return "", fmt.Errorf("effect_key: %s is not 1 to %d printable ASCII characters", m.EffectKey, maxEffectKey)
+	}
+	return key, nil
+}
+
+// legacyKeys are the keys the build before effect keys claimed this
+// payment under: the source and the intake's event ID, and per preset
+// the keys of the events the earlier build also acted on for the same
+// payment (Mollie's authorized beside paid, Adyen's AUTHORISATION of
+// a payment captured later), and the unsigned header ID a header-identity
+// preset was keyed by. Only a completed record with the same payload
+// counts ([Worker.legacyOutcome]), so an unsigned one can at worst
+// replay its own payment.
+func (m Mapping) legacyKeys(doc any, p Payment) []string {
+	keys := []string{p.EventID}
+	switch webhook.Scheme(m.Scheme) {
+	case webhook.SchemeMollie:
+		keys = append(keys, p.EffectKey+":paid", p.EffectKey+":authorized")
+	case webhook.SchemeAdyen:
+		keys = append(keys, "AUTHORISATION:"+p.EffectKey+":true")
+	case webhook.SchemeRazorpay, webhook.SchemeGitHub, webhook.SchemeShopify:
+		if v, ok := resolve(doc, "/header_id"); ok {
+			if id, _ := v.(string); id != "" {
+				keys = append(keys, id)
+			}
+		}
+	}
+	var out []string
+	for _, k := range keys {
+		key := p.Source + ":" + k
+		if k != "" && key != p.Key() && !slices.Contains(out, key) {
+			out = append(out, key)
+		}
+	}
+	return out
+}
+
+// errNoCharger is a mapping whose effect the worker has no client for.
+var errNoCharger = errors.New("paymentworker: no client for the effect")
