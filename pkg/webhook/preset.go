@@ -95,6 +95,11 @@ type Item struct {
 	// Timestamp is when the provider says the event happened or was
 	// signed; zero when it does not say.
 	Timestamp time.Time
+	// TimeSigned means Timestamp was read from the signed bytes and
+	// held to no replay window (Checkout.com, Square, GoCardless,
+	// Braintree, Razorpay): a replay of the same bytes carries it, so
+	// it bounds how old a replayed delivery can be.
+	TimeSigned bool
 	// DigestID means EventID is "sha256:" and the hex SHA-256 of the
 	// signed body, because the provider names the event only in a
 	// header no signature covers (GitHub, Shopify, Razorpay). The same

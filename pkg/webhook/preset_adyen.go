@@ -16,7 +16,8 @@ import (
 // value:currency:eventCode:success" (an absent field is empty). There is
 // no event ID: an item's identity is eventCode, pspReference and
 // success, so that Adyen's retries are duplicates but a later item with
-// another outcome is not. No timestamp is signed. Adyen wants the body
+// another outcome is not. No timestamp is signed (eventDate is not one
+// of the eight fields). Adyen wants the body
 // "[accepted]" within 10 s, and while it has none it retries the batch
 // and queues what follows it; so an item whose HMAC fails is refused and
 // counted, the items that verify are accepted, and the batch is answered

@@ -24,8 +24,9 @@ import (
 // the identity is the notification's kind, its subject's id and its
 // timestamp. The timestamp is inside the signed payload, but Braintree
 // retries for up to 24 hours with the same payload, so it is not held to
-// the replay window. Braintree retries hourly until it gets a 2xx within
-// 30 s.
+// the replay window; it is the item's time, marked signed, so that a
+// replay older than the intake remembers can be dropped. Braintree
+// retries hourly until it gets a 2xx within 30 s.
 // https://developer.paypal.com/braintree/docs/guides/webhooks/parse
 var braintreePreset = preset{
 	decode: braintreeKey,
@@ -73,7 +74,7 @@ func verifyBraintree(body []byte, keys []*macKey) (Delivery, error) {
 	}
 	ts, _ := time.Parse(time.RFC3339, n.timestamp)
 	item, _ := json.Marshal(string(xmlText))
-	return single(SchemeBraintree, id, n.kind, ts.UTC(), item)
+	return singleSigned(SchemeBraintree, id, n.kind, ts.UTC(), item)
 }
 
 // braintreeMatches checks each "public|hex" pair against the key of its

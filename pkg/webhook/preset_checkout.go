@@ -2,7 +2,10 @@ package webhook
 
 // Checkout.com signs the body alone, HMAC-SHA256 keyed by the signature
 // key of the workflow's webhook action, hex in Cko-Signature. The event
-// identity is the body's id ("evt_..."); no timestamp is signed.
+// identity is the body's id ("evt_..."). No header time is signed, but
+// the body's created_on is: it is the item's time, marked signed, and no
+// replay window holds it (the receiver drops a delivery older than the
+// intake remembers).
 // https://www.checkout.com/docs/developer-resources/webhooks/manage-webhooks/set-up-your-webhook-receiver
 var checkoutPreset = preset{
 	decode: rawKey,
@@ -22,5 +25,5 @@ func verifyCheckout(h Headers, body []byte, keys []*macKey) (Delivery, error) {
 	if err != nil {
 		return Delivery{}, err
 	}
-	return single(SchemeCheckout, id, typ, ts, body)
+	return singleSigned(SchemeCheckout, id, typ, ts, body)
 }

@@ -93,6 +93,17 @@ func single(provider Scheme, id, typ string, ts time.Time, item []byte) (Deliver
 	return Delivery{Items: []Item{it}}, nil
 }
 
+// singleSigned is [single] for a preset whose signed body holds the
+// event's time and that no replay window bounds: the item's time, when
+// there is one, is marked signed.
+func singleSigned(provider Scheme, id, typ string, ts time.Time, item []byte) (Delivery, error) {
+	d, err := single(provider, id, typ, ts, item)
+	if err == nil {
+		d.Items[0].TimeSigned = !ts.IsZero()
+	}
+	return d, err
+}
+
 // checkJSON reports a body that is not one JSON value.
 func checkJSON(body []byte) error {
 	s := scanner{b: body}

@@ -3,8 +3,9 @@ package webhook
 // Razorpay signs the body alone, HMAC-SHA256 keyed by the webhook secret,
 // hex in X-Razorpay-Signature. X-Razorpay-Event-Id is not signed, so the
 // event identity is the body's digest ([BodyDigestID]); the header's ID
-// is kept as the envelope's header_id, for operators. No timestamp
-// header is signed.
+// is kept as the envelope's header_id, for operators. No header time is
+// signed, but the body's created_at (Unix seconds) is: it is the item's
+// time, marked signed, and no replay window holds it.
 // https://razorpay.com/docs/webhooks/validate-test/
 var razorpayPreset = preset{
 	decode: rawKey,
@@ -31,5 +32,6 @@ func verifyRazorpay(h Headers, body []byte, keys []*macKey) (Delivery, error) {
 	if err != nil {
 		return Delivery{}, err
 	}
+	it.TimeSigned = !ts.IsZero()
 	return Delivery{Items: []Item{it}}, nil
 }

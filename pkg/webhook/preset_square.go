@@ -5,8 +5,9 @@ package webhook
 // x-square-hmacsha256-signature. The URL is the one configured at
 // Square, so it is a required field (signed_url): a custom domain or a
 // proxy that rewrites the URL would otherwise break every check. The
-// event identity is the body's event_id; no timestamp is signed
-// (square-initial-delivery-timestamp is not).
+// event identity is the body's event_id. The body's created_at is
+// signed: it is the item's time, marked signed, and no replay window
+// holds it (square-initial-delivery-timestamp is not signed).
 // https://developer.squareup.com/docs/webhooks/step3validate
 var squarePreset = preset{
 	decode: rawKey,
@@ -26,5 +27,5 @@ func verifySquare(h Headers, body []byte, keys []*macKey, signedURL string) (Del
 	if err != nil {
 		return Delivery{}, err
 	}
-	return single(SchemeSquare, id, typ, ts, body)
+	return singleSigned(SchemeSquare, id, typ, ts, body)
 }
