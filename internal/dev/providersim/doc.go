@@ -73,6 +73,18 @@
 // (400 when invalid), records them for [PagerSink.Pages] and calls
 // [Config.OnPage]. [PagerSink.SetPagerDown] makes it answer 503.
 //
+// # Providers' read APIs
+//
+// Where a webhook does not vouch for what it names, the payment worker
+// reads the object from its provider's API first, and these doubles
+// serve it: [MollieAPI] (GET /v2/payments/{id}, with a read lag),
+// [PayPalAPI] (an OAuth2 client-credentials token endpoint, GET
+// /v2/payments/captures/{id} and /v1/payments/sale/{id}) and
+// [GoCardlessAPI] (GET /payments/{id} with GoCardless-Version). Each
+// takes its objects from a test, or over HTTP by PUT on its sim path for
+// `hookline dev send-webhook`, and answers 404 for an object it does not
+// hold and 503 on demand (FailNext).
+//
 // # Webhooks
 //
 // A [Sender] posts signed webhooks and retries like a real provider. It does
