@@ -39,7 +39,7 @@ func NewReceiver(d Deps) (*receiver.Handler, error) {
 		}
 		sources = append(sources, src)
 	}
-	return receiver.New(receiver.Config{Sources: sources, Intake: store, Metrics: d.metrics(), Logger: d.logger()})
+	return receiver.New(receiver.Config{Sources: sources, Intake: store, Metrics: d.metrics(), Logger: d.logger(), MaxEventAge: cfg.MaxEventAge})
 }
 
 // paypalCerts is the certificate fetcher of a paypal source when

@@ -93,12 +93,16 @@ type Receiver struct {
 	// SecretPreviousGrace is how long AWSPREVIOUS stays valid after a
 	// rotation.
 	SecretPreviousGrace time.Duration
+	// MaxEventAge is how old an event whose time is signed, and held to
+	// no replay window, may be before the receiver acknowledges and
+	// drops it (receiver.Config.MaxEventAge): below Retention.
+	MaxEventAge time.Duration
 }
 
 // ReceiverFromEnv reads HOOKLINE_SOURCES (JSON, see
 // [webhook.ParseSources]), INTAKE_TABLE, QUEUE_URL_<QUEUE> for every
-// source's queue, and the optional INTAKE_RETENTION, SECRET_CACHE_TTL and
-// SECRET_PREVIOUS_GRACE (24h).
+// source's queue, and the optional INTAKE_RETENTION, SECRET_CACHE_TTL,
+// SECRET_PREVIOUS_GRACE (24h) and MAX_EVENT_AGE ([maxEventAgeFromEnv]).
 func ReceiverFromEnv(lookup Lookup) (Receiver, error) {
 	e := newEnv(lookup)
 	cfg := Receiver{
@@ -108,6 +112,7 @@ func ReceiverFromEnv(lookup Lookup) (Receiver, error) {
 
 		SecretPreviousGrace: e.duration("SECRET_PREVIOUS_GRACE", 24*time.Hour),
 	}
+	cfg.MaxEventAge = maxEventAgeFromEnv(e, cfg.Retention)
 	text := e.required("HOOKLINE_SOURCES")
 	if text != "" {
 		specs, err := webhook.ParseSources(text)

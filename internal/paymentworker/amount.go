@@ -85,7 +85,11 @@ func scaleDecimal(s, cur string) (int64, error) {
 	}
 	frac = strings.TrimRight(frac, "0")
 	frac += strings.Repeat("0", scale-len(frac))
-	return positiveDigits(strings.TrimLeft(whole+frac, "0"))
+	digits := strings.TrimLeft(whole+frac, "0")
+	if digits == "" {
+		return 0, errors.New("is not positive")
+	}
+	return positiveDigits(digits)
 }
 
 // currencyExponent is the ISO 4217 number of decimals of cur.

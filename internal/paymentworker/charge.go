@@ -202,7 +202,11 @@ func (a *attempt) settle(ctx context.Context, res provider.Result) outcome {
 // complete stores the charge result under the key.
 func (a *attempt) complete(ctx context.Context, res provider.Result) outcome {
 	result := resultOf(res, a.p.Charge)
-	err := a.w.cfg.Registry.Complete(ctx, a.p.Key(), a.claim.Token, encode(result))
+	var keep time.Duration
+	if a.p.Unstamped {
+		keep = a.w.cfg.EffectRetention
+	}
+	err := a.w.cfg.Registry.CompleteFor(ctx, a.p.Key(), a.claim.Token, encode(result), keep)
 	switch {
 	case idempotency.IsClaimLost(err):
 		// Another holder took over; its lookup finds this charge.

@@ -3,6 +3,7 @@ package paymentworker_test
 import (
 	"context"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -290,5 +291,87 @@ func TestAStripeInvoiceActsOnce(t *testing.T) {
 	r.handleAll(t, ms...)
 	if n := r.charger.calls.Load(); n != 1 {
 		t.Fatalf("%d charges for one invoice, want 1", n)
+	}
+}
+
+// completeAs records key as the build before effect keys did once it
+// had charged payment: claimed and completed under its own key.
+func (r *effectRig) completeAs(t *testing.T, key string, charge provider.ChargeRequest) {
+	t.Helper()
+	ctx := context.Background()
+	claim, err := r.reg.Claim(ctx, key, paymentworker.Payment{Charge: charge}.Hash())
+	must(t, err)
+	must(t, r.reg.Complete(ctx, key, claim.Token, []byte(`{"status":"succeeded"}`)))
+}
+
+// TestKeysOfTheEarlierBuildStillCount: deliveries the build before effect
+// keys acted on, under keys of its own, are redelivered after the deploy.
+// Each is a replay under the new keys: a Mollie payment charged at
+// authorized is not charged again at paid, an Adyen authorisation is not
+// charged again, and a Stripe invoice is not charged again under its
+// invoice's ID.
+func TestKeysOfTheEarlierBuildStillCount(t *testing.T) {
+	t.Parallel()
+	r := newEffectRig(t, effectMappings)
+	// Given the earlier build's completed keys
+	r.completeAs(t, "shop-mollie:tr_before1:authorized", provider.ChargeRequest{Customer: "cus_mollie_1", Amount: 1250, Currency: "EUR"})
+	r.completeAs(t, "shop-adyen:AUTHORISATION:PSPBEFORE0000001:true", provider.ChargeRequest{Customer: "order-7", Amount: 1130, Currency: "EUR"})
+	r.completeAs(t, "stripe:evt_inv_before", provider.ChargeRequest{Customer: "cus_inv_1", Amount: 4200, Currency: "usd"})
+	// When the same payments arrive under the new build
+	r.mollie.SetPayment(molliePaid("tr_before1", "paid"))
+	r.handleAll(t, r.deliver(t, "shop-mollie", webhook.SchemeMollie, webhook.PresetOptions{}, webhook.HeaderMap{}, []byte("id=tr_before1"), nil)...)
+	signed, err := webhook.SignAdyen(effectAdyenKey, []byte(`{"live":"false","notificationItems":[`+
+		adyenNotification("AUTHORISATION", "true", "PSPBEFORE0000001", "", "order-7", 1130)+`]}`))
+	must(t, err)
+	r.handleAll(t, r.deliver(t, "shop-adyen", webhook.SchemeAdyen, webhook.PresetOptions{}, webhook.HeaderMap{}, signed, []string{effectAdyenKey})...)
+	r.handleAll(t, r.message("stripe", "evt_inv_before", stripeInvoiceEvent("evt_inv_before", "invoice.finalized")))
+	// Then nothing is charged again
+	if n := r.charger.calls.Load(); n != 0 {
+		t.Fatalf("%d payments charged again after the deploy", n)
+	}
+	// And a payment the earlier build never saw is charged once
+	r.handleAll(t, r.message("stripe", "evt_inv_new", strings.Replace(stripeInvoiceEvent("evt_inv_new", "invoice.finalized"), "in_1QxYz", "in_2AbCd", 1)))
+	if n := r.charger.calls.Load(); n != 1 {
+		t.Fatalf("%d charges of a new invoice, want 1", n)
+	}
+}
+
+// TestAnEarlierBuildsClaimInProgressIsWaitedFor: a redelivery that meets
+// the earlier build's claim still held is retried, not charged beside it.
+func TestAnEarlierBuildsClaimInProgressIsWaitedFor(t *testing.T) {
+	t.Parallel()
+	r := newEffectRig(t, effectMappings)
+	_, err := r.reg.Claim(context.Background(), "stripe:evt_inv_held", paymentworker.Payment{Charge: provider.ChargeRequest{Customer: "cus_inv_1", Amount: 4200, Currency: "usd"}}.Hash())
+	must(t, err)
+	m := r.message("stripe", "evt_inv_held", stripeInvoiceEvent("evt_inv_held", "invoice.finalized"))
+	resp, err := r.worker.Handle(context.Background(), events.SQSEvent{Records: []events.SQSMessage{m}})
+	must(t, err)
+	if len(resp.BatchItemFailures) != 1 || r.charger.calls.Load() != 0 {
+		t.Fatalf("%d failures, %d charges: want the message back and no charge", len(resp.BatchItemFailures), r.charger.calls.Load())
+	}
+}
+
+// TestUnstampedEffectsAreKeptLong: Adyen signs no time, so nothing but
+// the effect's key stops a replay of a captured item once the intake
+// and the registry's retention have passed. That key is kept for the
+// effect retention; a key of a provider with a signed time is kept for
+// the registry's retention.
+func TestUnstampedEffectsAreKeptLong(t *testing.T) {
+	t.Parallel()
+	r := newEffectRig(t, effectMappings)
+	signed, err := webhook.SignAdyen(effectAdyenKey, []byte(`{"live":"false","notificationItems":[`+
+		adyenNotification("AUTHORISATION", "true", "PSPKEPT000000001", "", "order-9", 1130)+`]}`))
+	must(t, err)
+	r.handleAll(t, r.deliver(t, "shop-adyen", webhook.SchemeAdyen, webhook.PresetOptions{}, webhook.HeaderMap{}, signed, []string{effectAdyenKey})...)
+	body := checkoutEvent("evt_kept_1", "payment_captured", "act_kept_1", 700)
+	h, err := webhook.SignPreset(webhook.SchemeCheckout, "k", webhook.PresetOptions{}, "", effectNow, body)
+	must(t, err)
+	r.handleAll(t, r.deliver(t, "shop-checkout", webhook.SchemeCheckout, webhook.PresetOptions{}, h, body, []string{"k"})...)
+	for key, want := range map[string]time.Duration{"shop-adyen:PSPKEPT000000001": paymentworker.DefaultEffectRetention, "shop-checkout:act_kept_1": idempotency.DefaultRetention} {
+		rec, found, err := r.reg.Status(context.Background(), key)
+		must(t, err)
+		if kept := time.Until(rec.ExpiresAt); !found || kept < want-time.Hour || kept > want+time.Hour {
+			t.Errorf("%s: found %v, kept %s, want %s", key, found, kept.Round(time.Hour), want)
+		}
 	}
 }

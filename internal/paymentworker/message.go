@@ -34,6 +34,10 @@ type Payment struct {
 	// LegacyKeys are keys an earlier build may have claimed this payment
 	// under; a completed one is this payment's effect.
 	LegacyKeys []string
+	// Unstamped means the provider signs no time the receiver could
+	// bound a replay by, so the effect's key is kept for
+	// [Config.EffectRetention].
+	Unstamped bool
 }
 
 // Key is the idempotency key: the source and the effect key.

@@ -118,6 +118,9 @@ func (noRegistry) Claim(context.Context, string, string) (idempotency.Claim, err
 	return idempotency.Claim{Status: idempotency.StatusClaimed, Token: "none", Attempt: 1, HeldUntil: time.Now().Add(time.Minute)}, nil
 }
 func (noRegistry) Complete(context.Context, string, string, []byte) error { return nil }
+func (noRegistry) CompleteFor(context.Context, string, string, []byte, time.Duration) error {
+	return nil
+}
 func (noRegistry) Status(context.Context, string) (idempotency.Record, bool, error) {
 	return idempotency.Record{}, false, nil
 }

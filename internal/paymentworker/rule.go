@@ -44,6 +44,7 @@ func (m Mapping) decide(body []byte, p Payment) (Payment, error) {
 		return p, err
 	}
 	p.LegacyKeys = m.legacyKeys(doc, p)
+	p.Unstamped = slices.Contains(unstamped, webhook.Scheme(m.Scheme))
 	return p, nil
 }
 
@@ -168,6 +169,13 @@ func (m Mapping) legacyKeys(doc any, p Payment) []string {
 	}
 	return out
 }
+
+// unstamped are the presets whose deliveries carry no signed time:
+// nothing but a key bounds a replay of one. Every other scheme either
+// enforces a replay window on a signed time (Stripe, Standard Webhooks,
+// Paddle, PayPal) or has a signed time the receiver refuses to act on
+// past the intake's retention.
+var unstamped = []webhook.Scheme{webhook.SchemeAdyen, webhook.SchemeGitHub, webhook.SchemeShopify, webhook.SchemeMollie}
 
 // errNoCharger is a mapping whose effect the worker has no client for.
 var errNoCharger = errors.New("paymentworker: no client for the effect")

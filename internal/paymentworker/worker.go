@@ -45,6 +45,7 @@ type Registry interface {
 	Claim(ctx context.Context, key, payloadHash string) (idempotency.Claim, error)
 	Status(ctx context.Context, key string) (idempotency.Record, bool, error)
 	Complete(ctx context.Context, key, token string, result []byte) error
+	CompleteFor(ctx context.Context, key, token string, result []byte, keep time.Duration) error
 	Release(ctx context.Context, key, token string, retryAt time.Time) error
 }
 
@@ -60,6 +61,9 @@ type Charger interface {
 const (
 	DefaultHorizon   = 30 * time.Second
 	DefaultClockSkew = time.Second
+	// DefaultEffectRetention keeps the effect keys of unstamped
+	// deliveries for 400 days: a record of a few hundred bytes a payment.
+	DefaultEffectRetention = 400 * 24 * time.Hour
 )
 
 // Config configures a [Worker].
@@ -92,9 +96,15 @@ type Config struct {
 	// ClockSkew bounds the difference between the clocks of two workers.
 	// Default 1s.
 	ClockSkew time.Duration
-	Metrics   *emf.Logger
-	Logger    *slog.Logger
-	Now       func() time.Time
+	// EffectRetention is how long the key of an effect made from a
+	// delivery with no signed time (Adyen, GitHub, Shopify, Mollie) is
+	// kept: a replay of such a delivery after the intake and the
+	// registry's retention has only this key to stop it. Default
+	// [DefaultEffectRetention].
+	EffectRetention time.Duration
+	Metrics         *emf.Logger
+	Logger          *slog.Logger
+	Now             func() time.Time
 }
 
 // Validate reports every problem at once.
@@ -140,6 +150,7 @@ func New(cfg Config) (*Worker, error) {
 	if cfg.ClockSkew <= 0 {
 		cfg.ClockSkew = DefaultClockSkew
 	}
+	cfg.EffectRetention = cmp.Or(cfg.EffectRetention, DefaultEffectRetention)
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}

@@ -18,7 +18,12 @@
 // with the body the provider expects (Adyen: "[accepted]"), and an item
 // refused on its own is counted as WebhookItemRejected without holding the
 // rest back. GoCardless gets 498 for a bad signature, as it asks, and a
-// PayPal certificate that cannot be fetched in time is a 503.
+// PayPal certificate that cannot be fetched in time is a 503. An item
+// whose time is signed but held to no replay window (Checkout.com,
+// Square, GoCardless, Braintree, Razorpay), and older than
+// [Config.MaxEventAge] (the intake's retention less a day), is
+// acknowledged and dropped: {"status":"too_old"} for a single event, a
+// "too_old" count in a batch's answer, and the WebhookTooOld metric.
 //
 // Every outcome is counted as an EMF metric, and the latency from the
 // provider's event time to durable intake is recorded.

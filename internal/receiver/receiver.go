@@ -48,7 +48,18 @@ type Config struct {
 	Metrics *emf.Logger
 	Logger  *slog.Logger
 	Now     func() time.Time
+	// MaxEventAge bounds how old an event whose time is signed and held
+	// to no replay window ([webhook.Item.TimeSigned]) may be. An older
+	// one is acknowledged and dropped: its intake record, and the
+	// worker's idempotency key, may have expired, so accepting it could
+	// charge it again. It must be below the intake retention; zero is
+	// [DefaultMaxEventAge].
+	MaxEventAge time.Duration
 }
+
+// DefaultMaxEventAge is the intake's default retention less a day, the
+// margin for the provider's clock and ours.
+const DefaultMaxEventAge = intake.DefaultRetention - 24*time.Hour
 
 // Validate reports every problem at once.
 func (c Config) Validate() error {
@@ -58,6 +69,9 @@ func (c Config) Validate() error {
 	}
 	if c.Intake == nil {
 		errs = append(errs, errors.New("receiver: an intake store is required"))
+	}
+	if c.MaxEventAge < 0 {
+		errs = append(errs, fmt.Errorf("receiver: max event age %s is negative", c.MaxEventAge))
 	}
 	for _, s := range c.Sources {
 		if s.QueueURL == "" {
@@ -82,11 +96,12 @@ type source struct {
 
 // Handler handles API Gateway HTTP API (v2) webhook requests.
 type Handler struct {
-	sources map[string]source
-	intake  Intake
-	metrics *emf.Logger
-	log     *slog.Logger
-	now     func() time.Time
+	sources     map[string]source
+	intake      Intake
+	metrics     *emf.Logger
+	log         *slog.Logger
+	now         func() time.Time
+	maxEventAge time.Duration
 }
 
 // New validates cfg and builds a Handler.
@@ -94,7 +109,8 @@ func New(cfg Config) (*Handler, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	h := &Handler{sources: map[string]source{}, intake: cfg.Intake, metrics: cfg.Metrics, log: cfg.Logger, now: cfg.Now}
+	h := &Handler{sources: map[string]source{}, intake: cfg.Intake, metrics: cfg.Metrics, log: cfg.Logger, now: cfg.Now,
+		maxEventAge: cmp.Or(cfg.MaxEventAge, DefaultMaxEventAge)}
 	if h.log == nil {
 		h.log = slog.New(slog.DiscardHandler)
 	}
@@ -169,6 +185,9 @@ const (
 	// MetricItemRejected counts batch items refused on their own while
 	// the rest of the batch was accepted (dimensions Source and Reason).
 	MetricItemRejected = "WebhookItemRejected"
+	// MetricTooOld counts items acknowledged and dropped because their
+	// signed time is older than [Config.MaxEventAge] (dimension Source).
+	MetricTooOld = "WebhookTooOld"
 )
 
 // outcomeMetrics names the metric of each intake outcome.
@@ -232,13 +251,20 @@ func (h *Handler) checkSchema(src source, body []byte) error {
 	return nil
 }
 
+// tooOld is the outcome of an item whose signed time is older than the
+// receiver's max event age: acknowledged, and neither recorded nor
+// enqueued.
+const tooOld intake.Outcome = "too_old"
+
 // acceptDelivery records and enqueues every item of a verified delivery,
 // one intake record and one queue message each, and answers only when all
 // of them are durable: with the provider's acknowledgement, or the
 // receiver's JSON. A failed item fails the request (the provider resends
 // the batch, and the items already durable are duplicates then). In a
 // batch, an item refused on its own, or whose ID came back with another
-// payload, is counted and logged, and does not hold the rest back.
+// payload, is counted and logged, and does not hold the rest back. An
+// item too old for the intake to remember is dropped
+// ([Handler.dropTooOld]).
 func (h *Handler) acceptDelivery(ctx context.Context, src source, d webhook.Delivery, requestID string) events.APIGatewayV2HTTPResponse {
 	name := src.spec.Name
 	batch := len(d.Items)+len(d.Refused) > 1
@@ -247,6 +273,10 @@ func (h *Handler) acceptDelivery(ctx context.Context, src source, d webhook.Deli
 	}
 	counts := map[intake.Outcome]int{}
 	for i, it := range d.Items {
+		if h.dropTooOld(ctx, name, it) {
+			counts[tooOld]++
+			continue
+		}
 		res, err := h.acceptItem(ctx, src, it, requestID)
 		if err != nil && batch && errors.Is(err, intake.ErrConflict) {
 			h.refuseItem(ctx, name, i, err)
@@ -266,8 +296,30 @@ func (h *Handler) acceptDelivery(ctx context.Context, src source, d webhook.Deli
 			return jsonResponse(http.StatusOK, `{"status":"`+string(outcome)+`"}`, nil)
 		}
 	}
-	return jsonResponse(http.StatusOK, fmt.Sprintf(`{"status":"accepted","accepted":%d,"duplicate":%d,"refused":%d}`,
-		counts[intake.Accepted], counts[intake.Duplicate], len(d.Items)+len(d.Refused)-counts[intake.Accepted]-counts[intake.Duplicate]), nil)
+	return jsonResponse(http.StatusOK, fmt.Sprintf(`{"status":"accepted","accepted":%d,"duplicate":%d,"refused":%d,"too_old":%d}`,
+		counts[intake.Accepted], counts[intake.Duplicate], len(d.Items)+len(d.Refused)-counts[intake.Accepted]-counts[intake.Duplicate]-counts[tooOld],
+		counts[tooOld]), nil)
+}
+
+// dropTooOld drops, counts and logs an item whose time is signed, held
+// to no replay window, and older than the max event age, and reports
+// whether it did. Its intake
+// record and the worker's idempotency key may have expired, so only a
+// replay of captured bytes can be this old, and accepting it could
+// charge the event again: it is dropped. It is answered 200 all the
+// same, never a 4xx, which a provider would retry for days (and Adyen
+// would hold the merchant's later webhooks behind). The log names the
+// event, never its payload.
+func (h *Handler) dropTooOld(ctx context.Context, source string, it webhook.Item) bool {
+	age := h.now().Sub(it.Timestamp)
+	if !it.TimeSigned || age <= h.maxEventAge {
+		return false
+	}
+	h.metrics.Count(MetricTooOld, 1, emf.Dims{"Source": source})
+	h.log.WarnContext(ctx, "webhook too old: acknowledged and dropped", "source", source, "event_id", it.EventID,
+		"event_time", it.Timestamp, "age", age.Round(time.Second).String(), "max_event_age", h.maxEventAge.String(),
+		"request_id", lambdaRequestID(ctx))
+	return true
 }
 
 // refuseItem counts and logs one batch item refused on its own.

@@ -281,6 +281,14 @@ func (r *Registry) outcome(ctx context.Context, cur Record, payloadHash string, 
 // the same token and result succeeds, so a retry after a lost response is
 // safe.
 func (r *Registry) Complete(ctx context.Context, key, token string, result []byte) error {
+	return r.CompleteFor(ctx, key, token, result, r.cfg.Retention)
+}
+
+// CompleteFor is [Registry.Complete] with the completed record kept for
+// keep (at least the retention) instead: for keys whose requests carry
+// no signed time, so that a replay long after the payload is gone still
+// finds the key. The record is small: its key, hashes and result.
+func (r *Registry) CompleteFor(ctx context.Context, key, token string, result []byte, keep time.Duration) error {
 	if err := checkKey(key); err != nil {
 		return fmt.Errorf("idempotency: complete: %w", err)
 	}
@@ -295,7 +303,11 @@ func (r *Registry) Complete(ctx context.Context, key, token string, result []byt
 	}
 	stored := r.Key(key)
 	now := r.now()
-	rec, err := r.store.Complete(ctx, stored, token, result, millis(now), r.expiresAt(now))
+	expires := r.expiresAt(now)
+	if keep > r.cfg.Retention {
+		expires = time.Unix(now.Add(keep).Unix(), 0)
+	}
+	rec, err := r.store.Complete(ctx, stored, token, result, millis(now), expires)
 	switch {
 	case err == nil:
 	case errors.Is(err, ErrClaimLost):

@@ -561,6 +561,9 @@ func (unguarded) Claim(context.Context, string, string) (idempotency.Claim, erro
 	return idempotency.Claim{Status: idempotency.StatusClaimed, Token: "none", Attempt: 1, HeldUntil: time.Now().Add(time.Hour)}, nil
 }
 func (unguarded) Complete(context.Context, string, string, []byte) error { return nil }
+func (unguarded) CompleteFor(context.Context, string, string, []byte, time.Duration) error {
+	return nil
+}
 func (unguarded) Status(context.Context, string) (idempotency.Record, bool, error) {
 	return idempotency.Record{}, false, nil
 }
