@@ -3,7 +3,6 @@ package app_test
 import (
 	"context"
 	"fmt"
-	"os"
 	"strings"
 	"testing"
 
@@ -153,23 +152,7 @@ func TestCredentialsComeFromSecretsManager(t *testing.T) {
 // payment worker names the key's secret and may read it, so a Mollie
 // webhook is fetched before it is acted on instead of dead-lettered.
 func TestMollieKeyComesFromItsSecret(t *testing.T) {
-	path, err := stack.Find()
-	if err != nil {
-		t.Fatal(err)
-	}
-	raw, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	const param = "  MollieApiKey:\n    Type: String\n    NoEcho: true\n    Default: \"\"\n"
-	if !strings.Contains(string(raw), param) {
-		t.Fatal("the template has no MollieApiKey parameter with an empty default")
-	}
-	withKey := strings.Replace(string(raw), param, strings.Replace(param, `Default: ""`, "Default: test_dHzMVtQ3a2pqnfAcbTOGzmsWSuvCJx", 1), 1)
-	tpl, err := stack.Parse("template with a Mollie key", []byte(withKey))
-	if err != nil {
-		t.Fatal(err)
-	}
+	tpl := templateWith(t, map[string]string{"MollieApiKey": "test_dHzMVtQ3a2pqnfAcbTOGzmsWSuvCJx"})
 	checkSecretReads(t, tpl)
 	for _, fn := range tpl.Functions {
 		if fn.LogicalID == "PaymentWorkerFunction" && stack.LogicalID(fn.Environment["MOLLIE_API_KEY"+config.SecretIDSuffix]) != "MollieApiKeySecret" {

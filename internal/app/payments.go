@@ -51,12 +51,23 @@ func NewPaymentWorker(d Deps) (*paymentworker.Worker, error) {
 }
 
 // newFetchers builds the clients of the providers whose webhooks are
-// fetched before acting: Mollie's, when its API key is configured.
+// fetched before acting: Mollie's, PayPal's and GoCardless's, each when
+// its credentials are configured.
 func newFetchers(cfg config.PaymentWorker) map[string]paymentworker.Fetcher {
 	fetchers := map[string]paymentworker.Fetcher{}
 	if cfg.Mollie.APIKey != "" {
 		fetchers[string(webhook.SchemeMollie)] = &paymentworker.MollieClient{
 			BaseURL: cfg.Mollie.URL, APIKey: cfg.Mollie.APIKey, Timeout: cfg.ProviderTimeout,
+		}
+	}
+	if cfg.PayPal.ClientID != "" {
+		fetchers[string(webhook.SchemePayPal)] = &paymentworker.PayPalClient{
+			BaseURL: cfg.PayPal.URL, ClientID: cfg.PayPal.ClientID, ClientSecret: cfg.PayPal.ClientSecret, Timeout: cfg.ProviderTimeout,
+		}
+	}
+	if cfg.GoCardless.AccessToken != "" {
+		fetchers[string(webhook.SchemeGoCardless)] = &paymentworker.GoCardlessClient{
+			BaseURL: cfg.GoCardless.URL, AccessToken: cfg.GoCardless.AccessToken, Timeout: cfg.ProviderTimeout,
 		}
 	}
 	return fetchers

@@ -173,6 +173,11 @@ type PaymentWorker struct {
 	// unsigned webhooks; a zero value fetches nothing, and Mollie's
 	// messages are dead-lettered.
 	Mollie Mollie
+	// PayPal and GoCardless are where the worker fetches the capture a
+	// PayPal webhook names and the payment a GoCardless event links; a
+	// zero value fetches nothing, and their messages are dead-lettered.
+	PayPal     PayPal
+	GoCardless GoCardless
 }
 
 // Mollie is the payment worker's access to Mollie's API.
@@ -213,7 +218,10 @@ const stripeSearchLag = time.Minute
 // lowered only against a simulator whose lag is known), CLOCK_SKEW (1s) and
 // BATCH_CONCURRENCY (10), and MOLLIE_API_KEY (a live_ or test_ key; set,
 // the worker fetches every Mollie ping's payment before acting on it)
-// with MOLLIE_API_URL (https://api.mollie.com). The in-progress window must leave a charge call
+// with MOLLIE_API_URL (https://api.mollie.com), and likewise PayPal's
+// PAYPAL_CLIENT_ID, PAYPAL_CLIENT_SECRET and PAYPAL_API_URL and
+// GoCardless's GOCARDLESS_ACCESS_TOKEN and GOCARDLESS_API_URL
+// ([PayPal], [GoCardless]). The in-progress window must leave a charge call
 // room before the horizon and the skew.
 func PaymentWorkerFromEnv(lookup Lookup) (PaymentWorker, error) {
 	e := newEnv(lookup)
@@ -254,6 +262,7 @@ func PaymentWorkerFromEnv(lookup Lookup) (PaymentWorker, error) {
 		e.errs = append(e.errs, fmt.Errorf("config: PAYMENT_PROVIDER=%q is not generic or stripe", kind))
 	}
 	cfg.Mollie = mollieFromEnv(e)
+	cfg.PayPal, cfg.GoCardless = fetchersFromEnv(e)
 	if raw := e.optional("PAYMENT_MAPPINGS", ""); raw != "" {
 		ms, err := paymentworker.ParseMappings([]byte(raw))
 		if err != nil {

@@ -1,9 +1,6 @@
 package config
 
-import (
-	"strings"
-	"testing"
-)
+import "testing"
 
 func TestPaymentWorkerMollie(t *testing.T) {
 	tests := []struct {
@@ -24,20 +21,9 @@ func TestPaymentWorkerMollie(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			env := map[string]string{"PROVIDER_URL": "http://sim"}
-			for k, v := range tt.env {
-				env[k] = v
-			}
-			cfg, err := PaymentWorkerFromEnv(paymentEnv(env))
-			if tt.wantErr != "" {
-				// Then the error names the variable, never the key
-				if err == nil || !strings.Contains(err.Error(), tt.wantErr) || strings.Contains(err.Error(), "sk_secret_value") {
-					t.Fatalf("error %v, want %q without the key", err, tt.wantErr)
-				}
-				return
-			}
-			if err != nil || cfg.Mollie != tt.want {
-				t.Fatalf("%+v, %v; want %+v", cfg.Mollie, err, tt.want)
+			cfg, ok := fetcherConfig(t, tt.env, tt.wantErr, "sk_secret_value")
+			if ok && cfg.Mollie != tt.want {
+				t.Fatalf("%+v; want %+v", cfg.Mollie, tt.want)
 			}
 		})
 	}
