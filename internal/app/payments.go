@@ -45,7 +45,7 @@ func NewPaymentWorker(d Deps) (*paymentworker.Worker, error) {
 	}
 	return paymentworker.New(paymentworker.Config{
 		Registry: reg, Provider: client, Effects: effects, Queue: q, Mappings: cfg.Mappings, Concurrency: cfg.Concurrency,
-		Horizon: cfg.ProviderHorizon, ClockSkew: cfg.ClockSkew, Fetchers: newFetchers(cfg),
+		Horizon: cfg.ProviderHorizon, ClockSkew: cfg.ClockSkew, EffectRetention: cfg.EffectRetention, Fetchers: newFetchers(cfg),
 		Metrics: d.metrics(), Logger: d.logger(),
 	})
 }

@@ -159,6 +159,9 @@ type PaymentWorker struct {
 	ContractURL     string
 	ContractAPIKey  string
 	ProviderTimeout time.Duration
+	// EffectRetention keeps the effect keys of deliveries with no signed
+	// time ([paymentworker.Config.EffectRetention]).
+	EffectRetention time.Duration
 	// ProviderHorizon is the provider's settle horizon
 	// (docs/provider-contract.md) and ClockSkew the bound on clock
 	// differences between workers.
@@ -208,7 +211,8 @@ const stripeSearchLag = time.Minute
 // for stripe), PROVIDER_API_KEY (required for stripe: the secret key),
 // CONTRACT_URL and CONTRACT_API_KEY (with stripe: the provider-contract
 // service that sources whose effect is "contract" act through; with
-// generic, PROVIDER_URL is that service),
+// generic, PROVIDER_URL is that service), EFFECT_RETENTION (400 days:
+// how long the effect keys of deliveries with no signed time are kept),
 // PAYMENT_MAPPINGS (JSON, see [paymentworker.ParseMappings]; default hookline's
 // shape for every source), IDEMPOTENCY_NAMESPACE (payments),
 // IN_PROGRESS_TIMEOUT (60s; 150s for stripe), IDEMPOTENCY_RETENTION (35
@@ -241,6 +245,7 @@ func PaymentWorkerFromEnv(lookup Lookup) (PaymentWorker, error) {
 		ProviderTimeout:   e.duration("PROVIDER_TIMEOUT", 5*time.Second),
 		ProviderHorizon:   e.duration("PROVIDER_SETTLE_HORIZON", horizon),
 		ClockSkew:         e.duration("CLOCK_SKEW", time.Second),
+		EffectRetention:   e.duration("EFFECT_RETENTION", paymentworker.DefaultEffectRetention),
 		PaymentProvider:   kind,
 		Mappings:          paymentworker.DefaultMappings(),
 	}

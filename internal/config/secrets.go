@@ -16,7 +16,7 @@ const SecretIDSuffix = "_SECRET_ID"
 // rather than from a plain environment variable: the provider's API key,
 // Mollie's API key, PayPal's client secret, GoCardless's access token and
 // the reconciliation owner's PagerDuty routing key.
-var SecretVars = []string{"PROVIDER_API_KEY", "MOLLIE_API_KEY", "PAYPAL_CLIENT_SECRET", "GOCARDLESS_ACCESS_TOKEN", "RECON_ROUTING_KEY"}
+var SecretVars = []string{"PROVIDER_API_KEY", "CONTRACT_API_KEY", "MOLLIE_API_KEY", "PAYPAL_CLIENT_SECRET", "GOCARDLESS_ACCESS_TOKEN", "RECON_ROUTING_KEY"}
 
 // ReadSecret returns the current value of a secret, such as
 // [github.com/hookline/hookline/pkg/secrets.SecretsManager.Current].
