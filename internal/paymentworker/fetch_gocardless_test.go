@@ -10,8 +10,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aws/aws-lambda-go/events"
+
 	"github.com/hookline/hookline/internal/dev/providersim"
 	"github.com/hookline/hookline/internal/paymentworker"
+	"github.com/hookline/hookline/pkg/webhook"
 )
 
 // gocardlessPayment is a payment of 15.00 GBP for the merchant's
@@ -120,5 +123,37 @@ func TestGoCardlessClientRefuses(t *testing.T) {
 			t.Errorf("%s: err %v, want a fetch to retry", name, err)
 		}
 		srv.Close()
+	}
+}
+
+// TestGoCardlessPaymentIsFetchedAndChargedOnce: a payments.confirmed
+// event is charged as the payment GoCardless holds (the event has no
+// amount), once per payment: its redelivery after the payment was paid
+// out, and the paid_out event itself, are no second effect.
+func TestGoCardlessPaymentIsFetchedAndChargedOnce(t *testing.T) {
+	t.Parallel()
+	api, c := startGoCardless(t)
+	r := newFetchingRig(t, "shop-gocardless", paymentworker.Mapping{Scheme: "gocardless", Customer: "/item/metadata/customer"}, "gocardless", c)
+	const secret = "gocardless-endpoint-secret"
+	batch := func(evs ...string) []events.SQSMessage {
+		body := []byte(`{"events":[` + strings.Join(evs, ",") + `]}`)
+		h, err := webhook.SignPreset(webhook.SchemeGoCardless, secret, webhook.PresetOptions{}, "", effectNow, body)
+		must(t, err)
+		return r.deliver(t, "shop-gocardless", webhook.SchemeGoCardless, webhook.PresetOptions{}, headerMap(h), body, []string{secret})
+	}
+	event := func(id, action string) string {
+		return `{"id":"` + id + `","created_at":"2026-11-30T10:00:00.000Z","resource_type":"payments","action":"` + action + `","links":{"payment":"PM0001"}}`
+	}
+	// Given a confirmed payment of 15.00 GBP
+	api.SetPayment(gocardlessPayment("PM0001", "confirmed"))
+	confirmed := batch(event("EV0001", "confirmed"))
+	r.handleAll(t, confirmed...)
+	// When it is paid out, and GoCardless sends payments.paid_out and the confirmed event again
+	api.SetPayment(gocardlessPayment("PM0001", "paid_out"))
+	r.handleAll(t, batch(event("EV0002", "paid_out"), event("EV0001", "confirmed"))...)
+	// Then one charge of what GoCardless holds
+	all := r.sim.Charges.All()
+	if n := r.charger.calls.Load(); n != 1 || len(all) != 1 || all[0].Amount != 1500 || !strings.EqualFold(all[0].Currency, "GBP") || all[0].Customer != "cus_gc_1" {
+		t.Fatalf("%d calls, charges %+v; want one of 1500 GBP to cus_gc_1", n, all)
 	}
 }

@@ -10,8 +10,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aws/aws-lambda-go/events"
+
 	"github.com/hookline/hookline/internal/dev/providersim"
 	"github.com/hookline/hookline/internal/paymentworker"
+	"github.com/hookline/hookline/pkg/idempotency"
+	"github.com/hookline/hookline/pkg/webhook"
+	"github.com/hookline/hookline/pkg/webhook/webhooktest"
 )
 
 // paypalCapture is a completed capture of 9.90 USD for the merchant's
@@ -214,4 +219,76 @@ func TestPayPalClientBoundsItsWait(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestPayPalForgeryWithTheSameCRC32HasNoEffect: under the headers of a
+// genuine 9.90 USD capture, a forged body with another id and amount and
+// the same CRC32 verifies, since PayPal signs only the CRC32. Queued for
+// fetching, it is charged as nothing but what PayPal's API holds, under
+// the capture's ID: with the genuine delivery, one charge of 9.90 USD.
+// A forgery naming a capture PayPal never issued is no effect.
+func TestPayPalForgeryWithTheSameCRC32HasNoEffect(t *testing.T) {
+	t.Parallel()
+	api := startPayPal(t)
+	r := newFetchingRig(t, "shop-paypal", paymentworker.Mapping{Scheme: "paypal", Customer: "/item/custom_id"}, "paypal", paypalClient(api))
+	certs, err := webhooktest.StartPayPalCerts()
+	must(t, err)
+	t.Cleanup(func() { certs.Close() })
+	opts := webhook.PresetOptions{WebhookID: webhooktest.PayPalWebhookID, CertHosts: []string{certs.Host()}}
+	// The double's certificate is issued now, so the deliveries are signed now.
+	now := time.Now().UTC().Truncate(time.Second)
+	v, err := webhook.NewVerifier(webhook.VerifierConfig{Scheme: webhook.SchemePayPal, Options: opts, Now: func() time.Time { return now },
+		Certs: webhook.NewCertFetcher(webhook.CertFetcherConfig{Hosts: opts.CertHosts, Roots: certs.Roots, Client: certs.Client(2 * time.Second)})})
+	must(t, err)
+	// Given PayPal holds a completed capture of 9.90 USD, and its genuine webhook's headers
+	const capture = "5O190127TN364715T"
+	api.SetCapture(paypalCapture(capture, "COMPLETED"))
+	genuine := webhooktest.PayPalCaptureEvent("WH-58D329510W468432D-8HN650336L201105X", capture, "9.90", "USD", "cus_paypal_1")
+	signed, err := webhook.SignPayPal(certs.Key, certs.CertURL(), webhooktest.PayPalWebhookID, "b2384410-f8d2-11e6-9dc1-a6e0b5d7c20f", now.Add(-time.Minute), genuine)
+	must(t, err)
+	h := headerMap(signed)
+	deliver := func(body []byte) events.SQSMessage {
+		t.Helper()
+		d, err := v.VerifyDelivery(h, body, nil)
+		must(t, err)
+		return r.message("shop-paypal", d.Items[0].EventID, string(d.Items[0].Payload))
+	}
+	// and forgeries under those headers: 9999.00 of the same capture, and of one PayPal never issued
+	forged, err := webhooktest.ForgePayPalCapture(genuine, "WH-FORGED-0000000001", capture, "9999.00", "USD", "cus_paypal_1")
+	must(t, err)
+	invented, err := webhooktest.ForgePayPalCapture(genuine, "WH-FORGED-0000000002", "9XY00000000000000", "9999.00", "USD", "cus_paypal_1")
+	must(t, err)
+	// When the forgery comes first, then the genuine webhook, then the other forgery
+	r.handleAll(t, deliver(forged), deliver(genuine), deliver(invented))
+	// Then one charge: what PayPal holds, keyed by the capture
+	all := r.sim.Charges.All()
+	if n := r.charger.calls.Load(); n != 1 || len(all) != 1 || all[0].Amount != 990 || !strings.EqualFold(all[0].Currency, "USD") || all[0].Customer != "cus_paypal_1" {
+		t.Fatalf("%d calls, charges %+v; want one of 990 USD to cus_paypal_1", n, all)
+	}
+	if rec, ok, err := r.reg.Status(context.Background(), "shop-paypal:"+capture); err != nil || !ok || rec.State != idempotency.StateCompleted {
+		t.Fatalf("key shop-paypal:%s: %+v, %v, %v; want completed", capture, rec, ok, err)
+	}
+}
+
+// newFetchingRig is the effect rig whose worker maps source with m and
+// fetches provider's objects with f.
+func newFetchingRig(t *testing.T, source string, m paymentworker.Mapping, provider string, f paymentworker.Fetcher) *effectRig {
+	t.Helper()
+	r := newEffectRig(t, map[string]paymentworker.Mapping{source: m})
+	maps, err := paymentworker.NewMappings(map[string]paymentworker.Mapping{source: m})
+	must(t, err)
+	r.worker, err = paymentworker.New(paymentworker.Config{Registry: r.reg, Provider: r.charger, Queue: r.queue, Mappings: maps,
+		Effects:  map[string]paymentworker.Charger{paymentworker.EffectContract: r.charger},
+		Fetchers: map[string]paymentworker.Fetcher{provider: f}})
+	must(t, err)
+	return r
+}
+
+// headerMap is h as a verifier reads it.
+func headerMap(h http.Header) webhook.HeaderMap {
+	m := webhook.HeaderMap{}
+	for k := range h {
+		m[strings.ToLower(k)] = h.Get(k)
+	}
+	return m
 }
