@@ -276,6 +276,7 @@ func PaymentWorkerFromEnv(lookup Lookup) (PaymentWorker, error) {
 			cfg.Mappings = ms
 		}
 	}
+	checkSourceMappings(e, cfg.Mappings)
 	if err := e.err(); err != nil {
 		return cfg, err
 	}
@@ -283,6 +284,25 @@ func PaymentWorkerFromEnv(lookup Lookup) (PaymentWorker, error) {
 		return cfg, fmt.Errorf("config: IN_PROGRESS_TIMEOUT %s must exceed PROVIDER_SETTLE_HORIZON + CLOCK_SKEW + PROVIDER_TIMEOUT (%s)", cfg.InProgressTimeout, need)
 	}
 	return cfg, nil
+}
+
+// checkSourceMappings checks each payments source of HOOKLINE_SOURCES,
+// when the worker has it (as under `hookline run`), against its mapping:
+// a preset source without a mapping for its preset would act on none of
+// its events, which start-up says rather than the dead-letter queue.
+func checkSourceMappings(e *env, ms *paymentworker.Mappings) {
+	raw := e.optional("HOOKLINE_SOURCES", "")
+	if raw == "" {
+		return
+	}
+	specs, err := webhook.ParseSources(raw)
+	if err != nil {
+		e.errs = append(e.errs, fmt.Errorf("config: HOOKLINE_SOURCES: %w", err))
+		return
+	}
+	if err := ms.CheckSources(specs); err != nil {
+		e.errs = append(e.errs, fmt.Errorf("config: PAYMENT_MAPPINGS: %w", err))
+	}
 }
 
 // mollieFromEnv reads MOLLIE_API_KEY and MOLLIE_API_URL. A URL without

@@ -1,6 +1,7 @@
 package config
 
 import (
+	"maps"
 	"reflect"
 	"strings"
 	"testing"
@@ -96,5 +97,41 @@ func TestPaymentWorkerErrorsDoNotShowTheKey(t *testing.T) {
 	_, err := PaymentWorkerFromEnv(paymentEnv(map[string]string{"PAYMENT_PROVIDER": "stripe", "PROVIDER_API_KEY": "sk_live_secret", "PROVIDER_SETTLE_HORIZON": "1s"}))
 	if err == nil || strings.Contains(err.Error(), "sk_live_secret") {
 		t.Fatalf("err %v", err)
+	}
+}
+
+// TestPaymentSourcesMeetMappingsOfTheirScheme: with HOOKLINE_SOURCES in
+// the worker's environment, a preset source whose mapping was written
+// for another scheme (or for a generic body) is refused at start, naming
+// the source and the field.
+func TestPaymentSourcesMeetMappingsOfTheirScheme(t *testing.T) {
+	sources := `[{"name":"payments","scheme":"standard-webhooks","secret_env":"S","queue":"payments"},` +
+		`{"name":"shop-adyen","scheme":"adyen","secret_env":"A","queue":"payments"},` +
+		`{"name":"usage","scheme":"standard-webhooks","secret_env":"U","queue":"usage"}]`
+	base := map[string]string{"IDEMPOTENCY_TABLE": "t", "QUEUE_URL": "q", "DEAD_LETTER_QUEUE_URL": "d", "PROVIDER_URL": "http://p", "HOOKLINE_SOURCES": sources}
+	tests := []struct {
+		name, mappings, wantErr string
+	}{
+		{name: "a mapping for each scheme", mappings: `{"shop-adyen":{"scheme":"adyen","customer":"/item/merchantReference"}}`},
+		{name: "no mapping for the preset source", mappings: ""},
+		{name: "the preset source under a generic mapping", mappings: `{"shop-adyen":{"customer":"/item/merchantReference","amount":"/item/amount/value","currency":"/item/amount/currency","act_when":{"/type":["AUTHORISATION"]}}}`,
+			wantErr: `source "shop-adyen": scheme: the source is adyen`},
+		{name: "a generic source under a preset's mapping", mappings: `{"payments":{"scheme":"checkout","customer":"/item/data/customer/id"}}`,
+			wantErr: `source "payments": scheme: the mapping is for checkout`},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			env := maps.Clone(base)
+			if tc.mappings != "" {
+				env["PAYMENT_MAPPINGS"] = tc.mappings
+			}
+			_, err := PaymentWorkerFromEnv(func(k string) (string, bool) { v, ok := env[k]; return v, ok })
+			switch {
+			case tc.wantErr == "" && err != nil:
+				t.Fatalf("refused: %v", err)
+			case tc.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tc.wantErr)):
+				t.Fatalf("error %v, want %q", err, tc.wantErr)
+			}
+		})
 	}
 }

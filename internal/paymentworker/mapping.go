@@ -149,6 +149,44 @@ func (ms *Mappings) For(source string) Mapping {
 	return HooklineMapping
 }
 
+// PaymentsQueue is the queue the payment worker reads.
+const PaymentsQueue = "payments"
+
+// CheckSources reports every source of the payments queue whose mapping
+// was not written for its scheme: a preset's items are read only by a
+// mapping that names that preset (its defaults, and its signed fields),
+// and a generic body never by a preset's mapping. A preset source with
+// no mapping at all (none of its own, no "*") is not refused: its
+// events are dead-lettered, visible and redrivable once one is added.
+func (ms *Mappings) CheckSources(sources []webhook.SourceSpec) error {
+	var errs []error
+	for _, src := range sources {
+		if src.Queue != PaymentsQueue || !ms.configured(src.Name) {
+			continue
+		}
+		m := ms.For(src.Name)
+		generic := src.Scheme == webhook.SchemeStandard || src.Scheme == webhook.SchemeStripe
+		switch {
+		case generic && m.isPreset():
+			errs = append(errs, fmt.Errorf("%w: source %q: scheme: the mapping is for %s, the source is %s", ErrBadMapping, src.Name, m.Scheme, src.Scheme))
+		case !generic && m.Scheme != string(src.Scheme):
+			errs = append(errs, fmt.Errorf("%w: source %q: scheme: the source is %s and has no mapping that says \"scheme\": %q, so none of its events can act (docs/providers.md)", ErrBadMapping, src.Name, src.Scheme, src.Scheme))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// configured reports whether source has a mapping of its own or under
+// [DefaultSource].
+func (ms *Mappings) configured(source string) bool {
+	if ms == nil {
+		return false
+	}
+	_, own := ms.bySource[source]
+	_, all := ms.bySource[DefaultSource]
+	return own || all
+}
+
 // effectsNeeded lists each source whose mapping names an effect, by
 // source.
 func (ms *Mappings) effectsNeeded() map[string]string {
