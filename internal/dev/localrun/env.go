@@ -60,6 +60,8 @@ func (s *System) functionLookup(function string) (func(string) (string, bool), e
 		"PAYMENT_PROVIDER_URL": s.Sim.URL(),
 		"PAGER_URL":            s.Sim.URL(), "RECON_ROUTING_KEY": DevRoutingKey,
 		"MOLLIE_API_URL": s.Mollie.URL(), "MOLLIE_API_KEY": providersim.MollieAPIKey,
+		"PAYPAL_API_URL": s.PayPalAPI.URL(), "PAYPAL_CLIENT_ID": providersim.PayPalClientID, "PAYPAL_CLIENT_SECRET": providersim.PayPalClientSecret,
+		"GOCARDLESS_API_URL": s.GoCardless.URL(), "GOCARDLESS_ACCESS_TOKEN": providersim.GoCardlessAccessToken,
 	}
 	if s.cfg.PaymentProvider != "" {
 		local["PAYMENT_PROVIDER"] = s.cfg.PaymentProvider

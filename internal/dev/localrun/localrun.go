@@ -93,6 +93,11 @@ type System struct {
 	// PayPal is the double of PayPal's certificate host that the
 	// receiver trusts for paypal sources.
 	PayPal *webhooktest.PayPalCerts
+	// PayPalAPI and GoCardless are the doubles of PayPal's REST API and
+	// GoCardless's API that the payment worker fetches captures and
+	// payments from.
+	PayPalAPI  *providersim.PayPalAPI
+	GoCardless *providersim.GoCardlessAPI
 	// Mappings are the running SQS event sources, by logical ID.
 	Mappings map[string]*lambdalocal.SQSMapping
 
@@ -125,8 +130,8 @@ func Start(ctx context.Context, cfg Config) (*System, error) {
 	}
 	if cfg.Out != nil {
 		env.Describe(cfg.Out)
-		fmt.Fprintf(cfg.Out, "http api  %s\nprovider  %s\nmollie    %s\npaypal    %s (cert_hosts [%q])\n",
-			s.URL, s.Sim.URL(), s.Mollie.URL(), s.PayPal.CertURL(), s.PayPal.Host())
+		fmt.Fprintf(cfg.Out, "http api  %s\nprovider  %s\nmollie    %s\npaypal    %s (cert_hosts [%q])\npaypal api %s\ngocardless %s\n",
+			s.URL, s.Sim.URL(), s.Mollie.URL(), s.PayPal.CertURL(), s.PayPal.Host(), s.PayPalAPI.URL(), s.GoCardless.URL())
 	}
 	return s, nil
 }
@@ -257,6 +262,12 @@ func (s *System) Close() error {
 	}
 	if s.PayPal != nil {
 		errs = append(errs, s.PayPal.Close())
+	}
+	if s.PayPalAPI != nil {
+		errs = append(errs, s.PayPalAPI.Close())
+	}
+	if s.GoCardless != nil {
+		errs = append(errs, s.GoCardless.Close())
 	}
 	errs = append(errs, s.AWS.Close())
 	return errors.Join(errs...)

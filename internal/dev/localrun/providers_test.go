@@ -16,6 +16,7 @@ import (
 	"github.com/hookline/hookline/internal/dev/providersim"
 	"github.com/hookline/hookline/internal/testkit"
 	"github.com/hookline/hookline/pkg/webhook"
+	"github.com/hookline/hookline/pkg/webhook/webhooktest"
 )
 
 // providerSources are HOOKLINE_SOURCES as a user of `hookline run` sets
@@ -114,11 +115,14 @@ func TestMolliePingIsFetchedLocally(t *testing.T) {
 
 // TestPayPalVerifiesLocally: under `hookline run`, a PayPal source whose
 // cert_hosts pin the certificate double verifies a webhook signed with
-// the double's key, and refuses a tampered one.
+// the double's key, and refuses a tampered one; the worker fetches the
+// capture from the PayPal API double and charges it.
 func TestPayPalVerifiesLocally(t *testing.T) {
 	t.Parallel()
 	sys := startProviders(t)
-	body := []byte(`{"id":"WH-LOCAL-EVT-1","event_type":"PAYMENT.CAPTURE.COMPLETED","resource":{"id":"5O1","custom_id":"cus_pp_1","amount_minor":990,"currency":"usd"}}`)
+	sys.PayPalAPI.SetCapture(providersim.PayPalCapture{ID: "5O190127TN364715T", Status: "COMPLETED", CustomID: "cus_pp_1",
+		Amount: providersim.PayPalAmount{CurrencyCode: "USD", Value: "9.90"}})
+	body := webhooktest.PayPalCaptureEvent("WH-LOCAL-EVT-1", "5O190127TN364715T", "9.90", "USD", "cus_pp_1")
 	// sign signs body, whatever is sent.
 	sign := func(_ string, ts time.Time, _ []byte) (http.Header, error) {
 		return webhook.SignPayPal(sys.PayPal.Key, sys.PayPal.CertURL(), "WH-LOCAL-1", "tx-1", ts, body)
@@ -130,4 +134,7 @@ func TestPayPalVerifiesLocally(t *testing.T) {
 		t.Fatalf("signed: %d %s, want 200", code, got)
 	}
 	chargedOrDeadLettered(t, sys, 1)
+	if sys.PayPalAPI.Reads() == 0 {
+		t.Fatal("charged without fetching the capture")
+	}
 }

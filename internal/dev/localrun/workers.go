@@ -24,8 +24,9 @@ func (s *System) startSim() error {
 }
 
 // startDoubles starts the doubles of the providers whose webhooks need
-// a call back: Mollie's API, which the payment worker fetches from, and
-// PayPal's certificate host, which the receiver fetches from.
+// a call back: Mollie's, PayPal's and GoCardless's APIs, which the
+// payment worker fetches from, and PayPal's certificate host, which the
+// receiver fetches from.
 func (s *System) startDoubles() error {
 	mollie, err := providersim.StartMollieAPI()
 	if err != nil {
@@ -37,6 +38,12 @@ func (s *System) startDoubles() error {
 		return fmt.Errorf("localrun: paypal certificate double: %w", err)
 	}
 	s.PayPal = paypal
+	if s.PayPalAPI, err = providersim.StartPayPalAPI(); err != nil {
+		return fmt.Errorf("localrun: paypal api double: %w", err)
+	}
+	if s.GoCardless, err = providersim.StartGoCardlessAPI(); err != nil {
+		return fmt.Errorf("localrun: gocardless double: %w", err)
+	}
 	return nil
 }
 
