@@ -356,7 +356,7 @@ func TestDocsSourcesParse(t *testing.T) {
 	text := doc(t, "docs/providers.md")
 	// given the JSON code block and the exported variable
 	var lists []string
-	if m := regexp.MustCompile("(?s)```json\n(.*?)```").FindStringSubmatch(text); m != nil {
+	if m := regexp.MustCompile("(?s)```json\n(\\[.*?)```").FindStringSubmatch(text); m != nil {
 		lists = append(lists, m[1])
 	}
 	if m := regexp.MustCompile(`(?s)export HOOKLINE_SOURCES='(.*?)'`).FindStringSubmatch(text); m != nil {
