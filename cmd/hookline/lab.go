@@ -327,7 +327,7 @@ applied without a restart. Ctrl-C stops everything.`,
 		Args: cobra.NoArgs,
 	}
 	fl := cmd.Flags()
-	fl.StringVar(&addr, "addr", "127.0.0.1:8090", "where the page listens")
+	fl.StringVar(&addr, "addr", "127.0.0.1:8090", "where the page listens; it answers only requests to 127.0.0.1, [::1] or localhost at this port")
 	fl.Float64Var(&rate, "rate", 500, "offered webhooks/s at the start, open loop")
 	fl.Float64Var(&lostAcks, "lost-acks", 0.002, "share of SQS acknowledgements lost at the start")
 	fl.StringVar(&idempotency, "idempotency", "off", "the worker's idempotency registry at the start: on or off")

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -163,13 +162,7 @@ func TestLivePageInBrowser(t *testing.T) {
 	// Given the live lab at 40 webhooks/s with 5% of acknowledgements lost
 	// (the design's 0.2% at 500/s gives one redelivery a second; this gives
 	// two at a rate two cores shared with other work keep up with easily)
-	live, err := lab.StartLive(context.Background(), lab.LiveConfig{Rate: 40, LostAcks: 0.05, Seed: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { live.Close() })
-	srv := httptest.NewServer(live.Handler())
-	t.Cleanup(srv.Close) // after the browser closes its event stream: cleanups run last first
+	_, srv := serveLive(t, lab.LiveConfig{Rate: 40, LostAcks: 0.05, Seed: 1}) // the server closes after the browser closes its event stream
 	p := newPage(t, srv.URL, 90*time.Second)
 
 	// Then the three prompts are buttons, and the figures move

@@ -2,13 +2,11 @@ package lab_test
 
 import (
 	"bufio"
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -62,13 +60,7 @@ func TestParseCommand(t *testing.T) {
 // fix only after a finding, and the event stream sends the state.
 func TestLiveServerFromOutside(t *testing.T) {
 	t.Parallel() // beside the lab runs: a live lab neither profiles nor sets GOGC
-	live, err := lab.StartLive(context.Background(), lab.LiveConfig{Rate: 20, Seed: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { live.Close() })
-	srv := httptest.NewServer(live.Handler())
-	t.Cleanup(srv.Close)
+	live, srv := serveLive(t, lab.LiveConfig{Rate: 20, Seed: 1})
 
 	resp, err := http.Get(srv.URL)
 	if err != nil {

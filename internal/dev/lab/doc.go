@@ -55,7 +55,10 @@
 // second from server-sent events, the design's capacity estimate beside
 // the measured figures, before and after each change, and a copilot
 // ([ParseCommand], [Live.Ask]) whose "what broke?" answers with the same
-// [Findings]:
+// [Findings]. The handler answers only the lab's own page and the
+// machine's scripts: a Host other than the loopback at its port, or
+// another page's Origin, is refused with 403, and a command that is not
+// application/json with 415.
 //
 //	live, err := lab.StartLive(ctx, lab.LiveConfig{Rate: 500, LostAcks: 0.002})
 //	if err != nil {
