@@ -71,13 +71,22 @@ secret; paypal with the local certificate double's key (only against
 its "id", which is first written to the local Mollie double, then pinged
 as Mollie pings (id=tr_...), so the worker fetches it.
 
+The payment worker fetches what a paypal or gocardless webhook names
+from the provider's API before acting, so the object is first written to
+the local double of that API: for paypal the event's resource (the
+capture of a PAYMENT.CAPTURE.COMPLETED, the sale of a
+PAYMENT.SALE.COMPLETED), or the --object file; for gocardless the
+--object file, a payment as GoCardless's API returns it (without
+--object nothing is written, and the worker finds no payment).
+
 The secret is --secret, else the first of $HOOKLINE_<SOURCE>_SECRETS, else
 the local development secret of the source.`,
 		Example: "  hookline dev send-webhook --source payments --file testdata/payments/payment_requested.json\n" +
 			"  hookline dev send-webhook --source payments --file testdata/payments/payment_requested.json --tamper --id evt_tampered --attempts 1\n" +
 			"  hookline dev send-webhook --source shop-adyen --scheme adyen --secret 44782DEF547AAA06C910C43932B1EB0C71FC68D9D0C057550C48EC2ACF6BA056 --file testdata/payments/adyen_batch.json\n" +
 			"  hookline dev send-webhook --source shop-mollie --scheme mollie --file testdata/payments/mollie_paid.json\n" +
-			"  hookline dev send-webhook --source shop-paypal --scheme paypal --webhook-id WH-LOCAL-1 --file testdata/payments/paypal_capture.json",
+			"  hookline dev send-webhook --source shop-paypal --scheme paypal --webhook-id WH-LOCAL-1 --file testdata/payments/paypal_capture.json\n" +
+			"  hookline dev send-webhook --source shop-gocardless --scheme gocardless --file testdata/payments/gocardless_confirmed.json --object testdata/payments/gocardless_payment.json",
 		Args: cobra.NoArgs,
 	}
 	f := cmd.Flags()
@@ -89,6 +98,7 @@ the local development secret of the source.`,
 	f.StringVar(&a.secret, "secret", "", "signing secret (default: $HOOKLINE_<SOURCE>_SECRETS, else the local development secret)")
 	f.StringVar(&a.signedURL, "signed-url", "", "square: the signed_url the source is configured with (default: the URL posted to)")
 	f.StringVar(&a.webhookID, "webhook-id", "", "paypal: the webhook_id the source is configured with")
+	f.StringVar(&a.object, "object", "", "paypal, gocardless: the capture, sale or payment the provider's API holds, written to its local double first (paypal's default: the event's resource)")
 	f.BoolVar(&a.tamper, "tamper", false, "sign one body and send another, to see a 401")
 	f.IntVar(&attempts, "attempts", 3, "attempts before giving up, like a provider's retries")
 	asJSON := jsonFlag(cmd)
@@ -143,6 +153,8 @@ type sendArgs struct {
 	scheme                               webhook.Scheme
 	source, secret, signedURL, webhookID string
 	tamper                               bool
+	// object is the file of the object a fetched provider's API holds.
+	object string
 	// target is the URL posted to; key the secret signed with.
 	target, key string
 }
@@ -162,6 +174,8 @@ func (a sendArgs) check(attempts int) error {
 		return usageErrorf("--webhook-id is for --scheme paypal")
 	case a.scheme != webhook.SchemeSquare && a.signedURL != "":
 		return usageErrorf("--signed-url is for --scheme square")
+	case a.object != "" && a.scheme != webhook.SchemePayPal && a.scheme != webhook.SchemeGoCardless:
+		return usageErrorf("--object is for --scheme paypal or gocardless")
 	}
 	return nil
 }
@@ -192,7 +206,14 @@ func (a sendArgs) delivery(ctx context.Context, id string, body []byte) ([]byte,
 	case webhook.SchemeMollie:
 		return a.mollie(ctx, id, body)
 	case webhook.SchemePayPal:
+		if err := a.putPayPalObject(ctx, body); err != nil {
+			return nil, nil, err
+		}
 		return a.paypal(body)
+	case webhook.SchemeGoCardless:
+		if err := a.putGoCardlessPayment(ctx); err != nil {
+			return nil, nil, err
+		}
 	}
 	opts := webhook.PresetOptions{SignedURL: cmp.Or(a.signedURL, a.target)}
 	return body, func(id string, ts time.Time, b []byte) (http.Header, error) {
@@ -232,16 +253,8 @@ func (a sendArgs) braintree(notification []byte) ([]byte, providersim.Signer, er
 // mollie writes the payment to the local Mollie double and pings its ID,
 // as Mollie pings.
 func (a sendArgs) mollie(ctx context.Context, id string, payment []byte) ([]byte, providersim.Signer, error) {
-	double := os.Getenv("HOOKLINE_MOLLIE_URL")
-	if double == "" {
-		return nil, nil, errors.New("no Mollie double: start 'hookline run' in this directory")
-	}
-	status, answer, err := httpDo(ctx, http.MethodPut, strings.TrimSuffix(double, "/")+providersim.MollieSimPath+url.PathEscape(id), payment)
-	if err != nil {
+	if err := putObject(ctx, "HOOKLINE_MOLLIE_URL", "Mollie", providersim.MollieSimPath, id, payment); err != nil {
 		return nil, nil, err
-	}
-	if status != http.StatusNoContent {
-		return nil, nil, fmt.Errorf("the Mollie double refused the payment: %d %s", status, answer)
 	}
 	ping := url.Values{"id": {id}}.Encode()
 	return []byte(ping), func(string, time.Time, []byte) (http.Header, error) { return formHeader, nil }, nil

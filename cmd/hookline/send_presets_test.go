@@ -72,7 +72,7 @@ func presetRun(t *testing.T) *syncBuffer {
 	}
 	t.Chdir(dir)
 	for _, v := range []string{"AWS_ENDPOINT_URL", "AWS_ENDPOINT_URL_SQS", "AWS_ENDPOINT_URL_DYNAMODB", "HOOKLINE_API_URL", "HOOKLINE_PROVIDER_URL",
-		"HOOKLINE_MOLLIE_URL", "HOOKLINE_PAYPAL_CERT_URL", "HOOKLINE_PAYPAL_KEY_FILE", ops.EnvFileVar} {
+		"HOOKLINE_MOLLIE_URL", "HOOKLINE_PAYPAL_CERT_URL", "HOOKLINE_PAYPAL_KEY_FILE", "HOOKLINE_PAYPAL_API_URL", "HOOKLINE_GOCARDLESS_URL", ops.EnvFileVar} {
 		t.Setenv(v, "")
 		os.Unsetenv(v)
 	}
@@ -112,13 +112,33 @@ func sendWebhook(args ...string) (int, string) {
 // of every preset, `hookline dev send-webhook --scheme <preset>` signs as
 // the provider does: the delivery is accepted, and a tampered one is
 // refused (GoCardless with its 498). A Mollie payment is written to the
-// Mollie double and pinged, and the worker fetches and charges it.
+// Mollie double and pinged, a PayPal capture and a GoCardless payment
+// are written to their doubles before the webhook is sent, and the
+// worker fetches and charges each.
 func TestSendWebhookSignsEveryPreset(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts the whole local system")
 	}
 	out := presetRun(t)
 	dir := t.TempDir()
+	// The capture and the payment first: the PayPal kit's event names the
+	// same capture, and is then the same effect.
+	t.Run("paypal capture", func(t *testing.T) {
+		code, got := sendWebhook("--source", presetSource(webhook.SchemePayPal), "--scheme", "paypal", "--webhook-id", "WH-SEND-1",
+			"--file", "testdata/payments/paypal_capture.json")
+		if code != exitOK || !strings.Contains(got, "event WH-58D329510W468432D-8HN650336L201105X delivered") {
+			t.Fatalf("exit %d:\n%s", code, got)
+		}
+		waitFor(t, 30*time.Second, out.String, []string{"...msg=charge from=provider ... event=WH-58D329510W468432D-8HN650336L201105X:COMPLETED ... amount=990 currency=USD ..."}, "the make run terminal")
+	})
+	t.Run("gocardless payment", func(t *testing.T) {
+		code, got := sendWebhook("--source", presetSource(webhook.SchemeGoCardless), "--scheme", "gocardless",
+			"--file", "testdata/payments/gocardless_confirmed.json", "--object", "testdata/payments/gocardless_payment.json")
+		if code != exitOK || !strings.Contains(got, "attempt 1: 200 ") {
+			t.Fatalf("exit %d:\n%s", code, got)
+		}
+		waitFor(t, 30*time.Second, out.String, []string{"...msg=charge from=provider ... event=EV0000AB12CD34:confirmed ... amount=1500 currency=GBP ..."}, "the make run terminal")
+	})
 	for _, kit := range webhooktest.Kits(t) {
 		s := kit.Scheme
 		if s == webhook.SchemeStandard || s == webhook.SchemeMollie {
