@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -137,7 +138,7 @@ with no per-message checks. Preview with --dry-run first.`,
 	f := cmd.Flags()
 	f.BoolVar(&dryRun, "dry-run", false, "print what would happen to each message and change nothing")
 	f.BoolVar(&skip, "skip-completed", false, "delete, without resending, messages whose effect is already recorded")
-	f.Float64Var(&rate, "rate", 0, "at most N messages per second (0: no limit)")
+	f.Float64Var(&rate, "rate", 0, "at most N messages per second (0: no limit; with --native a whole number up to 500)")
 	f.IntVar(&limit, "max", 0, "handle at most N messages (0: all)")
 	f.BoolVar(&native, "native", false, "use an SQS message move task: a bulk move with no per-message checks")
 	f.BoolVar(&noWait, "no-wait", false, "with --native, start the task and return")
@@ -150,6 +151,10 @@ with no per-message checks. Preview with --dry-run first.`,
 			return usageErrorf("--rate and --max must not be negative")
 		case noWait && !native:
 			return usageErrorf("--no-wait applies to --native only")
+		case native && (rate != math.Trunc(rate) || rate > ops.MaxMoveRate):
+			// SQS takes a whole number, and reads 0 as no limit: 0.5 cut to
+			// 0 would move as fast as SQS goes.
+			return usageErrorf("--rate %v: with --native it is a whole number of messages a second from 1 to %d (0: SQS's own pace); the one-by-one redrive takes any rate", rate, ops.MaxMoveRate)
 		}
 		s, err := connectCmd(cmd)
 		if err != nil {

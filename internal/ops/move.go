@@ -34,17 +34,22 @@ type MoveTask struct {
 // Running reports whether the task has not ended yet.
 func (t MoveTask) Running() bool { return t.Status == MoveRunning || t.Status == "CANCELLING" }
 
+// MaxMoveRate is the highest rate, in messages a second, that an SQS move
+// task takes (StartMessageMoveTask, MaxNumberOfMessagesPerSecond).
+const MaxMoveRate = 500
+
 // StartMove starts an SQS message move task from a dead-letter queue to its
 // source queue (named explicitly, since messages the workers dead-letter
 // themselves carry no SQS source), at most rate messages per second (0: the
-// SQS default). It is a plain bulk move: no per-message checks.
+// SQS default, no fixed rate; at most [MaxMoveRate]). It is a plain bulk
+// move: no per-message checks.
 func (o *Ops) StartMove(ctx context.Context, queue string, rate int) (MoveTask, error) {
 	dlq, src, err := o.cfg.Resolver.DeadLetterQueue(queue)
 	if err != nil {
 		return MoveTask{}, err
 	}
-	if rate < 0 {
-		return MoveTask{}, fmt.Errorf("%w: rate must not be negative", ErrInvalidOptions)
+	if rate < 0 || rate > MaxMoveRate {
+		return MoveTask{}, fmt.Errorf("%w: a move task's rate is 0 (no fixed rate) or 1 to %d messages a second", ErrInvalidOptions, MaxMoveRate)
 	}
 	dlqARN, err := o.cfg.Resolver.QueueARN(ctx, dlq.Name)
 	if err != nil {
