@@ -41,7 +41,10 @@
 //     and [Env.Capacity] counts the units and throttles.
 //     HOOKLINE_LOCAL_AWS_MODEL=off ([Options.NoModel]) turns all of this
 //     off for a baseline;
-//   - answers PutItem ReturnValues=ALL_OLD with the replaced item;
+//   - answers PutItem ReturnValues=ALL_OLD with the replaced item, and a
+//     failed condition with ReturnValuesOnConditionCheckFailure=ALL_OLD
+//     with the item that failed it (PutItem, UpdateItem, DeleteItem and a
+//     transaction's cancellation reason);
 //   - keeps each table as 64 minidyn tables (shards) by partition key, each
 //     shard in its own minidyn engine, because minidyn re-sorts a table's
 //     keys on every insert and runs every operation of an engine behind one

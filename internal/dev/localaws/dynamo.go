@@ -29,6 +29,9 @@ import (
 //     no GetItem ever sees half a transaction.
 //   - PutItem with ReturnValues=ALL_OLD returns the item it replaced
 //     (minidyn echoes the new one).
+//   - A write whose condition fails returns the item with
+//     ReturnValuesOnConditionCheckFailure=ALL_OLD (minidyn's PutItem and
+//     DeleteItem return none).
 //   - The AWS CLI's inspection calls are answered (cli.go).
 //
 // Item operations call minidyn's engine with typed values (engine.go);
@@ -284,6 +287,24 @@ func (o *opened) failed(err error) (int, []byte) {
 	return status, renameResponse(b, o.phys, o.logical)
 }
 
+// writeFailed answers a single-item write that failed. A failed condition
+// asked for ReturnValuesOnConditionCheckFailure=ALL_OLD carries the item
+// as it stands, as DynamoDB answers (API reference, PutItem, UpdateItem,
+// DeleteItem): minidyn leaves it out of PutItem's and DeleteItem's. The
+// item is read under its lock, which the write still holds, so it is the
+// item the condition was evaluated on.
+func (d *dynamoFront) writeFailed(o *opened, err error, rv ddbtypes.ReturnValuesOnConditionCheckFailure) (int, []byte) {
+	ccf, ok := errors.AsType[*ddbtypes.ConditionalCheckFailedException](err)
+	if !ok || rv != ddbtypes.ReturnValuesOnConditionCheckFailureAllOld {
+		return o.failed(err)
+	}
+	old, gerr := d.engines[o.shard].get(o.phys, o.key)
+	if gerr != nil {
+		return internalError(gerr)
+	}
+	return conditionFailed(aws.ToString(ccf.Message), old)
+}
+
 // putItem runs PutItem under its item's lock, and answers
 // ReturnValues=ALL_OLD with the item the put replaced, or none for a new
 // key, as DynamoDB does. With the model on it is metered (capacity.go)
@@ -318,7 +339,7 @@ func (d *dynamoFront) putItem(body []byte) (int, []byte) {
 	}
 	if _, err := d.client(o.shard).PutItem(context.Background(), &in); err != nil {
 		d.unapplied(err, cs)
-		return o.failed(err)
+		return d.writeFailed(o, err, in.ReturnValuesOnConditionCheckFailure)
 	}
 	if !allOld {
 		old = nil
@@ -353,7 +374,7 @@ func (d *dynamoFront) deleteItem(body []byte) (int, []byte) {
 	out, err := d.client(o.shard).DeleteItem(context.Background(), &in)
 	if err != nil {
 		d.unapplied(err, cs)
-		return o.failed(err)
+		return d.writeFailed(o, err, in.ReturnValuesOnConditionCheckFailure)
 	}
 	status, answer := encodeOK(out)
 	return withConsumed(status, answer, cs, string(in.ReturnConsumedCapacity), false)
@@ -430,7 +451,7 @@ func (d *dynamoFront) updateItem(body []byte) (int, []byte) {
 				return throttleError(cs, which)
 			}
 		}
-		return o.failed(err)
+		return d.writeFailed(o, err, in.ReturnValuesOnConditionCheckFailure)
 	}
 	if !d.model {
 		return encodeOK(out)

@@ -91,13 +91,7 @@ func encodeOK(v any) (int, []byte) {
 // the shape its HTTP handler gives.
 func wireError(err error) (int, []byte) {
 	if ccf, ok := errors.AsType[*ddbtypes.ConditionalCheckFailedException](err); ok {
-		body := struct {
-			Type    string `json:"__type"`
-			Message string `json:"message"`
-			Item    item   `json:"Item,omitempty"`
-		}{"ConditionalCheckFailedException", aws.ToString(ccf.Message), wireItem(ccf.Item)}
-		b, _ := json.Marshal(body)
-		return http.StatusBadRequest, b
+		return conditionFailed(aws.ToString(ccf.Message), wireItem(ccf.Item))
 	}
 	status, typ, msg := http.StatusBadRequest, "InternalFailure", err.Error()
 	if apiErr, ok := err.(interface {
@@ -111,6 +105,18 @@ func wireError(err error) (int, []byte) {
 	}
 	b, _ := json.Marshal(map[string]string{"__type": typ, "message": msg})
 	return status, b
+}
+
+// conditionFailed answers ConditionalCheckFailedException with msg and,
+// unless it is nil, the item that failed the condition.
+func conditionFailed(msg string, it item) (int, []byte) {
+	body := struct {
+		Type    string `json:"__type"`
+		Message string `json:"message"`
+		Item    item   `json:"Item,omitempty"`
+	}{"ConditionalCheckFailedException", msg, it}
+	b, _ := json.Marshal(body)
+	return http.StatusBadRequest, b
 }
 
 // wireItem converts an SDK item to minidyn's wire form.
