@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -53,6 +54,14 @@ var ErrOutOfRange = errors.New("lab: out of range")
 // liveHistory is how many seconds a live lab keeps.
 const liveHistory = 3600
 
+// LiveChanges is how many changes a live lab keeps, the last ones: the
+// state goes to every page once a second, so it must not grow with every
+// command a lab takes. A change's text is kept as the copilot reads it
+// (runs of whitespace as one space), and at most maxChangeText bytes.
+const LiveChanges = 100
+
+const maxChangeText = 120
+
 // forgetAfter is how long a live lab remembers each event: longer than any
 // redelivery it may still see (the visibility timeout is 5 s).
 const forgetAfter = 2 * time.Minute
@@ -71,8 +80,9 @@ type Live struct {
 	spikeUntil time.Time
 	secs       []Second   // complete seconds, from the start
 	acks       [][2]int64 // deletes asked for and lost, by second
-	changes    []Change
-	findings   []Finding // the last answer to "what broke?"
+	changes    []Change   // the last LiveChanges
+	nChanges   int        // changes since the start
+	findings   []Finding  // the last answer to "what broke?"
 	subs       map[chan []byte]struct{}
 }
 
@@ -201,9 +211,18 @@ func (l *Live) nowTLocked() int {
 	return l.secs[len(l.secs)-1].T + 1
 }
 
-// changed records a change asked for by text.
+// changed records a change asked for by text, keeping the last
+// LiveChanges.
 func (l *Live) changedLocked(text string) {
+	text = strings.Join(strings.Fields(text), " ")
+	if len(text) > maxChangeText {
+		text = strings.ToValidUTF8(text[:maxChangeText], "") + "…"
+	}
+	if len(l.changes) == LiveChanges {
+		l.changes = append(l.changes[:0], l.changes[1:]...)
+	}
 	l.changes = append(l.changes, Change{T: l.nowTLocked(), Text: text})
+	l.nChanges++
 }
 
 // SetIdempotency turns the worker's registry on or off from the next

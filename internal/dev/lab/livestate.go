@@ -20,11 +20,13 @@ type LiveState struct {
 	// Capacity sets the design's estimate beside the same quantities at
 	// the knobs now and measured.
 	Capacity []CapacityRow `json:"capacity"`
-	// Changes are the changes asked for; Last compares the seconds before
-	// the last one with those since.
-	Changes []Change      `json:"changes"`
-	Last    *BeforeAfter  `json:"last,omitempty"`
-	Answers []CheckAnswer `json:"answers"`
+	// Changes are the last [LiveChanges] changes asked for, of
+	// ChangesTotal since the start; Last compares the seconds before the
+	// last one with those since.
+	Changes      []Change      `json:"changes"`
+	ChangesTotal int           `json:"changes_total"`
+	Last         *BeforeAfter  `json:"last,omitempty"`
+	Answers      []CheckAnswer `json:"answers"`
 }
 
 // Totals are counts since the lab started.
@@ -94,7 +96,8 @@ func (l *Live) State() LiveState {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	now := time.Now()
-	st := LiveState{T: l.nowTLocked(), Knobs: l.knobsLocked(now), Changes: append([]Change(nil), l.changes...)}
+	st := LiveState{T: l.nowTLocked(), Knobs: l.knobsLocked(now), Changes: append([]Change(nil), l.changes...),
+		ChangesTotal: l.nChanges}
 	st.Seconds = append([]Second(nil), l.secs[max(len(l.secs)-chartSeconds, 0):]...)
 	for _, s := range l.secs {
 		st.Totals.Offered += s.Offered
