@@ -48,21 +48,22 @@ func withLatency(h http.Handler, d time.Duration) http.Handler {
 	})
 }
 
-// delayProxy serves a delaying reverse proxy to target on a free loopback
-// port (the SQS emulator is a child process, so its latency is added in
-// front of it).
-func delayProxy(target string, d time.Duration) (string, func() error, error) {
+// sqsFront serves a reverse proxy to the SQS emulator on a free loopback
+// port that delays every call by d (the emulator is a child process, so
+// its latency is added in front of it) and refuses what SQS refuses and
+// the emulator takes (sqs_charset.go).
+func sqsFront(target string, d time.Duration) (string, func() error, error) {
 	u, err := url.Parse(target)
 	if err != nil {
 		return "", nil, fmt.Errorf("localaws: proxy target: %w", err)
 	}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
-		return "", nil, fmt.Errorf("localaws: latency proxy listen: %w", err)
+		return "", nil, fmt.Errorf("localaws: sqs proxy listen: %w", err)
 	}
 	proxy := httputil.NewSingleHostReverseProxy(u)
 	proxy.Transport = &http.Transport{MaxIdleConns: 256, MaxIdleConnsPerHost: 256}
-	srv := &http.Server{Handler: withLatency(proxy, d), ReadHeaderTimeout: 10 * time.Second}
+	srv := &http.Server{Handler: withLatency(sqsCharset(proxy), d), ReadHeaderTimeout: 10 * time.Second}
 	go srv.Serve(ln)
 	closeFn := func() error {
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)

@@ -154,14 +154,12 @@ func (e *Env) startEmulators(ctx context.Context, opts Options) error {
 		}
 		e.SQSEndpoint = proc.URL
 		e.closers = append(e.closers, proc.Close)
-		if opts.Latency > 0 {
-			url, closeFn, err := delayProxy(proc.URL, opts.Latency)
-			if err != nil {
-				return err
-			}
-			e.SQSEndpoint = url
-			e.closers = append(e.closers, closeFn)
+		url, closeFn, err := sqsFront(proc.URL, opts.Latency)
+		if err != nil {
+			return err
 		}
+		e.SQSEndpoint = url
+		e.closers = append(e.closers, closeFn)
 		if e.faults.sqsOn() {
 			url, closeFn, err := e.faults.sqsProxy(e.SQSEndpoint)
 			if err != nil {
