@@ -19,6 +19,8 @@ require (
 	github.com/stripe/stripe-go/v84 v84.4.1
 	github.com/svix/svix-webhooks v1.44.0
 	github.com/truora/minidyn v0.8.2
+	golang.org/x/sync v0.16.0
+	golang.org/x/time v0.16.0
 	gonum.org/v1/plot v0.17.0
 )
 

@@ -18,8 +18,11 @@ import (
 // and names the signing certificate's URL in PAYPAL-CERT-URL. The
 // webhook ID is the one configured at PayPal, so it is a required field
 // (webhook_id); the certificate is fetched only over HTTPS from a pinned
-// host (cert_hosts), with a bounded wait, cached, and its chain checked
-// ([CertFetcher]). The replay window applies to PAYPAL-TRANSMISSION-TIME.
+// host (cert_hosts), at PayPal's certificate path, never through a
+// redirect off those hosts, with a bounded wait, once for concurrent
+// deliveries, within a rate limit, and its chain checked; it is cached
+// once a signature verifies with it ([CertFetcher]). The replay window
+// applies to PAYPAL-TRANSMISSION-TIME and is checked before any fetch.
 // The event identity is the body's id ("WH-..."), which PayPal keeps
 // across retries, each with a new transmission ID. PayPal retries a
 // webhook not answered 2xx up to 25 times over 3 days. PayPal's
@@ -70,6 +73,10 @@ func (v *Verifier) verifyPayPal(h Headers, body []byte, now time.Time) (Delivery
 	if err != nil {
 		return Delivery{}, ErrBadSignature
 	}
+	// The window first: a delivery outside it costs no certificate fetch.
+	if err := checkWindow(ts, now, v.tolerance); err != nil {
+		return Delivery{}, err
+	}
 	key, err := v.certs.Key(certURL, now)
 	if err != nil {
 		return Delivery{}, err
@@ -78,9 +85,7 @@ func (v *Verifier) verifyPayPal(h Headers, body []byte, now time.Time) (Delivery
 	if rsa.VerifyPKCS1v15(key, crypto.SHA256, digest[:], sig) != nil {
 		return Delivery{}, ErrBadSignature
 	}
-	if err := checkWindow(ts, now, v.tolerance); err != nil {
-		return Delivery{}, err
-	}
+	v.certs.promote(certURL, key)
 	id, typ, _, err := bodyFields(body, "id", "event_type", "")
 	if err != nil {
 		return Delivery{}, err

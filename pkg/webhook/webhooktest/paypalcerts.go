@@ -34,13 +34,15 @@ type PayPalCerts struct {
 	// Roots holds the double's root certificate.
 	Roots *x509.CertPool
 
-	bundle  []byte
-	tlsRoot *x509.CertPool
-	srv     *http.Server
-	ln      net.Listener
-	fetches atomic.Int64
-	down    atomic.Bool
-	delay   atomic.Int64
+	bundle   []byte
+	tlsRoot  *x509.CertPool
+	srv      *http.Server
+	ln       net.Listener
+	fetches  atomic.Int64
+	requests atomic.Int64
+	down     atomic.Bool
+	delay    atomic.Int64
+	redirect atomic.Pointer[string]
 }
 
 // StartPayPalCerts starts the double on a free loopback port.
@@ -79,7 +81,11 @@ func StartPayPalCertsOn(addr string) (*PayPalCerts, error) {
 	p.ln = ln
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET "+PayPalCertPath, p.serve)
-	p.srv = &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
+	counted := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		p.requests.Add(1)
+		mux.ServeHTTP(w, r)
+	})
+	p.srv = &http.Server{Handler: counted, ReadHeaderTimeout: 5 * time.Second}
 	go func() { _ = p.srv.Serve(ln) }()
 	return p, nil
 }
@@ -128,12 +134,18 @@ func selfSigned(name string) (*x509.Certificate, *rsa.PrivateKey, error) {
 }
 
 func (p *PayPalCerts) serve(w http.ResponseWriter, r *http.Request) {
+	if to := p.redirect.Swap(nil); to != nil {
+		http.Redirect(w, r, *to, http.StatusFound)
+		return
+	}
 	p.fetches.Add(1)
 	if d := time.Duration(p.delay.Load()); d > 0 {
 		select {
 		case <-time.After(d):
 		case <-r.Context().Done():
-			return
+			// Never an empty 200: drop the connection, as a host that
+			// did not answer in time would.
+			panic(http.ErrAbortHandler)
 		}
 	}
 	if p.down.Load() {
@@ -159,6 +171,14 @@ func (p *PayPalCerts) Client(timeout time.Duration) *http.Client {
 
 // Fetches counts the certificate requests served.
 func (p *PayPalCerts) Fetches() int { return int(p.fetches.Load()) }
+
+// Requests counts every request the double received, on any path,
+// redirected or answered.
+func (p *PayPalCerts) Requests() int { return int(p.requests.Load()) }
+
+// RedirectNext makes the next certificate request answer 302 to
+// location, once; the requests after it are served as before.
+func (p *PayPalCerts) RedirectNext(location string) { p.redirect.Store(&location) }
 
 // SetDown makes the certificate host answer 503 while on.
 func (p *PayPalCerts) SetDown(on bool) { p.down.Store(on) }
