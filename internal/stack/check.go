@@ -3,6 +3,7 @@ package stack
 import (
 	"errors"
 	"fmt"
+	"regexp"
 	"slices"
 	"strings"
 )
@@ -32,6 +33,10 @@ var (
 	ErrIntakeOutlivesIdempotency = errors.New("stack: intake retention is longer than idempotency retention")
 	// ErrBadRetention means a retention variable is not a positive duration.
 	ErrBadRetention = errors.New("stack: retention is not a positive duration")
+	// ErrNoFetchAlarm means the payment worker has no alarm on the
+	// payments its provider does not know, so a key for the wrong
+	// account would leave every payment unacted on, unseen.
+	ErrNoFetchAlarm = errors.New("stack: payment worker has no alarm on fetches not found")
 )
 
 // Values the checks hold the template to.
@@ -77,6 +82,7 @@ func Invariants() []Invariant {
 		{"InvocationTargets", CheckInvocationTargets},
 		{"RouteAuthorization", CheckRouteAuthorization},
 		{"Retention", CheckRetention},
+		{"FetchAlarms", CheckFetchAlarms},
 	}
 }
 
@@ -326,6 +332,46 @@ func CheckRouteAuthorization(t *Template) []error {
 			continue
 		}
 		errs = append(errs, fmt.Errorf("%s: %s %s has AuthorizationType %s: %w", r.LogicalID, r.Method, r.Path, r.Authorization, ErrNoRouteAuthorization))
+	}
+	return errs
+}
+
+// paymentWorkerVar marks the payment worker, which fetches what an
+// untrusted webhook names from its provider before acting on it.
+const paymentWorkerVar = "PAYMENT_PROVIDER"
+
+// The metric the payment worker counts a fetch its provider answered
+// "not found" in (EMF, dimensions Source and Reason), and the reason.
+const (
+	metricsNamespace    = "hookline"
+	notAnEffectMetric   = "PaymentNotAnEffect"
+	fetchNotFoundReason = "fetch_not_found"
+)
+
+// fetchNotFoundQuery is a Metrics Insights query of that count over
+// every source.
+var fetchNotFoundQuery = regexp.MustCompile(`(?i)^\s*SELECT\s+(SUM|COUNT)\(\s*"?` + notAnEffectMetric + `"?\s*\)\s+` +
+	`FROM\s+SCHEMA\(\s*"?` + metricsNamespace + `"?\s*,\s*("?Reason"?\s*,\s*"?Source"?|"?Source"?\s*,\s*"?Reason"?)\s*\)\s+` +
+	`WHERE\s+"?Reason"?\s*=\s*'` + fetchNotFoundReason + `'\s*$`)
+
+// CheckFetchAlarms reports a payment worker without an alarm on the
+// count of fetches its provider answered "not found" (PaymentNotAnEffect
+// with Reason fetch_not_found, for one source or, by a Metrics Insights
+// query, for all). The worker acknowledges such a message without a
+// page, since anyone can name an ID; but with a key for another account
+// (a test key against live payments) every real payment is one.
+func CheckFetchAlarms(t *Template) []error {
+	watched := slices.ContainsFunc(t.Alarms, func(a Alarm) bool {
+		if a.Namespace == metricsNamespace && a.MetricName == notAnEffectMetric && a.Dimensions["Reason"] == fetchNotFoundReason {
+			return true
+		}
+		return slices.ContainsFunc(a.Queries, fetchNotFoundQuery.MatchString)
+	})
+	var errs []error
+	for _, f := range t.Functions {
+		if _, worker := f.Environment[paymentWorkerVar]; worker && !watched {
+			errs = append(errs, fmt.Errorf("%s: no alarm on %s with Reason %s: %w", f.LogicalID, notAnEffectMetric, fetchNotFoundReason, ErrNoFetchAlarm))
+		}
 	}
 	return errs
 }

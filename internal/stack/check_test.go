@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/hookline/hookline/internal/paymentworker"
 )
 
 const brokenDir = "../../testdata/templates"
@@ -46,6 +48,7 @@ var brokenTemplates = []brokenTemplate{
 	{"schedule of a missing function", "schedule-missing-function.yaml", "InvocationTargets", ErrUnknownReference, []string{"ReconcileSchedule", "GhostFunction"}},
 	{"intake outlives idempotency", "intake-outlives-idempotency.yaml", "Retention", ErrIntakeOutlivesIdempotency, []string{"ReceiverFunction", "1440h0m0s > IDEMPOTENCY_RETENTION 840h0m0s"}},
 	{"route without authorization", "route-without-auth.yaml", "RouteAuthorization", ErrNoRouteAuthorization, []string{"OpenAdmissionRoute", "GET /workloads/{id}/admission"}},
+	{"payment worker without fetch alarm", "payment-worker-without-fetch-alarm.yaml", "FetchAlarms", ErrNoFetchAlarm, []string{"PaymentWorkerFunction", "PaymentNotAnEffect", "fetch_not_found"}},
 }
 
 func TestRepositoryTemplatePassesEveryCheck(t *testing.T) {
@@ -255,5 +258,27 @@ Resources:
 	tpl.Functions = tpl.Functions[1:] // only the parameter without a default is left
 	if errs := CheckRetention(tpl); len(errs) != 1 || !errors.Is(errs[0], ErrBadRetention) {
 		t.Fatalf("CheckRetention = %v, want one %v", errs, ErrBadRetention)
+	}
+}
+
+// TestFetchAlarmWatchesTheWorkersMetric: the alarm the check requires is
+// on the metric the payment worker counts an unknown ID in, and the
+// query forms it accepts are the ones that sum that count alone.
+func TestFetchAlarmWatchesTheWorkersMetric(t *testing.T) {
+	if notAnEffectMetric != paymentworker.MetricNotAnEffect {
+		t.Fatalf("the check watches %s, the worker counts %s", notAnEffectMetric, paymentworker.MetricNotAnEffect)
+	}
+	for q, want := range map[string]bool{
+		`SELECT SUM(PaymentNotAnEffect) FROM SCHEMA(hookline, Reason, Source) WHERE Reason = 'fetch_not_found'`:         true,
+		`SELECT SUM("PaymentNotAnEffect") FROM SCHEMA("hookline", Source, Reason) WHERE Reason = 'fetch_not_found'`:     true,
+		`SELECT SUM(PaymentNotAnEffect) FROM SCHEMA(hookline, Reason, Source) WHERE Reason = 'fetched_status'`:          false,
+		`SELECT SUM(PaymentNotAnEffect) FROM SCHEMA(other, Reason, Source) WHERE Reason = 'fetch_not_found'`:            false,
+		`SELECT SUM(PaymentNotAnEffect) FROM SCHEMA(hookline, Reason, Source) WHERE Reason != 'fetch_not_found'`:        false,
+		`SELECT SUM(PaymentCharged) FROM SCHEMA(hookline, Reason, Source) WHERE Reason = 'fetch_not_found'`:             false,
+		`SELECT SUM(PaymentNotAnEffect) FROM SCHEMA(hookline, Reason, Source) WHERE Reason = 'fetch_not_found' LIMIT 1`: false,
+	} {
+		if got := fetchNotFoundQuery.MatchString(q); got != want {
+			t.Errorf("%s: matched %v, want %v", q, got, want)
+		}
 	}
 }

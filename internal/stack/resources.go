@@ -56,13 +56,19 @@ type Table struct {
 	TTLAttribute string
 }
 
-// Alarm is an AWS::CloudWatch::Alarm on an SQS metric.
+// Alarm is an AWS::CloudWatch::Alarm: on one metric (an SQS metric,
+// or one of ours), or on a Metrics Insights query.
 type Alarm struct {
 	LogicalID  string
 	MetricName string
 	Namespace  string
 	// Queue is the logical ID named by the QueueName dimension, or "".
 	Queue string
+	// Dimensions are the metric's dimensions, by name.
+	Dimensions map[string]string
+	// Queries are the expressions of the alarm's Metrics, such as a
+	// Metrics Insights SELECT.
+	Queries []string
 }
 
 // Function is an AWS::Serverless::Function.
@@ -202,10 +208,16 @@ func keysOf(ks interface{}, types map[string]string) (KeyAttr, *KeyAttr) {
 }
 
 func alarmOf(id string, a *cloudwatch.Alarm) Alarm {
-	out := Alarm{LogicalID: id, MetricName: deref(a.MetricName, ""), Namespace: deref(a.Namespace, "")}
+	out := Alarm{LogicalID: id, MetricName: deref(a.MetricName, ""), Namespace: deref(a.Namespace, ""), Dimensions: map[string]string{}}
 	for _, d := range a.Dimensions {
+		out.Dimensions[d.Name] = d.Value
 		if d.Name == "QueueName" {
 			out.Queue = LogicalID(d.Value)
+		}
+	}
+	for _, m := range a.Metrics {
+		if q := deref(m.Expression, ""); q != "" {
+			out.Queries = append(out.Queries, q)
 		}
 	}
 	return out
