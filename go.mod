@@ -20,6 +20,7 @@ require (
 	github.com/svix/svix-webhooks v1.44.0
 	github.com/truora/minidyn v0.8.2
 	golang.org/x/sync v0.16.0
+	golang.org/x/text v0.28.0
 	golang.org/x/time v0.16.0
 	gonum.org/v1/plot v0.17.0
 )
@@ -46,7 +47,6 @@ require (
 	github.com/pkg/errors v0.9.1 // indirect
 	github.com/stripe/stripe-mock v0.203.0 // indirect
 	golang.org/x/image v0.30.0 // indirect
-	golang.org/x/text v0.28.0 // indirect
 	gopkg.in/validator.v2 v2.0.1 // indirect
 )
 
