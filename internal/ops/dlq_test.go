@@ -327,7 +327,7 @@ func TestPeekReadsBodiesWithTheWorkersMappings(t *testing.T) {
 	ms, err := paymentworker.ParseMappings(mappings)
 	must(t, err)
 	ctx := context.Background()
-	invoice := `{"id":"evt_inv","type":"invoice.finalized","data":{"object":{"customer":"cus_9","amount_due":4200,"currency":"usd"}}}`
+	invoice := `{"id":"evt_inv","type":"invoice.finalized","data":{"object":{"id":"in_9","customer":"cus_9","amount_due":4200,"currency":"usd"}}}`
 	p, err := paymentworker.ParseMessageWith(events.SQSMessage{Body: invoice, MessageAttributes: map[string]events.SQSMessageAttribute{
 		"source": {DataType: "String", StringValue: aws.String("payments")}, "event_id": {DataType: "String", StringValue: aws.String("evt_inv")},
 	}}, ms)
@@ -336,7 +336,7 @@ func TestPeekReadsBodiesWithTheWorkersMappings(t *testing.T) {
 	must(t, err)
 	must(t, h.registry.Complete(ctx, p.Key(), c.Token, []byte(`{"charge_id":"ch_1","status":"succeeded"}`)))
 	h.deadLetter(t, "payments-dlq", "payments", "evt_inv", invoice)
-	h.deadLetter(t, "payments-dlq", "payments", "evt_nocus", `{"id":"evt_nocus","data":{"object":{"amount_due":100,"currency":"usd"}}}`)
+	h.deadLetter(t, "payments-dlq", "payments", "evt_nocus", `{"id":"evt_nocus","type":"invoice.finalized","data":{"object":{"id":"in_nocus","amount_due":100,"currency":"usd"}}}`)
 	testkit.Eventually(t, 30*time.Second, "two messages counted", func() bool { vis, _ := h.counts(t, "payments-dlq"); return vis == 2 })
 
 	msgs, err := h.ops.Peek(ctx, "payments-dlq", 10)

@@ -152,6 +152,15 @@ func (r chaosRegistry) Complete(ctx context.Context, key, token string, result [
 	return err
 }
 
+func (r chaosRegistry) CompleteFor(ctx context.Context, key, token string, result []byte, keep time.Duration) error {
+	var err error
+	r.c.step(ctx, key, "complete", func() { err = r.Registry.CompleteFor(ctx, key, token, result, keep) })
+	if err == nil {
+		r.settled.Store(key, true)
+	}
+	return err
+}
+
 func (r chaosRegistry) Release(ctx context.Context, key, token string, at time.Time) error {
 	var err error
 	r.c.step(ctx, key, "release", func() { err = r.Registry.Release(ctx, key, token, at) })

@@ -109,21 +109,24 @@ func TestEachPresetActsOncePerPayment(t *testing.T) {
 	sys := startEffects(t)
 	charges := func() int { return sys.Sim.Charges.TotalCharges() }
 	// expect waits until the scenario's messages (at least sent of them)
-	// were acknowledged, none came back for a retry, and the simulator
-	// holds want more charges than before. A charge is made before its
-	// message is acknowledged, so an extra one is there by then.
+	// were acknowledged and the simulator holds want more charges than
+	// before. A charge is made before its message is acknowledged, so an
+	// extra one is there by then. Two events of one payment handled at
+	// once may send one back while the other holds the key; noRetry says
+	// the scenario must have none.
 	var total int
-	expect := func(t *testing.T, before, want int, sent int64, base [2]int64) {
+	expect := func(t *testing.T, before, want int, sent int64, base [2]int64, noRetry bool) {
 		t.Helper()
-		var got int
 		testkit.Eventually(t, 30*time.Second, fmt.Sprintf("%d messages acknowledged, %d effects", sent, want), func() bool {
-			deleted, failed := progress(sys)
-			got = charges() - before
-			if failed != base[1] {
-				t.Fatalf("%d messages came back for a retry", failed-base[1])
-			}
-			return deleted-base[0] >= sent && got == want && visible(sys) == 0
+			deleted, _ := progress(sys)
+			return deleted-base[0] >= sent && charges()-before == want && visible(sys) == 0
 		})
+		if _, failed := progress(sys); noRetry && failed != base[1] {
+			t.Fatalf("%d messages came back for a retry", failed-base[1])
+		}
+		if got := charges() - before; got != want {
+			t.Fatalf("%d effects, want %d", got, want)
+		}
 		total += want
 	}
 	mark := func() [2]int64 { d, f := progress(sys); return [2]int64{d, f} }
@@ -140,7 +143,7 @@ func TestEachPresetActsOncePerPayment(t *testing.T) {
 		if code, got := sendSigned(t, sys, "shop-adyen", http.Header{"Content-Type": {"application/json"}}, body); code != http.StatusOK || got != webhook.AdyenAccepted {
 			t.Fatalf("%d %s", code, got)
 		}
-		expect(t, before, 1, 3, base)
+		expect(t, before, 1, 3, base, false)
 	})
 
 	t.Run("two Square payment.updated COMPLETED of one payment act once", func(t *testing.T) {
@@ -157,7 +160,7 @@ func TestEachPresetActsOncePerPayment(t *testing.T) {
 				t.Fatalf("%d %s", code, got)
 			}
 		}
-		expect(t, before, 1, 2, base)
+		expect(t, before, 1, 2, base, false)
 	})
 
 	t.Run("Mollie authorized, then paid, acts once, with no retry between", func(t *testing.T) {
@@ -169,14 +172,18 @@ func TestEachPresetActsOncePerPayment(t *testing.T) {
 		if code, got := sendSigned(t, sys, "shop-mollie", form, []byte("id=tr_locallater1")); code != http.StatusOK {
 			t.Fatalf("%d %s", code, got)
 		}
-		expect(t, before, 0, 1, base) // acknowledged at authorized, not back for a retry
+		expect(t, before, 0, 1, base, true) // acknowledged at authorized, not back for a retry
 		base = mark()
+		// The intake keys a Mollie ping by its ID and the second it
+		// arrived: the next ping comes in a later second, as Mollie's
+		// ping at paid does.
+		time.Sleep(time.Until(time.Now().Truncate(time.Second).Add(time.Second)))
 		pay.Status = "paid"
 		sys.Mollie.SetPayment(pay)
 		if code, got := sendSigned(t, sys, "shop-mollie", form, []byte("id=tr_locallater1")); code != http.StatusOK {
 			t.Fatalf("%d %s", code, got)
 		}
-		expect(t, before, 1, 1, base)
+		expect(t, before, 1, 1, base, false)
 	})
 
 	t.Run("a replay under a new identity header is a duplicate", func(t *testing.T) {
@@ -194,7 +201,7 @@ func TestEachPresetActsOncePerPayment(t *testing.T) {
 				t.Fatalf("under %s: %d %s, want %s", id, code, got, want)
 			}
 		}
-		expect(t, before, 1, 1, base)
+		expect(t, before, 1, 1, base, false)
 	})
 
 	t.Run("a PayPal body with the genuine one's CRC32 has no effect", func(t *testing.T) {
@@ -209,7 +216,7 @@ func TestEachPresetActsOncePerPayment(t *testing.T) {
 		if code, got := sendSigned(t, sys, "shop-paypal", h, genuine); code != http.StatusOK {
 			t.Fatalf("genuine: %d %s", code, got)
 		}
-		expect(t, before, 1, 1, base)
+		expect(t, before, 1, 1, base, false)
 		before, base = charges(), mark()
 		for i, capture := range []string{"5O190127TNLOCAL1", "5O190127TNFORGED"} {
 			forged, err := webhooktest.ForgePayPalCapture(genuine, fmt.Sprintf("WH-FORGED-000000000%d", i), capture, "9999.00", "USD", "cus_pp_local")
@@ -220,7 +227,7 @@ func TestEachPresetActsOncePerPayment(t *testing.T) {
 				t.Fatalf("forged %s: %d %s (the CRC32 holds, so the door cannot tell)", capture, code, got)
 			}
 		}
-		expect(t, before, 0, 2, base)
+		expect(t, before, 0, 2, base, false)
 	})
 
 	t.Run("a Stripe invoice finalized, then paid, acts once", func(t *testing.T) {
@@ -233,7 +240,7 @@ func TestEachPresetActsOncePerPayment(t *testing.T) {
 				t.Fatalf("%s: %d %s", ev.typ, code, got)
 			}
 		}
-		expect(t, before, 1, 2, base)
+		expect(t, before, 1, 2, base, false)
 	})
 
 	// And nothing came later: every scenario's effects, and no more.

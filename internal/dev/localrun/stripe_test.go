@@ -118,8 +118,8 @@ func TestStripeLocalRunChargesOnce(t *testing.T) {
 		if i == 7 {
 			customer = providersim.DeclineCustomer
 		}
-		bodies[i] = fmt.Appendf(nil, `{"id":%q,"object":"event","type":"invoice.finalized","data":{"object":{"object":"invoice","customer":%q,"amount_due":%d,"currency":"USD","number":"N-%02d"}}}`,
-			ids[i], customer, 1000+i*10, i)
+		bodies[i] = fmt.Appendf(nil, `{"id":%q,"object":"event","type":"invoice.finalized","data":{"object":{"id":"in_%02d","object":"invoice","customer":%q,"amount_due":%d,"currency":"USD","number":"N-%02d"}}}`,
+			ids[i], i, customer, 1000+i*10, i)
 		if code, got := postSigned(t, sys, "payments", ids[i], bodies[i]); code != 200 {
 			t.Fatalf("%s: %d %s", ids[i], code, got)
 		}
