@@ -26,8 +26,9 @@ import (
 // The event identity is the body's id ("WH-..."), which PayPal keeps
 // across retries, each with a new transmission ID. PayPal retries a
 // webhook not answered 2xx up to 25 times over 3 days. PayPal's
-// verify-webhook-signature API is not used: it needs OAuth client
-// credentials and a call per delivery.
+// verify-webhook-signature API is not used: it would cost a call per
+// delivery at the door, and the worker's fetch of the capture, which
+// also yields the real amount, is what makes a forged body harmless.
 //
 // The signature covers the body only through its CRC32, which is
 // linear: anyone holding one genuine delivery can write another body
