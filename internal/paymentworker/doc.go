@@ -4,9 +4,19 @@
 //
 // For every record of an SQS batch (processed concurrently up to a bound):
 //
-//  1. claim the idempotency key source:event_id with one conditional write
-//     ([idempotency.Registry.Claim]); claims are numbered, and attempt n
-//     sends under the provider key [ProviderKey](source, event_id, n), a
+//  0. apply its source's effect rule ([Mapping]; docs/providers.md
+//     "Which events act"): an event its rule does not act on (a refund, a
+//     refused authorisation, an authorisation awaiting capture, a
+//     provider-side ID the provider does not know) is acknowledged,
+//     recorded as not an effect with its reason and counted
+//     ([MetricNotAnEffect]); every other event is keyed by its effect
+//     key, one per payment, read from signed fields only, so that the
+//     several events a provider sends for one payment make one effect;
+//  1. claim the idempotency key source:effect_key with one conditional write
+//     ([idempotency.Registry.Claim]), after looking up the keys an earlier
+//     build claimed the payment under ([Payment.LegacyKeys]); claims are
+//     numbered, and attempt n sends under the provider key
+//     [ProviderKey](source, effect_key, n), a
 //     hash that no two attempts share, with [Reference] beside it for
 //     people;
 //  2. if earlier attempts exist, look each one's key up at the provider
