@@ -6,6 +6,9 @@
 //   - [SchemeStandard], the Standard Webhooks specification: the headers
 //     webhook-id, webhook-timestamp and webhook-signature, an HMAC-SHA256 over
 //     "{id}.{timestamp}.{body}" keyed by the base64 part of a "whsec_" secret.
+//     Svix's names for the same headers (svix-id, svix-timestamp,
+//     svix-signature) are taken too; a header given under both names with
+//     different values is refused.
 //   - [SchemeStripe], the Stripe-Signature header "t=<unix>,v1=<hex>", an
 //     HMAC-SHA256 over "{t}.{body}" keyed by the secret string itself.
 //

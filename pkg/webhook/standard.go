@@ -120,19 +120,21 @@ func SignStandard(secret, id string, ts time.Time, body []byte) (string, error) 
 	return standardVersion + "," + base64.StdEncoding.EncodeToString(sum), nil
 }
 
-// verifyStandard checks the Standard Webhooks headers and signature against
-// keys, the active secrets newest first. The whole header is checked for
+// verifyStandard checks the Standard Webhooks headers (or Svix's names for
+// them, [standardHeaders]) and signature against keys, the active secrets
+// newest first. The whole header is checked for
 // form before any MAC is computed.
 func verifyStandard(h Headers, body []byte, keys []*macKey, now time.Time, tolerance time.Duration) (Verified, error) {
-	sigHeader := h.Get(HeaderWebhookSignature)
+	id, tsText, sigHeader, err := standardHeaders(h)
+	if err != nil {
+		return Verified{}, err
+	}
 	if strings.TrimSpace(sigHeader) == "" {
 		return Verified{}, fmt.Errorf("%s header: %w", HeaderWebhookSignature, ErrMissingSignature)
 	}
-	id := h.Get(HeaderWebhookID)
 	if id == "" {
 		return Verified{}, fmt.Errorf("%s header: %w", HeaderWebhookID, ErrMissingSignature)
 	}
-	tsText := h.Get(HeaderWebhookTimestamp)
 	if tsText == "" {
 		return Verified{}, fmt.Errorf("%s header: %w", HeaderWebhookTimestamp, ErrMissingSignature)
 	}
