@@ -63,6 +63,7 @@ func sqsFront(target string, d time.Duration) (string, func() error, error) {
 	}
 	proxy := httputil.NewSingleHostReverseProxy(u)
 	proxy.Transport = &http.Transport{MaxIdleConns: 256, MaxIdleConnsPerHost: 256}
+	proxy.ErrorHandler = quietWhenGone
 	srv := &http.Server{Handler: withLatency(sqsCharset(proxy), d), ReadHeaderTimeout: 10 * time.Second}
 	go srv.Serve(ln)
 	closeFn := func() error {

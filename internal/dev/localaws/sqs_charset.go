@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"log"
 	"net/http"
 	"strings"
 	"unicode/utf8"
@@ -81,6 +82,16 @@ func sqsCharset(next http.Handler) http.Handler {
 		}
 		sendCheckedBatch(next, w, r, body)
 	})
+}
+
+// quietWhenGone answers a request the emulator could not serve with 502,
+// as the proxy's default does, but logs nothing when the caller has gone
+// (a long poll cut short when a run ends).
+func quietWhenGone(w http.ResponseWriter, r *http.Request, err error) {
+	if r.Context().Err() == nil {
+		log.Printf("localaws: sqs proxy: %v", err)
+	}
+	w.WriteHeader(http.StatusBadGateway)
 }
 
 // bufferBody reads r's body and puts it back for the next handler.
