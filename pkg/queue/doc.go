@@ -8,5 +8,12 @@
 // failure_reason, first_failure_reason, failed_at and receive_count
 // attributes, then acknowledges the original. The copy is sent before the
 // original is deleted, so a crash between the two duplicates and never
-// loses; the workers' idempotency absorbs the duplicate.
+// loses; the workers' idempotency absorbs the duplicate. A failure reason
+// is cut to [MaxReasonLen], so that the copy fits SQS's message limit.
+//
+// A payload that SQS would refuse as a message body (a character outside
+// its set, such as U+FFFF) travels gzip-compressed and base64-encoded,
+// marked by the message attribute [BodyEncodingAttribute]; every other
+// payload is its own body ([EncodeBody]). Readers take a record's payload
+// with [Payload].
 package queue

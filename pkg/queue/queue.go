@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -74,10 +75,18 @@ func (q *Queue) RetryAfter(ctx context.Context, receipt string, d time.Duration)
 	}
 }
 
+// MaxReasonLen bounds a failure reason on a dead-letter copy, in bytes.
+// The intake leaves a message's last 4 KiB of SQS's 256 KiB to
+// attributes; a reason may quote the body, and is cut to fit.
+const MaxReasonLen = 1 << 10
+
 // DeadLetter sends a copy of m to the dead-letter queue with its
 // attributes plus failure_reason, first_failure_reason (kept from an
-// earlier failure when present), failed_at and receive_count.
+// earlier failure when present), failed_at and receive_count. A reason
+// over [MaxReasonLen] is cut, and a body that SQS would refuse and that
+// no [BodyEncodingAttribute] marks (one a worker rewrote) is encoded.
 func (q *Queue) DeadLetter(ctx context.Context, m events.SQSMessage, reason string) error {
+	reason = clip(reason, MaxReasonLen)
 	attrs := map[string]string{
 		"failure_reason": reason,
 		"failed_at":      time.Now().UTC().Format(time.RFC3339),
@@ -92,6 +101,10 @@ func (q *Queue) DeadLetter(ctx context.Context, m events.SQSMessage, reason stri
 			out[k] = sqstypes.MessageAttributeValue{DataType: aws.String(v.DataType), StringValue: v.StringValue}
 		}
 	}
+	body := m.Body
+	if _, marked := out[BodyEncodingAttribute]; !marked {
+		body, attrs[BodyEncodingAttribute] = EncodeBody(m.Body)
+	}
 	for k, v := range attrs {
 		if v == "" {
 			continue
@@ -99,12 +112,26 @@ func (q *Queue) DeadLetter(ctx context.Context, m events.SQSMessage, reason stri
 		out[k] = sqstypes.MessageAttributeValue{DataType: aws.String("String"), StringValue: aws.String(v)}
 	}
 	_, err := q.cfg.SQS.SendMessage(ctx, &sqs.SendMessageInput{
-		QueueUrl: aws.String(q.cfg.DeadLetterURL), MessageBody: aws.String(m.Body), MessageAttributes: out,
+		QueueUrl: aws.String(q.cfg.DeadLetterURL), MessageBody: aws.String(body), MessageAttributes: out,
 	})
 	if err != nil {
 		return fmt.Errorf("queue: dead-letter %s: %w", m.MessageId, err)
 	}
 	return nil
+}
+
+// clip cuts s to at most n bytes, on a character's boundary, ending it
+// with "…" when it cut.
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	const mark = "…"
+	cut := n - len(mark)
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + mark
 }
 
 // MaxReceiveCount returns the queue's redrive maxReceiveCount, so the
