@@ -11,7 +11,6 @@ import (
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	ddbtypes "github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
-	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
 	"github.com/hookline/hookline/internal/ddb"
 )
@@ -22,8 +21,8 @@ import (
 // An event an earlier build stored under another ID (ev.LegacyEventID) is
 // answered from that record.
 func (s *Store) Accept(ctx context.Context, ev Event) (Result, error) {
-	if len(ev.Payload) > MaxPayload {
-		return Result{}, fmt.Errorf("event %s/%s: %d bytes: %w", ev.Source, ev.EventID, len(ev.Payload), ErrTooLarge)
+	if err := checkSize(ev); err != nil {
+		return Result{}, err
 	}
 	calls := 0
 	if ev.LegacyEventID != "" && ev.LegacyEventID != ev.EventID && len(ev.LegacyPayload) > 0 {
@@ -48,10 +47,17 @@ func (s *Store) Accept(ctx context.Context, ev Event) (Result, error) {
 	}
 	// A digest of the signed bytes names those bytes: the payloads may
 	// differ only in what no signature covers, and the first one stays.
-	if !ev.DigestID && old.PayloadSHA256 != rec.PayloadSHA256 {
+	if !ev.DigestID && old.PayloadSHA256 != rec.PayloadSHA256 && !earlierForm(ev, old) {
 		return Result{Calls: calls}, fmt.Errorf("event %s/%s: %w", ev.Source, ev.EventID, ErrConflict)
 	}
 	return s.resume(ctx, old, calls)
+}
+
+// earlierForm reports whether old holds the payload an earlier build
+// made of ev under ev's own ID (ev.LegacyPayload with ev.LegacyEventID
+// equal to ev.EventID): the same event, whose record is resumed as it is.
+func earlierForm(ev Event, old Record) bool {
+	return ev.LegacyEventID == ev.EventID && len(ev.LegacyPayload) > 0 && old.PayloadSHA256 == PayloadHash(ev.LegacyPayload)
 }
 
 // legacy reads, consistently, the record an earlier build stored ev
@@ -261,11 +267,7 @@ func (s *Store) ownLease(ctx context.Context, old, rec Record) (Record, bool, er
 // send enqueues rec. Once SendMessage succeeds the event is durable on
 // the queue, and the receiver may answer 200.
 func (s *Store) send(ctx context.Context, rec Record, calls int) (Result, error) {
-	out, err := s.cfg.SQS.SendMessage(ctx, &sqs.SendMessageInput{
-		QueueUrl:          aws.String(rec.QueueURL),
-		MessageBody:       aws.String(rec.Payload),
-		MessageAttributes: messageAttributes(rec),
-	})
+	out, err := s.cfg.SQS.SendMessage(ctx, SendInput(rec))
 	calls++
 	if err != nil {
 		s.releaseLease(ctx, rec)

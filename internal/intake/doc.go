@@ -8,7 +8,13 @@
 //
 //  1. a conditional PutItem that creates the record in status "received"
 //     with a short send lease;
-//  2. SQS SendMessage with attributes source, event_id and received_at.
+//  2. SQS SendMessage with attributes source, event_id and received_at,
+//     the payload as its body, or encoded (gzip, base64, and the attribute
+//     body_encoding) when SQS would refuse those bytes ([SendInput]).
+//
+// A payload that one record ([MaxPayload]) or one 256 KiB message
+// ([MaxMessageBody]) cannot hold is refused before either call
+// ([ErrTooLarge]).
 //
 // Nothing marks the record once the message is sent: that write would
 // cost a call and the payload's units on every event, to save a second

@@ -4,15 +4,23 @@ import (
 	"context"
 	"errors"
 	"math/rand/v2"
+	"strconv"
 	"strings"
 	"testing"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+
 	"github.com/hookline/hookline/internal/dev/localaws"
 	"github.com/hookline/hookline/internal/intake"
+	"github.com/hookline/hookline/pkg/queue"
 )
 
 // One intake record holds a payload of up to intake.MaxPayload bytes:
-// DynamoDB's 400 KB item, less what the rest of the record takes.
+// DynamoDB's 400 KB item, less what the rest of the record takes. One
+// message holds a body of up to intake.MaxMessageBody bytes: SQS's 256
+// KiB, less what attributes take. A payload is sent as its own body, or
+// encoded when SQS would refuse it.
 
 // text is n bytes of seeded random printable ASCII: gzip saves little of it.
 func text(seed uint64, n int) []byte {
@@ -24,23 +32,47 @@ func text(seed uint64, n int) []byte {
 	return b
 }
 
-func TestTheLargestPayloadFitsOneRecord(t *testing.T) {
+func TestTheLargestPayloadFitsOneRecordAndOneMessage(t *testing.T) {
 	t.Parallel()
-	// Given an event of the longest source name and event ID the
-	// receiver lets through, with a payload of intake.MaxPayload bytes,
 	c := newClocked(t, localaws.Faults{})
-	ev := intake.Event{Source: strings.Repeat("s", 64), EventID: strings.Repeat("e#", 127) + "e", QueueURL: c.env.QueueURL("payments"),
-		Payload: text(61, intake.MaxPayload), RequestID: strings.Repeat("r", 64), ProviderTimestamp: t0}
-	// when it is delivered, it is accepted,
-	if res, err := c.store.Accept(context.Background(), ev); err != nil || res.Outcome != intake.Accepted {
-		t.Fatalf("Accept of a %d-byte payload = %+v, %v; want accepted", len(ev.Payload), res, err)
+	// Given a queue that takes messages of up to 256 KiB, attributes
+	// counted,
+	if _, err := c.env.SQS.SetQueueAttributes(context.Background(), &sqs.SetQueueAttributesInput{QueueUrl: aws.String(c.env.QueueURL("payments")),
+		Attributes: map[string]string{"MaximumMessageSize": strconv.Itoa(intake.MaxMessage)}}); err != nil {
+		t.Fatal(err)
 	}
-	// its record reads back with the payload whole, and the queue holds it.
-	if rec := c.record(t, ev); rec.Payload != string(ev.Payload) {
-		t.Fatalf("record holds %d bytes of the %d-byte payload", len(rec.Payload), len(ev.Payload))
-	}
-	if msgs := messagesOf(t, c.env, ev.EventID); len(msgs) != 1 || len(*msgs[0].Body) != len(ev.Payload) {
-		t.Fatalf("queue holds %d messages of the event, want its payload once", len(msgs))
+	for i, tc := range []struct {
+		name    string
+		payload []byte
+	}{
+		// the longest body the intake sends
+		{name: "sent as it is", payload: text(61, intake.MaxMessageBody)},
+		// one record's worth, which SQS takes only encoded (U+FFFF), and
+		// which gzip makes small
+		{name: "sent encoded", payload: []byte(`{"note":"` + "\uffff" + strings.Repeat("a", intake.MaxPayload-17) + "\uffff" + `"}`)},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			// and an event of that payload, with the longest source name
+			// and event ID the receiver lets through,
+			ev := intake.Event{Source: strings.Repeat("s", 64), EventID: strings.Repeat("e#", 126) + strconv.Itoa(100+i), QueueURL: c.env.QueueURL("payments"),
+				Payload: tc.payload, RequestID: strings.Repeat("r", 64), ProviderTimestamp: t0}
+			// when it is delivered, it is accepted,
+			if res, err := c.store.Accept(context.Background(), ev); err != nil || res.Outcome != intake.Accepted {
+				t.Fatalf("Accept of a %d-byte payload = %+v, %v; want accepted", len(ev.Payload), res, err)
+			}
+			// its record reads back with the payload whole, and the
+			// queue holds it.
+			if rec := c.record(t, ev); rec.Payload != string(ev.Payload) {
+				t.Fatalf("record holds %d bytes of the %d-byte payload", len(rec.Payload), len(ev.Payload))
+			}
+			msgs := messagesOf(t, c.env, ev.EventID)
+			if len(msgs) != 1 {
+				t.Fatalf("queue holds %d messages of the event, want 1", len(msgs))
+			}
+			if p, err := queue.DecodeBody(aws.ToString(msgs[0].Body), attributeStrings(msgs[0].MessageAttributes)[queue.BodyEncodingAttribute]); err != nil || p != string(ev.Payload) {
+				t.Fatalf("message carries %d bytes, %v; want the %d-byte payload", len(p), err, len(ev.Payload))
+			}
+		})
 	}
 }
 
@@ -55,6 +87,10 @@ func TestAPayloadOverTheLimitIsRefusedBeforeAnythingIsStored(t *testing.T) {
 		// no form of it fits one item
 		{name: "incompressible", payload: text(67, 500<<10)},
 		{name: "one byte over", payload: text(71, intake.MaxPayload+1)},
+		// one record holds it, one message does not
+		{name: "one byte over a message", payload: text(79, intake.MaxMessageBody+1)},
+		// nor encoded: random text with U+FFFF in it
+		{name: "encoded, over a message", payload: append(text(83, intake.MaxMessageBody), "\uffff"...)},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -28,8 +28,9 @@ var (
 	ErrUnavailable = errors.New("intake: dependency unavailable")
 	// ErrBusy means another delivery of the same event holds the send lease.
 	ErrBusy = errors.New("intake: event is being enqueued by another delivery")
-	// ErrTooLarge means the payload is over [MaxPayload]: no record holds
-	// it, and a retry would be refused the same way.
+	// ErrTooLarge means the payload is over [MaxPayload], or its message
+	// body over [MaxMessageBody]: no record or no message holds it, and a
+	// retry would be refused the same way.
 	ErrTooLarge = errors.New("intake: payload too large for one record")
 )
 
@@ -42,9 +43,10 @@ const MaxItemSize = 400 << 10
 // timestamps, hash, lease, queue URL and message and request IDs.
 const itemOverhead = 8 << 10
 
-// MaxPayload is the largest payload an intake record can hold. A source's
-// body limit above it would make every large webhook fail with 503 until
-// the provider gives up, so the receiver refuses such a limit at start-up.
+// MaxPayload is the largest payload an intake record can hold. One
+// message holds less ([MaxMessageBody]), so a payload this large is sent
+// only encoded and compressed; the receiver bounds each source's body
+// limit by what one message holds.
 const MaxPayload = MaxItemSize - itemOverhead
 
 // DefaultRetention is how long an intake record is kept when
@@ -163,7 +165,10 @@ type Event struct {
 	// and LegacyPayload the payload it stored then. When both are set
 	// and the event has no record under EventID, a record under the
 	// legacy ID whose payload hash is LegacyPayload's is this event: it
-	// is answered from that record and no new one is written.
+	// is answered from that record and no new one is written. When
+	// LegacyEventID is EventID, a record under it of LegacyPayload is
+	// this event in the earlier build's form: a duplicate, not a
+	// conflict.
 	LegacyEventID string
 	LegacyPayload []byte
 }
