@@ -110,13 +110,22 @@ func str(v string) sqstypes.MessageAttributeValue {
 // intake attributes plus the failure attributes.
 func (h *harness) deadLetter(t *testing.T, queue, source, eventID, body string) {
 	t.Helper()
+	h.deadLetterWith(t, queue, source, eventID, body, nil)
+}
+
+// deadLetterWith is deadLetter with more message attributes.
+func (h *harness) deadLetterWith(t *testing.T, queue, source, eventID, body string, more map[string]string) {
+	t.Helper()
+	attrs := map[string]sqstypes.MessageAttributeValue{
+		"source": str(source), "event_id": str(eventID), "received_at": str("2026-01-02T03:04:05.000Z"),
+		"failure_reason": str("retries_exhausted: provider_retriable"), "first_failure_reason": str("provider_retriable"),
+		"failed_at": str("2026-01-02T03:09:05Z"), "receive_count": str("5"),
+	}
+	for k, v := range more {
+		attrs[k] = str(v)
+	}
 	_, err := h.env.SQS.SendMessage(context.Background(), &sqs.SendMessageInput{
-		QueueUrl: aws.String(h.env.QueueURL(queue)), MessageBody: aws.String(body),
-		MessageAttributes: map[string]sqstypes.MessageAttributeValue{
-			"source": str(source), "event_id": str(eventID), "received_at": str("2026-01-02T03:04:05.000Z"),
-			"failure_reason": str("retries_exhausted: provider_retriable"), "first_failure_reason": str("provider_retriable"),
-			"failed_at": str("2026-01-02T03:09:05Z"), "receive_count": str("5"),
-		},
+		QueueUrl: aws.String(h.env.QueueURL(queue)), MessageBody: aws.String(body), MessageAttributes: attrs,
 	})
 	must(t, err)
 }

@@ -10,6 +10,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
+
+	"github.com/hookline/hookline/pkg/queue"
 )
 
 // Message is one dead-lettered message as an operator sees it. The body is
@@ -34,8 +36,14 @@ type Message struct {
 	receipt string
 }
 
-// Body returns the message body.
+// Body returns the message body, as SQS holds it: encoded when the
+// payload is ([Message.Attribute] of queue.BodyEncodingAttribute).
 func (m Message) Body() string { return m.body }
+
+// payload returns the payload the message carries, decoded.
+func (m Message) payload() (string, error) {
+	return queue.DecodeBody(m.body, m.Attribute(queue.BodyEncodingAttribute))
+}
 
 // Attribute returns a string message attribute, or "".
 func (m Message) Attribute(name string) string {

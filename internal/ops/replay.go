@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
 	"github.com/hookline/hookline/internal/intake"
 	"github.com/hookline/hookline/pkg/idempotency"
@@ -209,9 +208,7 @@ func (o *Ops) replayOne(ctx context.Context, opts ReplayOptions, id string, cuto
 		item.Outcome = OutcomeWouldSend
 		return item
 	}
-	out, err := o.cfg.SQS.SendMessage(context.WithoutCancel(ctx), &sqs.SendMessageInput{
-		QueueUrl: aws.String(rec.QueueURL), MessageBody: aws.String(rec.Payload), MessageAttributes: intake.MessageAttributes(rec),
-	})
+	out, err := o.cfg.SQS.SendMessage(context.WithoutCancel(ctx), intake.SendInput(rec))
 	if err != nil {
 		item.Outcome, item.Error = OutcomeFailed, "send: "+err.Error()
 		return item

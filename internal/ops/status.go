@@ -111,7 +111,11 @@ type LedgerChecker struct {
 
 // Check implements [Checker].
 func (c LedgerChecker) Check(ctx context.Context, m Message) Status {
-	ev, err := provider.DecodeUsageEvent([]byte(m.body))
+	body, err := m.payload()
+	if err != nil {
+		return Status{State: StateUnknown, Error: "malformed usage message: " + err.Error()}
+	}
+	ev, err := provider.DecodeUsageEvent([]byte(body))
 	if fe, ok := provider.AsFieldError(err); ok {
 		return Status{State: StateUnknown, Error: "malformed usage message: " + fe.Field + ": " + fe.Reason}
 	}

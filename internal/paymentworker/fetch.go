@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"github.com/aws/aws-lambda-go/events"
+
+	"github.com/hookline/hookline/pkg/queue"
 )
 
 // Errors of a [Fetcher].
@@ -94,11 +96,12 @@ type untrusted struct {
 // outcome ends the message without a charge: retried when the provider
 // could not be read, dead-lettered when it has no such object.
 func (w *Worker) fetchUntrusted(ctx context.Context, m events.SQSMessage) (events.SQSMessage, *outcome) {
-	if !strings.Contains(m.Body, `"fetch":true`) {
+	payload, err := queue.Payload(m) // one that does not decode is dead-lettered as malformed
+	if err != nil || !strings.Contains(payload, `"fetch":true`) {
 		return m, nil
 	}
 	var u untrusted
-	if err := json.Unmarshal([]byte(m.Body), &u); err != nil || !u.Fetch {
+	if err := json.Unmarshal([]byte(payload), &u); err != nil || !u.Fetch {
 		return m, nil
 	}
 	f := w.cfg.Fetchers[u.Provider]
@@ -138,6 +141,7 @@ func (w *Worker) fetchUntrusted(ctx context.Context, m events.SQSMessage) (event
 	for k, v := range m.MessageAttributes {
 		out.MessageAttributes[k] = v
 	}
+	delete(out.MessageAttributes, queue.BodyEncodingAttribute) // the body is the fetched object, as it is
 	eventID := u.ID + ":" + got.Status
 	out.MessageAttributes["event_id"] = events.SQSMessageAttribute{DataType: "String", StringValue: &eventID}
 	return out, nil

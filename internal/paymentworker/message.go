@@ -11,6 +11,7 @@ import (
 
 	"github.com/hookline/hookline/pkg/idempotency"
 	"github.com/hookline/hookline/pkg/provider"
+	"github.com/hookline/hookline/pkg/queue"
 )
 
 // ErrMalformed means a message cannot be turned into a charge.
@@ -62,7 +63,8 @@ func ParseMessage(m events.SQSMessage) (Payment, error) {
 }
 
 // ParseMessageWith reads a payment from an SQS record: the intake
-// attributes name the source and event ID, and the source's mapping in ms
+// attributes name the source and event ID, the body carries the payload
+// (decoded when it is encoded, [queue.Payload]), and the source's mapping in ms
 // (nil: [HooklineMapping] for every source) says where the body keeps the
 // charge. An error wraps [ErrMalformed] and names the source and each
 // missing or bad field; [MalformedReason] turns it into a dead-letter
@@ -73,7 +75,10 @@ func ParseMessageWith(m events.SQSMessage, ms *Mappings) (Payment, error) {
 		p.Source = "payments"
 	}
 	mp := ms.For(p.Source)
-	p, err := mp.decide([]byte(m.Body), p)
+	body, err := queue.Payload(m)
+	if err == nil {
+		p, err = mp.decide([]byte(body), p)
+	}
 	if err != nil {
 		return Payment{}, fmt.Errorf("%w: source %q: %w", ErrMalformed, p.Source, err)
 	}

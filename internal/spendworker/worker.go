@@ -351,7 +351,11 @@ func parse(m events.SQSMessage, now time.Time) (spend.Usage, time.Time, error) {
 	if ref.IsZero() {
 		ref = now
 	}
-	ev, err := provider.ParseUsageEvent([]byte(m.Body), ref)
+	body, err := queue.Payload(m)
+	if err != nil {
+		return spend.Usage{}, time.Time{}, fmt.Errorf("%w: %w", ErrMalformed, err)
+	}
+	ev, err := provider.ParseUsageEvent([]byte(body), ref)
 	if err != nil {
 		return spend.Usage{}, time.Time{}, fmt.Errorf("%w: %w", ErrMalformed, err)
 	}
