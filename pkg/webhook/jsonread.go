@@ -152,6 +152,9 @@ func newItem(provider Scheme, idParts []string, idSep byte, typParts []string, t
 // newItemWith is [newItem] with the envelope's header_id set to headerID
 // when it is not "".
 func newItemWith(provider Scheme, idParts []string, idSep byte, typParts []string, typSep byte, item []byte, fetch bool, headerID string) (Item, error) {
+	if rawLen(typParts) > maxTypeLen {
+		return Item{}, fmt.Errorf("event type longer than %d bytes: %w", maxTypeLen, ErrMalformedBody)
+	}
 	item = bytes.TrimSpace(item)
 	n := len(`{"provider":"","id":,"type":,"header_id":,"item":,"fetch":true}`) + len(provider) + joinedLen(idParts) + joinedLen(typParts) + len(item)
 	if headerID != "" {

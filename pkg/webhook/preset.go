@@ -108,8 +108,10 @@ type Item struct {
 	DigestID bool
 	// LegacyEventID is that unsigned header's ID, the identity builds
 	// before the digest stored the event under; "" when there is none
-	// or it is not a usable ID. It decides nothing but the look-up of
-	// such a record (see [Item.LegacyPayload]).
+	// or it is not a usable ID. For Braintree it is EventID itself,
+	// under which builds before stored another form of the same
+	// message. It decides nothing but the look-up of such a record
+	// (see [Item.LegacyPayload]).
 	LegacyEventID string
 	// legacy rebuilds the payload of the legacy identity.
 	legacy legacyEnvelope

@@ -6,7 +6,6 @@ import (
 	"crypto/sha1"
 	"encoding/base64"
 	"encoding/hex"
-	"encoding/json"
 	"encoding/xml"
 	"errors"
 	"fmt"
@@ -73,8 +72,16 @@ func verifyBraintree(body []byte, keys []*macKey) (Delivery, error) {
 		return Delivery{}, fmt.Errorf("kind, subject id and timestamp: %w", err)
 	}
 	ts, _ := time.Parse(time.RFC3339, n.timestamp)
-	item, _ := json.Marshal(string(xmlText))
-	return singleSigned(SchemeBraintree, id, n.kind, ts.UTC(), item)
+	item, err := braintreeItem(xmlText)
+	if err != nil {
+		return Delivery{}, err
+	}
+	d, err := singleSigned(SchemeBraintree, id, n.kind, ts.UTC(), item)
+	if err == nil {
+		d.Items[0].LegacyEventID = id
+		d.Items[0].legacy = legacyEnvelope{provider: SchemeBraintree, typ: n.kind, item: braintreeLegacyItem(xmlText)}
+	}
+	return d, err
 }
 
 // braintreeMatches checks each "public|hex" pair against the key of its

@@ -61,10 +61,11 @@ func headerIdentified(provider Scheme, h Headers, idHeader, typ string, ts time.
 
 // LegacyPayload is the queue message that builds before [Item.DigestID]
 // made for this event, which they stored under LegacyEventID: the same
-// envelope with the header's ID as its id. The intake matches a record
-// under the legacy identity against it, so that only a record of these
-// very bytes counts as this event. It is nil when the item has no legacy
-// identity.
+// envelope with the header's ID as its id (for Braintree: with the XML
+// escaped as encoding/json escapes it, [braintreeLegacyItem]). The
+// intake matches a record under the legacy identity against it, so that
+// only a record of these very bytes counts as this event. It is nil when
+// the item has no legacy identity.
 func (it Item) LegacyPayload() []byte {
 	if it.LegacyEventID == "" || it.legacy.provider == "" {
 		return nil
