@@ -12,6 +12,9 @@
 // {"status":"duplicate"} or {"error":"<code>"} (with "field" and "reason"
 // when a member of the caller's body was refused); no internals leak.
 //
+// A source's body limit is bounded at start by what one queue message
+// holds ([MaxBody]): no body within it is refused for its size.
+//
 // A source's scheme may be a provider preset (see package [webhook]). A
 // delivery then becomes one intake record and one queue message per item:
 // a batch (Adyen, GoCardless) is answered only once every item is durable,

@@ -80,8 +80,8 @@ func (c Config) Validate() error {
 		if s.Secrets == nil && s.Spec.Scheme.NeedsSecret() {
 			errs = append(errs, fmt.Errorf("receiver: source %q has no secrets provider", s.Spec.Name))
 		}
-		if limit := cmp.Or(s.Spec.MaxBody, webhook.DefaultMaxBody); limit > intake.MaxPayload {
-			errs = append(errs, fmt.Errorf("receiver: source %q: max_body %d exceeds %d, the largest payload one DynamoDB intake item (400 KB) holds", s.Spec.Name, limit, intake.MaxPayload))
+		if err := checkMaxBody(s.Spec); err != nil {
+			errs = append(errs, err)
 		}
 	}
 	return errors.Join(errs...)
@@ -118,7 +118,7 @@ func New(cfg Config) (*Handler, error) {
 		h.now = time.Now
 	}
 	for _, s := range cfg.Sources {
-		v, err := webhook.NewVerifier(webhook.VerifierConfig{Scheme: s.Spec.Scheme, Tolerance: s.Spec.Tolerance, MaxBody: s.Spec.MaxBody,
+		v, err := webhook.NewVerifier(webhook.VerifierConfig{Scheme: s.Spec.Scheme, Tolerance: s.Spec.Tolerance, MaxBody: MaxBody(s.Spec),
 			Now: h.now, Options: s.Spec.Options(), Certs: s.Certs})
 		if err != nil {
 			return nil, fmt.Errorf("receiver: source %q: %w", s.Spec.Name, err)

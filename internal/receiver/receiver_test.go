@@ -451,9 +451,10 @@ func TestUnknownSourcesShareOneMetricDimension(t *testing.T) {
 	}
 }
 
-// TestMaxBodyMustFitOneIntakeItem: a body limit above what one DynamoDB item
-// holds is refused at start-up, not discovered as a 503 per large webhook.
-func TestMaxBodyMustFitOneIntakeItem(t *testing.T) {
+// TestMaxBodyMustFitOneMessage: a body limit above what one SQS message
+// (and one DynamoDB item) holds is refused at start-up, not discovered as
+// a 413 or a 503 per large webhook.
+func TestMaxBodyMustFitOneMessage(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t, nil, nil)
 	for _, tc := range []struct {
@@ -462,8 +463,9 @@ func TestMaxBodyMustFitOneIntakeItem(t *testing.T) {
 		ok      bool
 	}{
 		{name: "default", maxBody: 0, ok: true},
-		{name: "exactly the intake limit", maxBody: intake.MaxPayload, ok: true},
-		{name: "one byte over", maxBody: intake.MaxPayload + 1},
+		{name: "exactly the message limit", maxBody: intake.MaxMessageBody, ok: true},
+		{name: "one byte over", maxBody: intake.MaxMessageBody + 1},
+		{name: "what one intake record holds", maxBody: intake.MaxPayload},
 		{name: "the DynamoDB item limit itself", maxBody: intake.MaxItemSize},
 		{name: "1 MiB", maxBody: 1 << 20},
 	} {
@@ -473,11 +475,11 @@ func TestMaxBodyMustFitOneIntakeItem(t *testing.T) {
 				Spec:     webhook.SourceSpec{Name: "payments", Scheme: webhook.SchemeStandard, SecretEnv: "PAY", MaxBody: tc.maxBody},
 				QueueURL: f.env.QueueURL("payments"), Secrets: secrets.Env{},
 			}}})
-			// then start-up fails exactly when it cannot fit one item
+			// then start-up fails exactly when it cannot fit one message
 			if (err == nil) != tc.ok {
 				t.Fatalf("New with max_body %d: err = %v, want ok=%v", tc.maxBody, err, tc.ok)
 			}
-			if err != nil && !strings.Contains(err.Error(), "DynamoDB") {
+			if err != nil && !strings.Contains(err.Error(), "SQS") {
 				t.Fatalf("error does not say why: %v", err)
 			}
 		})

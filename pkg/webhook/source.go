@@ -112,7 +112,7 @@ var envNamePattern = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 // HOOKLINE_SOURCES:
 //
 //	[{"name":"payments","scheme":"standard-webhooks","secret_env":"HOOKLINE_PAYMENTS_SECRETS",
-//	  "queue":"payments","max_body":262144,"tolerance":"300s"}]
+//	  "queue":"payments","max_body":258048,"tolerance":"300s"}]
 //
 // Each source names exactly one of secret_env and secret_id (none for the
 // paypal and mollie schemes, which take no secret); secrets never appear
