@@ -54,6 +54,10 @@
 //     collector marks in every cycle, and the rest as JSON, which it does
 //     not scan; an item goes back into minidyn before any operation on it,
 //     and a table's items all do at its first Query or Scan (spill.go);
+//   - keeps items past their TTL, as DynamoDB does until it gets to them
+//     (days), or with [Options.ExpireItems] deletes each within about a
+//     second of its expiry, so that a long run's memory stays flat
+//     (expiry.go);
 //   - answers what the AWS CLI asks when an operator inspects the tables:
 //     ListTables, DescribeTable's TableStatus, Describe/UpdateTimeToLive,
 //     DescribeContinuousBackups and Scan Select=COUNT.

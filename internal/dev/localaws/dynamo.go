@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	ddbtypes "github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
@@ -62,6 +63,9 @@ type dynamoFront struct {
 
 	// meter is the partitions' throughput with the model on (capacity.go).
 	meter *meter
+
+	// expiry deletes items whose TTL passed, when on (expiry.go).
+	expiry expiry
 }
 
 // lockStripes is the number of item locks. Two items share a lock only by
@@ -75,7 +79,8 @@ const targetPrefix = "DynamoDB_20120810."
 // minidyn (0: DefaultHotItems; < 0: all of them).
 func newDynamoFront(hotItems int) *dynamoFront {
 	d := &dynamoFront{infos: map[string]*tableInfo{}, spill: newSpill(hotItems), model: true,
-		locks: newItemLocks(), tokens: newTokens(), meter: newMeter()}
+		locks: newItemLocks(), tokens: newTokens(), meter: newMeter(),
+		expiry: expiry{now: time.Now, latest: map[itemID]int64{}}}
 	for s := range d.engines {
 		d.engines[s] = newEngine()
 	}

@@ -44,6 +44,15 @@ type Options struct {
 	// wait for each other instead of conflicting. False reads
 	// HOOKLINE_LOCAL_AWS_MODEL ("off" turns it off).
 	NoModel bool
+	// ExpireItems makes the embedded DynamoDB delete an item within about
+	// a second once its table's TTL attribute (epoch seconds) has passed
+	// (expiry.go), so that a long run's memory stays flat. False keeps
+	// expired items, as DynamoDB may for days: no code may rely on their
+	// deletion. `hookline run` reads it from HOOKLINE_LOCAL_AWS_TTL
+	// ([ExpiryFromEnv]); nothing else reads the variable.
+	ExpireItems bool
+	// Now is the clock ExpireItems reads (nil: time.Now), for tests.
+	Now func() time.Time
 	// Faults injects seeded faults into the embedded emulators' answers
 	// (faults.go); the zero value injects none.
 	Faults Faults
@@ -198,10 +207,18 @@ func startDynamo(opts Options, faults *faultLayer) (string, http.Handler, *dynam
 	}
 	front := newDynamoFront(opts.HotItems)
 	front.model = !opts.NoModel
+	stopExpiry := make(chan struct{})
+	if front.expiry.on = opts.ExpireItems; front.expiry.on {
+		if opts.Now != nil {
+			front.expiry.now = opts.Now
+		}
+		go front.sweepExpired(stopExpiry)
+	}
 	h := faults.dynamo(withLatency(front, opts.Latency))
 	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
 	go srv.Serve(ln)
 	closeFn := func() error {
+		close(stopExpiry)
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 		defer cancel()
 		return srv.Shutdown(ctx)

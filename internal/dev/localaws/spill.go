@@ -125,7 +125,9 @@ func (d *dynamoFront) restore(id itemID, c spilled) error {
 	return err
 }
 
-// touch records a write of an item, which makes it the last to spill.
+// touch records a write of an item, which makes it the last to spill,
+// and notes when it expires (expiry.go). The caller holds the items'
+// locks exclusively.
 func (d *dynamoFront) touch(refs ...itemRef) {
 	s := &d.spill
 	s.mu.Lock()
@@ -133,6 +135,7 @@ func (d *dynamoFront) touch(refs ...itemRef) {
 		s.touchLocked(r)
 	}
 	s.mu.Unlock()
+	d.noteExpiry(refs)
 }
 
 func (s *spill) touchLocked(r itemRef) {
