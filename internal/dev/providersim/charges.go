@@ -99,6 +99,7 @@ type chargeBook struct {
 	byEvent   map[string]int
 	succeeded map[string]int
 	byMeta    map[string][]int // "name\x00value" -> indexes in all
+	forgotten int              // charges dropped from the front of all (retain.go)
 }
 
 func (b *chargeBook) init() {
@@ -183,7 +184,7 @@ func (s *core) commit(c createCall, forceDecline bool) provider.Charge {
 	b := &s.charges
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	ch := s.newCharge(len(b.all)+1, c.key, c.req, forceDecline)
+	ch := s.newCharge(b.forgotten+len(b.all)+1, c.key, c.req, forceDecline)
 	e := entry{charge: ch, at: time.Now(), meta: c.meta, desc: c.req.Description}
 	b.all = append(b.all, e)
 	i := len(b.all) - 1
