@@ -64,6 +64,9 @@ AWS and doubles.`,
 		if cfg.AWSFaults, err = localaws.FaultsFromEnv(); err != nil {
 			return usageErrorf("%w", err)
 		}
+		if cfg.AWSExpireItems, err = localaws.ExpiryFromEnv(); err != nil {
+			return usageErrorf("%w", err)
+		}
 		return exit(runLocal(cmd.Context(), cmd.OutOrStdout(), addr, every, cfg))
 	}
 	return cmd

@@ -45,6 +45,11 @@ type Config struct {
 	// AWSFaultsFromEnv reads AWSFaults from HOOKLINE_LOCAL_AWS_FAULTS when
 	// it injects nothing ([localaws.Options.FaultsFromEnv]).
 	AWSFaultsFromEnv bool
+	// AWSExpireItems makes the embedded DynamoDB delete items once their
+	// TTL passes ([localaws.Options.ExpireItems]), for long runs with
+	// short INTAKE_RETENTION and IDEMPOTENCY_RETENTION (checked as the
+	// template is: intake at most idempotency).
+	AWSExpireItems bool
 	// PaymentProvider is the payment worker's PAYMENT_PROVIDER: "generic"
 	// (the template's default) or "stripe", which charges through the
 	// simulator's Stripe face and needs Sim.APIKey.
@@ -118,6 +123,7 @@ func Start(ctx context.Context, cfg Config) (*System, error) {
 	}
 	env, err := localaws.Start(ctx, localaws.Options{
 		Logger: cfg.Logger, Latency: cfg.AWSLatency, Faults: cfg.AWSFaults, FaultsFromEnv: cfg.AWSFaultsFromEnv,
+		ExpireItems: cfg.AWSExpireItems,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("localrun: %w", err)
@@ -139,7 +145,7 @@ func Start(ctx context.Context, cfg Config) (*System, error) {
 // start brings up the simulator, the HTTP API, the workers and schedules.
 func (s *System) start(runCtx context.Context) error {
 	s.runCtx = runCtx
-	steps := []func() error{s.startSim, s.startDoubles, func() error { return s.serveAPI(runCtx) }, s.wireUsageWebhooks}
+	steps := []func() error{s.startSim, s.startDoubles, s.checkRetentions, func() error { return s.serveAPI(runCtx) }, s.wireUsageWebhooks}
 	if !s.cfg.NoWorkers {
 		steps = append(steps, s.StartWorkers, func() error { return s.startSchedules(runCtx) })
 	}
