@@ -311,6 +311,7 @@ func newLabServeCmd() *cobra.Command {
 		addr, idempotency, profile string
 		rate, lostAcks             float64
 		seed                       uint64
+		intakeKeep, idemKeep       time.Duration
 	)
 	cmd := &cobra.Command{
 		Use:   "serve",
@@ -321,7 +322,10 @@ lab does. It serves a page on --addr and prints its URL: the pipeline with its
 live figures, charts updated every second, the design's capacity estimate
 beside the same quantities measured, and a copilot that takes "turn on
 idempotency", "what broke?", "traffic spike 3x" and more ("help" lists them),
-applied without a restart. Ctrl-C stops everything.`,
+applied without a restart. It keeps intake records and idempotency keys for
+minutes (--intake-retention, --idempotency-retention), and its local
+DynamoDB deletes them once expired, so that its memory stays flat however
+long it runs. Ctrl-C stops everything.`,
 		Example: `  hookline lab serve
   hookline lab serve --addr 127.0.0.1:8090 --rate 200 --lost-acks 0.01`,
 		Args: cobra.NoArgs,
@@ -333,8 +337,10 @@ applied without a restart. Ctrl-C stops everything.`,
 	fl.StringVar(&idempotency, "idempotency", "off", "the worker's idempotency registry at the start: on or off")
 	fl.StringVar(&profile, "provider-profile", "ignores_keys", "the provider's idempotency profile at the start: honours_keys, replays_successes or ignores_keys")
 	fl.Uint64Var(&seed, "seed", 1, "seed of lost acknowledgements")
+	fl.DurationVar(&intakeKeep, "intake-retention", lab.LiveIntakeRetention, "how long intake records are kept; the local DynamoDB deletes them once expired")
+	fl.DurationVar(&idemKeep, "idempotency-retention", lab.LiveIdempotencyRetention, "how long idempotency keys are kept (at least --intake-retention)")
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
-		cfg := lab.LiveConfig{Rate: rate, LostAcks: lostAcks, Seed: seed}
+		cfg := lab.LiveConfig{Rate: rate, LostAcks: lostAcks, Seed: seed, IntakeRetention: intakeKeep, IdempotencyRetention: idemKeep}
 		if verbose {
 			cfg.Logger = logger(true)
 		}

@@ -5,12 +5,14 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"os"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/hookline/hookline/internal/dev/providersim"
 	"github.com/hookline/hookline/internal/paymentworker"
+	"github.com/hookline/hookline/internal/stack"
 )
 
 // ErrInvalidConfig reports a [Config] or spike that cannot work.
@@ -71,6 +73,36 @@ type Config struct {
 	// Progress receives one line a second while the load runs.
 	Progress io.Writer
 	Logger   *slog.Logger
+
+	// retain, when set, is how long the run keeps intake records and
+	// idempotency keys, with the local DynamoDB deleting them once
+	// expired: the live lab's (a batch run keeps the template's).
+	retain retentions
+}
+
+// retentions are how long intake records and idempotency keys are kept;
+// zero keeps the template's, and nothing expires.
+type retentions struct {
+	intake, idempotency time.Duration
+}
+
+func (r retentions) set() bool { return r.intake > 0 }
+
+// lookup is what the functions read in place of the template's
+// variables for these retentions, then the process environment: a
+// receiver drops an event older than MAX_EVENT_AGE, which must be below
+// the intake retention.
+func (r retentions) lookup() func(string) (string, bool) {
+	vars := map[string]string{
+		stack.IntakeRetentionVar: r.intake.String(), stack.IdempotencyRetentionVar: r.idempotency.String(),
+		"MAX_EVENT_AGE": (r.intake / 2).String(),
+	}
+	return func(name string) (string, bool) {
+		if v, ok := vars[name]; ok {
+			return v, true
+		}
+		return os.LookupEnv(name)
+	}
 }
 
 // Spike multiplies the rate by Factor from At for For.

@@ -1,6 +1,7 @@
 package lab
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/hookline/hookline/internal/dev/localrun"
 	"github.com/hookline/hookline/internal/dev/providersim"
+	"github.com/hookline/hookline/pkg/idempotency"
 )
 
 // LiveConfig starts a [Live] lab. Its knobs are where the lab starts and
@@ -26,9 +28,25 @@ type LiveConfig struct {
 	// Profile is the provider's idempotency profile.
 	Profile providersim.Profile
 	// Seed fixes which acknowledgements are lost.
-	Seed   uint64
-	Logger *slog.Logger
+	Seed uint64
+	// IntakeRetention and IdempotencyRetention are how long the live lab
+	// keeps intake records and idempotency keys (0: LiveIntakeRetention
+	// and LiveIdempotencyRetention); the local DynamoDB deletes each
+	// item once its TTL passes, so that the lab's memory stays flat
+	// however long it runs. Intake must not outlive idempotency, as the
+	// template check requires.
+	IntakeRetention, IdempotencyRetention time.Duration
+	Logger                                *slog.Logger
 }
+
+// The live lab's retentions: minutes, where the template keeps days. A
+// lost acknowledgement here comes back within the 5 s visibility timeout
+// and the lab's sender retries for seconds, so minutes outlast every way
+// an event comes back in the lab; on AWS providers retry for days.
+const (
+	LiveIntakeRetention      = 2 * time.Minute
+	LiveIdempotencyRetention = 5 * time.Minute
+)
 
 // Knobs are what the live lab can change without a restart.
 type Knobs struct {
@@ -66,6 +84,15 @@ const maxChangeText = 120
 // redelivery it may still see (the visibility timeout is 5 s).
 const forgetAfter = 2 * time.Minute
 
+// The provider simulator forgets, every forgetChargesEvery, the charges
+// made more than forgetChargesAfter ago: longer than a claim's in-progress
+// timeout (60 s) plus the settle horizon (30 s), after which a worker that
+// takes a claim over looks its charge up.
+const (
+	forgetChargesAfter = 3 * time.Minute
+	forgetChargesEvery = 10
+)
+
 // Live runs the payment pipeline under load until Close, with knobs that
 // change while it runs.
 type Live struct {
@@ -100,8 +127,13 @@ func StartLive(ctx context.Context, cfg LiveConfig) (*Live, error) {
 	if cfg.Rate < 0 || cfg.Rate > MaxLiveRate || cfg.LostAcks < 0 || cfg.LostAcks > 1 {
 		return nil, fmt.Errorf("%w: rate must lie in (0, %g] and lost acks in [0, 1]", ErrInvalidConfig, MaxLiveRate)
 	}
+	r := retentions{cmp.Or(cfg.IntakeRetention, LiveIntakeRetention), cmp.Or(cfg.IdempotencyRetention, LiveIdempotencyRetention)}
+	if r.intake < 0 || r.intake > r.idempotency || r.idempotency <= idempotency.DefaultInProgressTimeout {
+		return nil, fmt.Errorf("%w: intake retention %s must be positive and at most idempotency retention %s, which must exceed %s",
+			ErrInvalidConfig, r.intake, r.idempotency, idempotency.DefaultInProgressTimeout)
+	}
 	bc := Config{Name: "live", Rate: cfg.Rate, LostAcks: cfg.LostAcks, Idempotency: cfg.Idempotency, Profile: cfg.Profile,
-		Seed: cfg.Seed, Logger: cfg.Logger, Duration: time.Second}.withDefaults()
+		Seed: cfg.Seed, Logger: cfg.Logger, Duration: time.Second, retain: r}.withDefaults()
 	e, err := newExperiment(ctx, bc)
 	if err != nil {
 		return nil, err
@@ -159,7 +191,8 @@ func (l *Live) offer(ctx context.Context) {
 }
 
 // eachSecond samples the queue once a second, keeps the second that just
-// ended, forgets old events and sends the state to every subscriber.
+// ended, forgets old events (and the provider its old charges) and sends
+// the state to every subscriber.
 func (l *Live) eachSecond(ctx context.Context) {
 	n := 0
 	everySecond(ctx, func() {
@@ -168,6 +201,9 @@ func (l *Live) eachSecond(ctx context.Context) {
 		l.e.obs.forget(time.Now().Add(-forgetAfter))
 		if n++; n%int(forgetAfter/time.Second) == 0 {
 			l.e.acks.forgetOld()
+		}
+		if n%forgetChargesEvery == 0 {
+			l.e.sys.Sim.Charges.Forget(time.Now().Add(-forgetChargesAfter))
 		}
 		l.publish()
 	})

@@ -2,10 +2,17 @@ package lab_test
 
 import (
 	"context"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
+
+	awssdk "github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	ddbtypes "github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/hookline/hookline/internal/dev/lab"
+	"github.com/hookline/hookline/internal/testkit"
 )
 
 // TestLiveStateKeepsTheLastChanges: the state goes to every page once a
@@ -38,5 +45,56 @@ func TestLiveStateKeepsTheLastChanges(t *testing.T) {
 	}
 	if last := st.Changes[len(st.Changes)-1]; last.Text != "rate 200" || st.Last == nil || st.Last.Change != last || st.Knobs.Rate != 200 {
 		t.Fatalf("the last change %+v, before and after %+v, knobs %+v; want rate 200", last, st.Last, st.Knobs)
+	}
+}
+
+// TestLiveLabKeepsMinutesAndDeletesWhatExpired: the live lab runs for
+// hours at 500 webhooks/s, so it keeps intake records and idempotency
+// keys for minutes (lab.LiveIntakeRetention, lab.LiveIdempotencyRetention)
+// and its local DynamoDB deletes each item once its TTL passes: the
+// records it writes expire that long after they are written, and an
+// expired item is deleted by the next sweep.
+func TestLiveLabKeepsMinutesAndDeletesWhatExpired(t *testing.T) {
+	t.Parallel()
+	live, err := lab.StartLive(context.Background(), lab.LiveConfig{Rate: 20, Idempotency: true, Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { live.Close() })
+	aws := live.System().AWS
+	for _, tt := range []struct {
+		table string
+		keep  time.Duration
+	}{
+		{"IntakeTable", lab.LiveIntakeRetention},
+		{"IdempotencyTable", lab.LiveIdempotencyRetention},
+	} {
+		var items []map[string]ddbtypes.AttributeValue
+		testkit.Eventually(t, 20*time.Second, tt.table+" holds a record", func() bool {
+			out, err := aws.DynamoDB.Scan(context.Background(), &dynamodb.ScanInput{TableName: awssdk.String(aws.TableName(tt.table)), Limit: awssdk.Int32(5)})
+			items = out.Items
+			return err == nil && len(items) > 0
+		})
+		var at int64
+		if n, ok := items[0]["expires_at"].(*ddbtypes.AttributeValueMemberN); ok {
+			at, _ = strconv.ParseInt(n.Value, 10, 64)
+		}
+		if left := time.Until(time.Unix(at, 0)); left <= tt.keep-time.Minute || left > tt.keep {
+			t.Errorf("a record of %s expires in %s; want within a minute under %s", tt.table, left.Round(time.Second), tt.keep)
+		}
+	}
+	table := awssdk.String(aws.TableName("IntakeTable"))
+	if _, err := aws.DynamoDB.PutItem(context.Background(), &dynamodb.PutItemInput{TableName: table, Item: map[string]ddbtypes.AttributeValue{
+		"pk":         &ddbtypes.AttributeValueMemberS{Value: "payments#evt_expired"},
+		"expires_at": &ddbtypes.AttributeValueMemberN{Value: strconv.FormatInt(time.Now().Add(-time.Minute).Unix(), 10)}}}); err != nil {
+		t.Fatal(err)
+	}
+	before := aws.ItemsExpired()
+	aws.ExpireItemsNow()
+	out, err := aws.DynamoDB.GetItem(context.Background(), &dynamodb.GetItemInput{TableName: table, ConsistentRead: awssdk.Bool(true),
+		Key: map[string]ddbtypes.AttributeValue{"pk": &ddbtypes.AttributeValueMemberS{Value: "payments#evt_expired"}}})
+	if err != nil || out.Item != nil || aws.ItemsExpired() <= before {
+		t.Fatalf("an expired intake record after a sweep: %v, %v, %d deleted before and %d after; want it deleted",
+			out.Item, err, before, aws.ItemsExpired())
 	}
 }

@@ -74,10 +74,14 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 // newExperiment starts a fresh local system for cfg (already defaulted)
 // and sets it up; the caller closes e.sys.
 func newExperiment(ctx context.Context, cfg Config) (*experiment, error) {
-	sys, err := localrun.Start(ctx, localrun.Config{
+	lc := localrun.Config{
 		Addr: "127.0.0.1:0", NoWorkers: true, Logger: cfg.Logger, AWSLatency: cfg.AWSLatency, AWSFaultsFromEnv: true,
 		Sim: providersim.Config{Profile: cfg.Profile, Seed: cfg.Seed},
-	})
+	}
+	if cfg.retain.set() {
+		lc.Lookup, lc.AWSExpireItems = cfg.retain.lookup(), true
+	}
+	sys, err := localrun.Start(ctx, lc)
 	if err != nil {
 		return nil, err
 	}
@@ -156,7 +160,8 @@ func (e *experiment) worker(url string, idempotent bool) (*paymentworker.Worker,
 		if err != nil {
 			return nil, err
 		}
-		if reg, err = idempotency.New(idempotency.Config{Store: store, Namespace: "payments", CacheSize: 10000}); err != nil {
+		if reg, err = idempotency.New(idempotency.Config{Store: store, Namespace: "payments", CacheSize: 10000,
+			Retention: e.cfg.retain.idempotency}); err != nil {
 			return nil, err
 		}
 		charger = client
@@ -167,7 +172,7 @@ func (e *experiment) worker(url string, idempotent bool) (*paymentworker.Worker,
 	}
 	return paymentworker.New(paymentworker.Config{
 		Registry: reg, Mappings: mappings, Provider: watchedCharger{Charger: charger, o: e.obs}, Queue: watchedQueue{Queue: q, o: e.obs},
-		Concurrency: 10, Logger: e.cfg.Logger,
+		Concurrency: 10, Logger: e.cfg.Logger, EffectRetention: e.cfg.retain.idempotency, // 0: the default
 	})
 }
 
