@@ -22,6 +22,7 @@ $(NODE_MODULES): localstack/package.json localstack/package-lock.json
 .PHONY: deps
 deps: $(NODE_MODULES) ## Install what the build and tests need (Go modules and tools, stripe-mock among them; the pinned SQS emulator).
 	$(GO) mod download
+	cd internal/usagein/ceoracle && $(GO) mod download
 
 .PHONY: run
 # run builds the CLI and execs it rather than `go run`: go run exits 1 when
@@ -39,6 +40,8 @@ oncall: ## Build the on-call binary (bin/oncall/hookline): workload, event, dlq 
 test: deps ## Run every test against the embedded local AWS (or AWS_ENDPOINT_URL), each fault model and drill at its bounded size (make soak runs them long).
 	$(GO) vet ./...
 	$(GO) test -count=1 -timeout $(TEST_TIMEOUT) -parallel $(TEST_PARALLEL) ./...
+	@# The CloudEvents SDK checks the usage door from a module of its own.
+	cd internal/usagein/ceoracle && $(GO) vet ./... && $(GO) test -count=1 ./...
 
 .PHONY: bench
 bench: deps ## Run the benchmarks (3-5 min on 2 cores); every ratio names what it divides by, measured in the same run (docs/benchmarks.md).
