@@ -119,13 +119,20 @@ func DecodeUsageEvent(body []byte) (UsageEvent, error) {
 // CheckUsageTime applies the time rules ([MaxUsageSkew], [MaxUsageAge]) to
 // occurred against ref; field names the member in the error.
 func CheckUsageTime(occurred, ref time.Time, field string) error {
+	return CheckUsageTimeWithin(occurred, ref, MaxUsageAge, MaxUsageSkew, field)
+}
+
+// CheckUsageTimeWithin refuses occurred when it lies outside
+// [ref-maxAge, ref+maxSkew], naming field: the time rule of a source that
+// states its own reach.
+func CheckUsageTimeWithin(occurred, ref time.Time, maxAge, maxSkew time.Duration, field string) error {
 	switch {
-	case occurred.After(ref.Add(MaxUsageSkew)):
+	case occurred.After(ref.Add(maxSkew)):
 		return &FieldError{Field: field, Reason: fmt.Sprintf("%s is more than %s after %s",
-			occurred.UTC().Format(time.RFC3339), MaxUsageSkew, ref.UTC().Format(time.RFC3339))}
-	case occurred.Before(ref.Add(-MaxUsageAge)):
+			occurred.UTC().Format(time.RFC3339), maxSkew, ref.UTC().Format(time.RFC3339))}
+	case occurred.Before(ref.Add(-maxAge)):
 		return &FieldError{Field: field, Reason: fmt.Sprintf("%s is more than %s before %s",
-			occurred.UTC().Format(time.RFC3339), MaxUsageAge, ref.UTC().Format(time.RFC3339))}
+			occurred.UTC().Format(time.RFC3339), maxAge, ref.UTC().Format(time.RFC3339))}
 	}
 	return nil
 }
@@ -133,11 +140,17 @@ func CheckUsageTime(occurred, ref time.Time, field string) error {
 // CheckExportRecord applies the time rules to an export record: against
 // its published_at, and never later than now plus the skew.
 func CheckExportRecord(rec UsageRecord, now time.Time) error {
+	return CheckExportRecordWithin(rec, now, MaxUsageAge, MaxUsageSkew)
+}
+
+// CheckExportRecordWithin is [CheckExportRecord] under a source's own
+// reach and skew.
+func CheckExportRecordWithin(rec UsageRecord, now time.Time, maxAge, maxSkew time.Duration) error {
 	ref := rec.PublishedAt
 	if ref.IsZero() || ref.After(now) {
 		ref = now
 	}
-	return CheckUsageTime(rec.OccurredAt, ref, "occurred_at")
+	return CheckUsageTimeWithin(rec.OccurredAt, ref, maxAge, maxSkew, "occurred_at")
 }
 
 // usageRecord reads one usage record object at path.
@@ -181,17 +194,29 @@ func requiredID(f map[string]value, path, name string) (string, error) {
 		return "", &FieldError{Field: field, Reason: "required"}
 	case v.kind != kindString:
 		return "", &FieldError{Field: field, Reason: "want a string, got " + v.kind.String()}
-	case v.text == "":
-		return "", &FieldError{Field: field, Reason: "must not be empty"}
-	case len(v.text) > maxUsageIDLen:
-		return "", &FieldError{Field: field, Reason: fmt.Sprintf("longer than %d bytes", maxUsageIDLen)}
 	}
-	for i := 0; i < len(v.text); i++ {
-		if c := v.text[i]; c <= ' ' || c > '~' {
-			return "", &FieldError{Field: field, Reason: "want printable ASCII without spaces"}
-		}
+	if err := CheckUsageID(field, v.text); err != nil {
+		return "", err
 	}
 	return v.text, nil
+}
+
+// CheckUsageID refuses an identifier (a record ID, a workload reference, a
+// meter) that is not 1 to 255 bytes of printable ASCII without spaces,
+// naming field.
+func CheckUsageID(field, text string) error {
+	switch {
+	case text == "":
+		return &FieldError{Field: field, Reason: "must not be empty"}
+	case len(text) > maxUsageIDLen:
+		return &FieldError{Field: field, Reason: fmt.Sprintf("longer than %d bytes", maxUsageIDLen)}
+	}
+	for i := 0; i < len(text); i++ {
+		if c := text[i]; c <= ' ' || c > '~' {
+			return &FieldError{Field: field, Reason: "want printable ASCII without spaces"}
+		}
+	}
+	return nil
 }
 
 // units reads units: a JSON integer literal from 1 to [MaxUsageUnits]. A
