@@ -97,12 +97,16 @@ type Receiver struct {
 	// no replay window, may be before the receiver acknowledges and
 	// drops it (receiver.Config.MaxEventAge): below Retention.
 	MaxEventAge time.Duration
+	// Usage is how the usage sources are read (USAGE_MAPPINGS,
+	// SPEND_UNIT).
+	Usage Usage
 }
 
 // ReceiverFromEnv reads HOOKLINE_SOURCES (JSON, see
 // [webhook.ParseSources]), INTAKE_TABLE, QUEUE_URL_<QUEUE> for every
 // source's queue, and the optional INTAKE_RETENTION, SECRET_CACHE_TTL,
-// SECRET_PREVIOUS_GRACE (24h) and MAX_EVENT_AGE ([maxEventAgeFromEnv]).
+// SECRET_PREVIOUS_GRACE (24h), MAX_EVENT_AGE ([maxEventAgeFromEnv]),
+// USAGE_MAPPINGS and SPEND_UNIT ([Usage]).
 func ReceiverFromEnv(lookup Lookup) (Receiver, error) {
 	e := newEnv(lookup)
 	cfg := Receiver{
@@ -122,6 +126,7 @@ func ReceiverFromEnv(lookup Lookup) (Receiver, error) {
 		for _, sp := range specs {
 			cfg.Sources = append(cfg.Sources, Source{Spec: sp, QueueURL: e.required(QueueURLVar(sp.Queue))})
 		}
+		cfg.Usage = usageFromEnv(e, specs)
 	}
 	return cfg, e.err()
 }

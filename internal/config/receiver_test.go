@@ -4,8 +4,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/hookline/hookline/internal/config"
 )
 
 // TestMaxEventAgeStaysBelowTheIntakeRetention: MAX_EVENT_AGE defaults to
@@ -32,12 +30,8 @@ func TestMaxEventAgeStaysBelowTheIntakeRetention(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			// Given the receiver's environment, when it is read
-			env := map[string]string{"INTAKE_TABLE": "t", "QUEUE_URL_PAYMENTS": "http://q",
-				"HOOKLINE_SOURCES": `[{"name":"cko","scheme":"checkout","secret_env":"S","queue":"payments"}]`}
-			for k, v := range tc.env {
-				env[k] = v
-			}
-			cfg, err := config.ReceiverFromEnv(func(k string) (string, bool) { v, ok := env[k]; return v, ok })
+			cfg, err := receiverFromEnv(map[string]string{"INTAKE_TABLE": "t", "QUEUE_URL_PAYMENTS": "http://q",
+				"HOOKLINE_SOURCES": `[{"name":"cko","scheme":"checkout","secret_env":"S","queue":"payments"}]`}, tc.env)
 			// Then the bound is the one wanted, or start-up is refused saying why
 			if tc.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
