@@ -27,6 +27,7 @@ func NewReconciler(d Deps) (*reconcile.Reconciler, error) {
 		Overlap: cfg.Overlap, Lag: cfg.Lag, Horizon: cfg.Horizon, InitialLookback: cfg.InitialLookback,
 		BaseInterval: cfg.PollInterval, ActiveInterval: cfg.ActiveInterval, QuietInterval: cfg.QuietInterval,
 		QuietAfter: cfg.QuietAfter, NearCapRatio: cfg.NearCapRatio, Concurrency: cfg.FoldConcurrency,
+		ExportMaxAge: cfg.ExportRule.MaxAge, ExportMaxSkew: cfg.ExportRule.MaxSkew,
 		Metrics: d.metrics().With(map[string]any{"function": "reconciler"}), Logger: d.logger(),
 	})
 }

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strconv"
 	"time"
+
+	"github.com/hookline/hookline/internal/usagein"
 )
 
 // Reconciler is the reconciler function's configuration.
@@ -21,6 +23,9 @@ type Reconciler struct {
 	ActiveInterval, QuietInterval, QuietAfter time.Duration
 	NearCapRatio                              float64
 	FoldConcurrency                           int
+	// ExportRule is the time rule of the usage source the export holds
+	// (USAGE_EXPORT_SOURCE in USAGE_MAPPINGS).
+	ExportRule usagein.TimeRule
 }
 
 // ReconcilerFromEnv reads [SpendFromEnv]'s variables with RECON_ROUTING_KEY
@@ -28,7 +33,9 @@ type Reconciler struct {
 // PROVIDER_TIMEOUT (5s), USAGE_PAGE_LIMIT (500), OVERLAP_WINDOW (10m),
 // CONSISTENCY_LAG (2m), CONSISTENCY_HORIZON (POLL_MAX_AGE),
 // INITIAL_LOOKBACK (1h), ACTIVE_INTERVAL (15m), QUIET_INTERVAL (1h),
-// QUIET_AFTER (6h), NEAR_CAP_RATIO (0.8) and FOLD_CONCURRENCY (8).
+// QUIET_AFTER (6h), NEAR_CAP_RATIO (0.8), FOLD_CONCURRENCY (8), and
+// USAGE_EXPORT_SOURCE (usage) with USAGE_MAPPINGS for the export's time
+// rule ([exportRuleFromEnv]).
 func ReconcilerFromEnv(lookup Lookup) (Reconciler, error) {
 	e := newEnv(lookup)
 	cfg := Reconciler{Spend: spendFromEnv(e)}
@@ -48,6 +55,7 @@ func ReconcilerFromEnv(lookup Lookup) (Reconciler, error) {
 	cfg.QuietAfter = e.duration("QUIET_AFTER", 6*time.Hour)
 	cfg.NearCapRatio = ratio(e, "NEAR_CAP_RATIO", 0.8)
 	cfg.FoldConcurrency = e.integer("FOLD_CONCURRENCY", 8)
+	cfg.ExportRule = exportRuleFromEnv(e)
 	return cfg, e.err()
 }
 

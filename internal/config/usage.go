@@ -38,3 +38,20 @@ func usageFromEnv(e *env, specs []webhook.SourceSpec) Usage {
 	}
 	return u
 }
+
+// exportRuleFromEnv is the time rule of the usage source whose records the
+// reconciler's export holds: USAGE_EXPORT_SOURCE (default "usage") in
+// USAGE_MAPPINGS, so that the export path ages a record as the door did.
+func exportRuleFromEnv(e *env) usagein.TimeRule {
+	source := e.optional("USAGE_EXPORT_SOURCE", "usage") // the template's usage source
+	raw := e.optional("USAGE_MAPPINGS", "")
+	if raw == "" {
+		return usagein.DefaultTimeRule
+	}
+	ms, err := usagein.ParseMappings([]byte(raw))
+	if err != nil {
+		e.errs = append(e.errs, fmt.Errorf("config: USAGE_MAPPINGS: %w", err))
+		return usagein.DefaultTimeRule
+	}
+	return ms.For(source).Rule()
+}

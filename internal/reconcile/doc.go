@@ -33,8 +33,9 @@
 //     fails the run with an error, the cursor stays, and the next run
 //     catches up.
 //  3. Flags webhook entries the export still lacks although it has been
-//     read up to Horizon past their occurrence: a durable flag and one page
-//     each ([spend.Recon.FlagUnseen]).
+//     read up to Horizon past when hookline first saw them (not when they
+//     happened: a source may send usage weeks old): a durable flag and one
+//     page each ([spend.Recon.FlagUnseen]).
 //  4. Classifies every workload into a risk tier ([Reconciler.Classify]):
 //     near its cap (every run), active (ActiveInterval) or quiet
 //     (QuietInterval). Every change of tier or interval is stored with its

@@ -48,6 +48,8 @@ type options struct {
 	concurrency int
 	export      func(reconcile.Export) reconcile.Export
 	faults      localaws.Faults // injected into local AWS when on
+	// exportMaxAge is the export source's reach (0: the default 72 h).
+	exportMaxAge time.Duration
 }
 
 func newFixture(t testing.TB, o options) *fixture {
@@ -106,7 +108,7 @@ func (f *fixture) reconciler(t testing.TB, o options) *reconcile.Reconciler {
 	}
 	r, err := reconcile.New(reconcile.Config{Ledger: f.spend.Recon, Registry: f.spend.Workloads, Export: export, DB: f.env.DynamoDB,
 		Table: f.env.TableName("LedgerTable"), Pages: f.outbox, Flush: f.outbox, ReconRoutingKey: reconRoute,
-		Horizon: horizon, Concurrency: o.concurrency,
+		Horizon: horizon, Concurrency: o.concurrency, ExportMaxAge: o.exportMaxAge,
 		Metrics: emf.New(f.metrics, "hookline").WithClock(f.clock.Now), Now: f.clock.Now})
 	if err != nil {
 		t.Fatal(err)

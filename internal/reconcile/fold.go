@@ -238,7 +238,7 @@ func (f *fold) batch(ctx context.Context, rs []resolved) error {
 	ids := map[string]string{}
 	for _, r := range rs {
 		u := usageOf(r.rec, f.now)
-		if err := schemaProblem(r.rec, f.now); err != nil {
+		if err := f.r.schemaProblem(r.rec, f.now); err != nil {
 			if err := f.quarantine(ctx, u, err); err != nil {
 				return err
 			}
@@ -319,14 +319,14 @@ func (f *fold) classify(ctx context.Context, rec provider.UsageRecord, u spend.U
 
 // schemaProblem applies the door's usage schema and time rules to an
 // export record: a record the receiver would refuse (Invalid, from the
-// export's strict decoding) or whose time lies outside [provider.MaxUsageAge]
-// and [provider.MaxUsageSkew] of its publication is quarantined with the
-// field named, never counted.
-func schemaProblem(rec provider.UsageRecord, now time.Time) error {
+// export's strict decoding) or whose time lies outside the export
+// source's time rule ([Config.ExportMaxAge], [Config.ExportMaxSkew]) of
+// its publication is quarantined with the field named, never counted.
+func (r *Reconciler) schemaProblem(rec provider.UsageRecord, now time.Time) error {
 	if rec.Invalid != nil {
 		return rec.Invalid
 	}
-	return provider.CheckExportRecord(rec, now)
+	return provider.CheckExportRecordWithin(rec, now, r.cfg.ExportMaxAge, r.cfg.ExportMaxSkew)
 }
 
 func (f *fold) count(workloadID string, fn func(*Counts)) {

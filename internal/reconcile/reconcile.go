@@ -97,6 +97,11 @@ type Config struct {
 	Horizon time.Duration
 	// InitialLookback places the first run's cursor before now. Default 1h.
 	InitialLookback time.Duration
+	// ExportMaxAge and ExportMaxSkew are the time rule of the usage source
+	// the export holds (its USAGE_MAPPINGS entry): how far before and
+	// after its publication a record's time may lie. Defaults
+	// [provider.MaxUsageAge] and [provider.MaxUsageSkew].
+	ExportMaxAge, ExportMaxSkew time.Duration
 
 	// BaseInterval is the schedule's rate: workloads near their cap are
 	// reconciled every run. ActiveInterval and QuietInterval are the
@@ -125,6 +130,8 @@ func (c *Config) defaults() {
 	c.Lag = cmp.Or(c.Lag, DefaultLag)
 	c.Horizon = cmp.Or(c.Horizon, DefaultHorizon)
 	c.InitialLookback = cmp.Or(c.InitialLookback, DefaultInitialLookback)
+	c.ExportMaxAge = cmp.Or(c.ExportMaxAge, provider.MaxUsageAge)
+	c.ExportMaxSkew = cmp.Or(c.ExportMaxSkew, provider.MaxUsageSkew)
 	c.BaseInterval = cmp.Or(c.BaseInterval, DefaultBaseInterval)
 	c.ActiveInterval = cmp.Or(c.ActiveInterval, DefaultActiveInterval)
 	c.QuietInterval = cmp.Or(c.QuietInterval, DefaultQuietInterval)
@@ -149,7 +156,7 @@ func (c Config) Validate() error {
 	}
 	for name, d := range map[string]time.Duration{"Overlap": c.Overlap, "Lag": c.Lag, "Horizon": c.Horizon,
 		"InitialLookback": c.InitialLookback, "BaseInterval": c.BaseInterval, "ActiveInterval": c.ActiveInterval,
-		"QuietInterval": c.QuietInterval, "QuietAfter": c.QuietAfter} {
+		"QuietInterval": c.QuietInterval, "QuietAfter": c.QuietAfter, "ExportMaxAge": c.ExportMaxAge, "ExportMaxSkew": c.ExportMaxSkew} {
 		if d < 0 {
 			errs = append(errs, fmt.Errorf("reconcile: %s must not be negative", name))
 		}
@@ -313,7 +320,7 @@ func (r *Reconciler) run(ctx context.Context, run *Run) error {
 }
 
 // flagUnseen flags the webhook entries the export still lacks although it
-// has been read up to Horizon past their occurrence.
+// has been read up to Horizon past when hookline first saw them.
 func (r *Reconciler) flagUnseen(ctx context.Context, run *Run, f *fold) error {
 	due := run.CursorAfter.Add(-r.cfg.Horizon)
 	entries, err := r.cfg.Ledger.UnconfirmedBefore(ctx, due)

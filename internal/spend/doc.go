@@ -66,7 +66,7 @@
 //	disagreement  REC#<record>   DISAGREE#<workload>#<units> DISAGREE#<wl>        <observed>#<record>
 //	decision      WL#<id>        DECISION#<epoch>#<step>     EVENT#<event>        DECISION#<epoch>#<step>
 //	recon run     WL#<id>        RECON#<started>             -                    -
-//	marker        REC#<record>   UNCONFIRMED                 UNCONFIRMED#<shard>  <occurred>#<record>
+//	marker        REC#<record>   UNCONFIRMED                 UNCONFIRMED#<shard>  <seen>#<record>
 //	quarantine    REC#<record>   QUARANTINE                  QUARANTINE           <quarantined>#<record>
 //	run schedule  RECON#schedule RECON#schedule              -                    -
 //	page          PAGE#<dedup>   PAGE                        OUTBOX#<status>      <time>#<dedup>   (package pager)

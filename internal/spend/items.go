@@ -85,13 +85,17 @@ type entryItem struct {
 	OccurredAt  string   `dynamodbav:"occurred_at"`
 	ObservedAt  string   `dynamodbav:"observed_at"`
 	AcceptedAt  string   `dynamodbav:"accepted_at"`
+	SeenAt      string   `dynamodbav:"seen_at,omitempty"`
+	Source      string   `dynamodbav:"source,omitempty"`
+	Meter       string   `dynamodbav:"meter,omitempty"`
+	Unit        string   `dynamodbav:"unit,omitempty"`
 }
 
 func (it entryItem) entry() Entry {
 	return Entry{RecordID: it.RecordID, WorkloadID: it.WorkloadID, WorkloadRef: it.WorkloadRef,
 		Units: it.Units, EventID: it.EventID, Path: it.Path, Paths: it.Paths,
 		OccurredAt: ddb.ParseStamp(it.OccurredAt), ObservedAt: ddb.ParseStamp(it.ObservedAt),
-		AcceptedAt: ddb.ParseStamp(it.AcceptedAt)}
+		AcceptedAt: ddb.ParseStamp(it.AcceptedAt), SeenAt: ddb.ParseStamp(it.SeenAt), Source: it.Source, Meter: it.Meter, Unit: it.Unit}
 }
 
 // deferredItem is the stored form of a [Deferred].

@@ -32,13 +32,38 @@ type Usage struct {
 	Path string
 	// EventID is the webhook event ID; empty on the poll path.
 	EventID string
+	// SeenAt is when hookline first saw the record (the intake's
+	// received_at on the webhook path): its age, for the reconciler's
+	// horizon and a deferral's deadline, counts from here. Zero means
+	// ObservedAt.
+	SeenAt time.Time
+	// Source is the usage source it came from, and Meter and Unit what it
+	// counts; empty for records of builds before meters.
+	Source, Meter, Unit string
+	// Unreconciled means no export the reconciler reads holds the record:
+	// no confirmation marker is written for it, so it is never paged as
+	// unseen by an export that cannot show it.
+	Unreconciled bool
+}
+
+// seenAt is when hookline first saw u: SeenAt, else ObservedAt, else
+// fallback.
+func (u Usage) seenAt(fallback time.Time) time.Time {
+	switch {
+	case !u.SeenAt.IsZero():
+		return u.SeenAt
+	case !u.ObservedAt.IsZero():
+		return u.ObservedAt
+	}
+	return fallback
 }
 
 // validate is the ledger's own check of a record, whichever path read it.
 // Units must be at least 1: a zero-unit record attributes nothing and
 // would use up its record ID, so it is refused (quarantined) like a
-// negative one; the receiver and the export decoding refuse it first
-// (provider.ParseUsageEvent).
+// negative one. The receiver reads a zero reading as no usage and never
+// queues it to the ledger (usagein.OutcomeZero); the export decoding
+// refuses it first.
 func (u Usage) validate() error {
 	var errs []error
 	if u.RecordID == "" || u.WorkloadRef == "" {
@@ -106,6 +131,10 @@ type Entry struct {
 	OccurredAt time.Time
 	ObservedAt time.Time
 	AcceptedAt time.Time
+	// SeenAt, Source, Meter and Unit are as in [Usage]; empty on entries
+	// of builds before meters.
+	SeenAt              time.Time
+	Source, Meter, Unit string
 }
 
 // DeferredRecord is a verified usage record that could not be attributed.
@@ -235,7 +264,8 @@ func (s *core) applyTx(u Usage, id string) ([]types.TransactWriteItem, error) {
 func (s *core) entryItems(u Usage, id, now string) ([]types.TransactWriteItem, error) {
 	ei := entryItem{PK: recordPK(u.RecordID), SK: skEntry, RecordID: u.RecordID, WorkloadID: id,
 		WorkloadRef: u.WorkloadRef, Units: u.Units, EventID: u.EventID, Path: u.Path, Paths: []string{u.Path},
-		OccurredAt: ddb.Stamp(u.OccurredAt), ObservedAt: ddb.Stamp(u.ObservedAt), AcceptedAt: now}
+		OccurredAt: ddb.Stamp(u.OccurredAt), ObservedAt: ddb.Stamp(u.ObservedAt), AcceptedAt: now,
+		SeenAt: ddb.Stamp(u.SeenAt), Source: u.Source, Meter: u.Meter, Unit: u.Unit}
 	if u.EventID != "" {
 		ei.GSI1PK, ei.GSI1SK = eventPK(u.EventID), entryGSI1SK(u.RecordID)
 	}
@@ -245,7 +275,7 @@ func (s *core) entryItems(u Usage, id, now string) ([]types.TransactWriteItem, e
 	}
 	tx := []types.TransactWriteItem{{Put: &types.Put{TableName: aws.String(s.ledger), Item: item,
 		ConditionExpression: aws.String("attribute_not_exists(pk)")}}}
-	if u.Path == PathWebhook {
+	if u.Path == PathWebhook && !u.Unreconciled {
 		m, err := s.markerPut(u, id, now)
 		if err != nil {
 			return nil, err
@@ -392,7 +422,11 @@ func (s *core) deferForWorkload(ctx context.Context, u Usage, id string) (Result
 // deferUsage stores a record that cannot be attributed, once per record ID.
 func (s *core) deferUsage(ctx context.Context, u Usage, id string, hold bool, reason string) (Result, error) {
 	now := s.now()
-	deadline := now.Add(s.contracts[u.Path].MaxAge)
+	from := now
+	if !u.SeenAt.IsZero() {
+		from = u.SeenAt // the path's maximum age counts from the first sighting
+	}
+	deadline := from.Add(s.contracts[u.Path].MaxAge)
 	di := deferredItem{PK: recordPK(u.RecordID), SK: skDeferred,
 		GSI1PK: deferredOpen, GSI1SK: stampedSK(ddb.Stamp(deadline), u.RecordID),
 		RecordID: u.RecordID, WorkloadRef: u.WorkloadRef, WorkloadID: id, Units: u.Units, EventID: u.EventID,

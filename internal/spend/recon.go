@@ -26,7 +26,7 @@ import (
 // entry, a marker item:
 //
 //	item     pk            sk           gsi1pk                   gsi1sk
-//	marker   REC#<record>  UNCONFIRMED  UNCONFIRMED#<shard>      <occurred>#<record>
+//	marker   REC#<record>  UNCONFIRMED  UNCONFIRMED#<shard>      <seen>#<record>
 //
 // The marker moves to FLAGGED#<shard> when the export still lacks the record
 // past its consistency horizon (and a page goes out, once), and to
@@ -78,8 +78,8 @@ type UnconfirmedEntry struct {
 	EventID     string
 	// Status is "unconfirmed", "flagged" or "confirmed".
 	Status string
-	// Due is the time the horizon counts from: the usage's occurrence, or
-	// its observation when the webhook carried no occurrence time.
+	// Due is the time the horizon counts from: when hookline first saw
+	// the record (markers of earlier builds: its occurrence).
 	Due         time.Time
 	OccurredAt  time.Time
 	ObservedAt  time.Time
@@ -100,13 +100,13 @@ func (it markerItem) entry() UnconfirmedEntry {
 }
 
 // markerPut is the marker of a record applied by the webhook path; it joins
-// the ledger transaction of the entry.
+// the ledger transaction of the entry. Its horizon counts from when
+// hookline first saw the record.
 func (s *core) markerPut(u Usage, id, now string) (types.TransactWriteItem, error) {
-	due := u.OccurredAt
-	if due.IsZero() {
-		due = u.ObservedAt
-	}
-	dueStamp := ddb.Stamp(due)
+	// A record's age counts from when hookline first saw it, not from
+	// when it happened: a source may send usage weeks old, which the
+	// export cannot have shown before it arrived.
+	dueStamp := ddb.Stamp(u.seenAt(u.OccurredAt))
 	if dueStamp == "" {
 		dueStamp = now
 	}
