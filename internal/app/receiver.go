@@ -39,7 +39,8 @@ func NewReceiver(d Deps) (*receiver.Handler, error) {
 		}
 		sources = append(sources, src)
 	}
-	return receiver.New(receiver.Config{Sources: sources, Intake: store, Metrics: d.metrics(), Logger: d.logger(), MaxEventAge: cfg.MaxEventAge})
+	return receiver.New(receiver.Config{Sources: sources, Intake: store, Metrics: d.metrics(), Logger: d.logger(), MaxEventAge: cfg.MaxEventAge,
+		Usage: cfg.Usage.Mappings})
 }
 
 // paypalCerts is the certificate fetcher of a paypal source when

@@ -8,6 +8,7 @@ import (
 
 	"github.com/hookline/hookline/internal/paymentworker"
 	"github.com/hookline/hookline/internal/spend"
+	"github.com/hookline/hookline/internal/usagein"
 	"github.com/hookline/hookline/pkg/idempotency"
 	"github.com/hookline/hookline/pkg/provider"
 )
@@ -29,6 +30,9 @@ const (
 	StateDiffers = "DIFFERS"
 	// StateNone: no effect is recorded.
 	StateNone = "none"
+	// StateNotCounted: a usage message the door read as a zero reading or
+	// an event that is not usage: it has no ledger effect to look for.
+	StateNotCounted = "NOT_COUNTED"
 	// StateUnknown: nothing can tell (no checker, malformed message).
 	StateUnknown = "n/a"
 	// StateError: the check failed; see Status.Error.
@@ -115,21 +119,25 @@ func (c LedgerChecker) Check(ctx context.Context, m Message) Status {
 	if err != nil {
 		return Status{State: StateUnknown, Error: "malformed usage message: " + err.Error()}
 	}
-	ev, err := provider.DecodeUsageEvent([]byte(body))
+	msg, err := usagein.DecodeMessage([]byte(body), time.Time{})
 	if fe, ok := provider.AsFieldError(err); ok {
 		return Status{State: StateUnknown, Error: "malformed usage message: " + fe.Field + ": " + fe.Reason}
 	}
 	if err != nil {
 		return Status{State: StateUnknown, Error: "malformed usage message"}
 	}
-	st := Status{Key: ev.Data.RecordID}
-	e, err := c.Ledger.Entry(ctx, ev.Data.RecordID)
+	st := Status{Key: msg.RecordID}
+	if msg.Outcome != usagein.OutcomeUsage {
+		st.State, st.Done = StateNotCounted, true
+		return st
+	}
+	e, err := c.Ledger.Entry(ctx, msg.RecordID)
 	switch {
 	case errors.Is(err, spend.ErrNotFound):
 		st.State = StateNone
 	case err != nil:
 		st.State, st.Error = StateError, err.Error()
-	case e.Units == ev.Data.Units && e.WorkloadRef == ev.Data.WorkloadRef:
+	case e.Units == msg.Units && e.WorkloadRef == msg.WorkloadRef:
 		st.State, st.Done = StateApplied, true
 	default:
 		st.State = StateDiffers

@@ -28,6 +28,13 @@
 // acknowledged and dropped: {"status":"too_old"} for a single event, a
 // "too_old" count in a batch's answer, and the WebhookTooOld metric.
 //
+// A usage source (queue "usage") reads each verified body under its usage
+// mapping (package [usagein]): hookline's usage.recorded, or CloudEvents in
+// structured or batch mode. A body that cannot become a ledger record is a
+// 400 naming the field, before anything is recorded; in a batch, an event
+// refused on its own is listed, with its field, under "refused_items" of
+// the 200. Each event's queue message is the record the door read.
+//
 // Every outcome is counted as an EMF metric, and the latency from the
 // provider's event time to durable intake is recorded.
 package receiver

@@ -17,7 +17,7 @@ import (
 
 	"github.com/hookline/hookline/internal/emf"
 	"github.com/hookline/hookline/internal/intake"
-	"github.com/hookline/hookline/pkg/provider"
+	"github.com/hookline/hookline/internal/usagein"
 	"github.com/hookline/hookline/pkg/secrets"
 	"github.com/hookline/hookline/pkg/webhook"
 )
@@ -55,6 +55,10 @@ type Config struct {
 	// charge it again. It must be below the intake retention; zero is
 	// [DefaultMaxEventAge].
 	MaxEventAge time.Duration
+	// Usage are the usage sources' mappings (USAGE_MAPPINGS): how each
+	// reads its bodies into records. A usage source without one reads
+	// usage.recorded.
+	Usage *usagein.Mappings
 }
 
 // DefaultMaxEventAge is the intake's default retention less a day, the
@@ -102,6 +106,7 @@ type Handler struct {
 	log         *slog.Logger
 	now         func() time.Time
 	maxEventAge time.Duration
+	usage       *usagein.Mappings
 }
 
 // New validates cfg and builds a Handler.
@@ -110,7 +115,7 @@ func New(cfg Config) (*Handler, error) {
 		return nil, err
 	}
 	h := &Handler{sources: map[string]source{}, intake: cfg.Intake, metrics: cfg.Metrics, log: cfg.Logger, now: cfg.Now,
-		maxEventAge: cmp.Or(cfg.MaxEventAge, DefaultMaxEventAge)}
+		maxEventAge: cmp.Or(cfg.MaxEventAge, DefaultMaxEventAge), usage: cfg.Usage}
 	if h.log == nil {
 		h.log = slog.New(slog.DiscardHandler)
 	}
@@ -119,7 +124,7 @@ func New(cfg Config) (*Handler, error) {
 	}
 	for _, s := range cfg.Sources {
 		v, err := webhook.NewVerifier(webhook.VerifierConfig{Scheme: s.Spec.Scheme, Tolerance: s.Spec.Tolerance, MaxBody: MaxBody(s.Spec),
-			Now: h.now, Options: s.Spec.Options(), Certs: s.Certs})
+			Now: h.now, Options: s.Spec.Options(), Certs: s.Certs, OwnReader: s.Spec.Queue == UsageQueue})
 		if err != nil {
 			return nil, fmt.Errorf("receiver: source %q: %w", s.Spec.Name, err)
 		}
@@ -162,8 +167,10 @@ func (h *Handler) Handle(ctx context.Context, req events.APIGatewayV2HTTPRequest
 		// invalid byte, and the worker would get a body nobody signed.
 		return h.reject(ctx, name, fmt.Errorf("body is not UTF-8: %w", webhook.ErrMalformedBody)), nil
 	}
-	if err := h.checkSchema(src, body); err != nil {
-		return h.reject(ctx, name, err), nil
+	if src.spec.Queue == UsageQueue {
+		if d, err = h.readUsage(src, req, body, d); err != nil {
+			return h.reject(ctx, name, err), nil
+		}
 	}
 	return h.acceptDelivery(ctx, src, d, req.RequestContext.RequestID), nil
 }
@@ -234,22 +241,10 @@ func rawBody(req events.APIGatewayV2HTTPRequest, limit int64) ([]byte, error) {
 }
 
 // UsageQueue is the queue the spend worker reads. A source that feeds it
-// sends usage webhooks, and every body it sends must pass the usage schema
-// ([provider.ParseUsageEvent]) before it is accepted: the worker can only
-// count what that schema reads.
-const UsageQueue = "usage"
-
-// checkSchema refuses a verified body that its source's consumer cannot
-// use: for the usage source, a body that cannot become a ledger record.
-func (h *Handler) checkSchema(src source, body []byte) error {
-	if src.spec.Queue != UsageQueue {
-		return nil
-	}
-	if _, err := provider.ParseUsageEvent(body, h.now()); err != nil {
-		return fmt.Errorf("receiver: usage body: %w", err)
-	}
-	return nil
-}
+// sends usage, and every body it sends is read under its usage mapping
+// ([Handler.readUsage]) before it is accepted: the worker can only count
+// what the door read.
+const UsageQueue = usagein.UsageQueue
 
 // tooOld is the outcome of an item whose signed time is older than the
 // receiver's max event age: acknowledged, and neither recorded nor
@@ -268,8 +263,9 @@ const tooOld intake.Outcome = "too_old"
 func (h *Handler) acceptDelivery(ctx context.Context, src source, d webhook.Delivery, requestID string) events.APIGatewayV2HTTPResponse {
 	name := src.spec.Name
 	batch := len(d.Items)+len(d.Refused) > 1
+	var refused []refusal
 	for _, r := range d.Refused {
-		h.refuseItem(ctx, name, r.Index, r.Err)
+		refused = h.refuseItem(ctx, name, r.Index, r.Err, refused)
 	}
 	counts := map[intake.Outcome]int{}
 	for i, it := range d.Items {
@@ -279,7 +275,7 @@ func (h *Handler) acceptDelivery(ctx context.Context, src source, d webhook.Deli
 		}
 		res, err := h.acceptItem(ctx, src, it, requestID)
 		if err != nil && batch && errors.Is(err, intake.ErrConflict) {
-			h.refuseItem(ctx, name, i, err)
+			refused = h.refuseItem(ctx, name, i, err, refused)
 			continue
 		}
 		if err != nil {
@@ -296,9 +292,8 @@ func (h *Handler) acceptDelivery(ctx context.Context, src source, d webhook.Deli
 			return jsonResponse(http.StatusOK, `{"status":"`+string(outcome)+`"}`, nil)
 		}
 	}
-	return jsonResponse(http.StatusOK, fmt.Sprintf(`{"status":"accepted","accepted":%d,"duplicate":%d,"refused":%d,"too_old":%d}`,
-		counts[intake.Accepted], counts[intake.Duplicate], len(d.Items)+len(d.Refused)-counts[intake.Accepted]-counts[intake.Duplicate]-counts[tooOld],
-		counts[tooOld]), nil)
+	return jsonResponse(http.StatusOK, batchBody(counts[intake.Accepted], counts[intake.Duplicate],
+		len(d.Items)+len(d.Refused)-counts[intake.Accepted]-counts[intake.Duplicate]-counts[tooOld], counts[tooOld], refused), nil)
 }
 
 // dropTooOld drops, counts and logs an item whose time is signed, held
@@ -322,11 +317,14 @@ func (h *Handler) dropTooOld(ctx context.Context, source string, it webhook.Item
 	return true
 }
 
-// refuseItem counts and logs one batch item refused on its own.
-func (h *Handler) refuseItem(ctx context.Context, source string, index int, err error) {
+// refuseItem counts and logs one batch item refused on its own, and
+// appends to refused what the answer says of it.
+func (h *Handler) refuseItem(ctx context.Context, source string, index int, err error, refused []refusal) []refusal {
 	a := answerFor(h.sources[source].spec.Scheme, err)
 	h.metrics.Count(MetricItemRejected, 1, emf.Dims{"Source": source, "Reason": a.code})
-	h.log.WarnContext(ctx, "webhook batch item refused", "source", source, "index", index, "reason", a.code, "request_id", lambdaRequestID(ctx))
+	h.log.WarnContext(ctx, "webhook batch item refused", "source", source, "index", index, "reason", a.code,
+		"field", a.field, "why", a.reason, "request_id", lambdaRequestID(ctx))
+	return append(refused, refusal{Index: index, Error: a.code, Field: a.field, Reason: a.reason})
 }
 
 // acceptItem records and enqueues one item.

@@ -11,6 +11,7 @@ import (
 
 	"github.com/hookline/hookline/internal/intake"
 	"github.com/hookline/hookline/internal/receiver"
+	"github.com/hookline/hookline/internal/usagein"
 	"github.com/hookline/hookline/pkg/secrets"
 	"github.com/hookline/hookline/pkg/webhook"
 )
@@ -19,13 +20,19 @@ import (
 // usage queue, besides the payments source.
 func newUsageFixture(t *testing.T) *fixture {
 	t.Helper()
+	return newUsageFixtureWith(t, nil)
+}
+
+// newUsageFixtureWith is [newUsageFixture] with the usage mappings ms.
+func newUsageFixtureWith(t *testing.T, ms *usagein.Mappings) *fixture {
+	t.Helper()
 	f := newFixture(t, nil, nil)
 	store, err := intake.New(intake.Config{DynamoDB: f.ddb, SQS: f.sqs, Table: f.env.TableName("IntakeTable")})
 	if err != nil {
 		t.Fatal(err)
 	}
 	lookup := secrets.Env{Lookup: func(string) (string, bool) { return standardSecret, true }}
-	f.handler, err = receiver.New(receiver.Config{Intake: store, Sources: []receiver.Source{
+	f.handler, err = receiver.New(receiver.Config{Intake: store, Usage: ms, Sources: []receiver.Source{
 		{Spec: webhook.SourceSpec{Name: "usage", Scheme: webhook.SchemeStandard, SecretEnv: "USAGE", Queue: "usage"}, QueueURL: f.env.QueueURL("usage"), Secrets: lookup},
 		{Spec: webhook.SourceSpec{Name: "payments", Scheme: webhook.SchemeStandard, SecretEnv: "PAY", Queue: "payments"}, QueueURL: f.env.QueueURL("payments"), Secrets: lookup},
 	}})
@@ -65,7 +72,6 @@ func TestBadUsageIsRefusedAtTheDoorNamingTheField(t *testing.T) {
 	}{
 		{"units null", usageEvent("evt_u1", "usage.recorded", rec(`,"units":null`)), "data.units"},
 		{"units missing", usageEvent("evt_u2", "usage.recorded", rec(``)), "data.units"},
-		{"units zero", usageEvent("evt_u3", "usage.recorded", rec(`,"units":0`)), "data.units"},
 		{"units twice", usageEvent("evt_u4", "usage.recorded", rec(`,"units":5,"units":500000`)), "data.units"},
 		{"units negative", usageEvent("evt_u5", "usage.recorded", rec(`,"units":-5`)), "data.units"},
 		{"units beyond int64", usageEvent("evt_u6", "usage.recorded", rec(`,"units":99999999999999999999`)), "data.units"},
@@ -73,7 +79,7 @@ func TestBadUsageIsRefusedAtTheDoorNamingTheField(t *testing.T) {
 		{"units 10.0", usageEvent("evt_u8", "usage.recorded", rec(`,"units":10.0`)), "data.units"},
 		{"units string", usageEvent("evt_u9", "usage.recorded", rec(`,"units":"5"`)), "data.units"},
 		{"record id missing", usageEvent("evt_u10", "usage.recorded", `"workload_ref":"w1","units":5,"occurred_at":"`+at+`"`), "data.record_id"},
-		{"type deleted", usageEvent("evt_u11", "usage.deleted", rec(`,"units":5`)), "type"},
+		{"type not a string", `{"id":"evt_u11","type":7,"data":{` + rec(`,"units":5`) + `}}`, "type"},
 		{"in 2099", usageEvent("evt_u12", "usage.recorded", `"record_id":"ur_1","workload_ref":"w1","units":5,"occurred_at":"2099-01-01T00:00:00Z"`), "data.occurred_at"},
 		{"in 1970", usageEvent("evt_u13", "usage.recorded", `"record_id":"ur_1","workload_ref":"w1","units":5,"occurred_at":"1970-01-01T00:00:00Z"`), "data.occurred_at"},
 	}

@@ -8,9 +8,15 @@
 // workload, recorded with a deadline, reason and owner by the ledger), or
 // disagreement (paged by the ledger). Rejected events never reach this
 // queue; the receiver counts them. Infrastructure failures fail the record
-// back to the queue. Messages are read with the receiver's strict usage
-// schema ([provider.ParseUsageEvent]); one it refuses is dead-lettered
-// with a reason naming the field ("invalid_usage: data.units: ...").
+// back to the queue. A message holds the record the receiver read under
+// its source's usage mapping ([usagein.DecodeMessage]), so the worker never
+// reads a producer's shape; messages queued before envelopes, the
+// usage.recorded body itself, are still read. A zero reading and an event
+// of a type that is not usage are acknowledged and marked on their intake
+// record (zero, not_usage), never counted. A message that cannot be read,
+// or whose record lies outside the time rule the door applied (counted
+// from the intake time), is dead-lettered with a reason naming the field
+// ("invalid_usage: data.units: ...").
 // After a batch, pages the ledger enqueued are flushed from the outbox
 // (best effort: the outbox keeps them until they are sent).
 //

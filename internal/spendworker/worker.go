@@ -3,7 +3,6 @@ package spendworker
 import (
 	"context"
 	"errors"
-	"fmt"
 	"log/slog"
 	"strings"
 	"sync"
@@ -146,13 +145,6 @@ func (w *Worker) Handle(ctx context.Context, ev events.SQSEvent) (events.SQSEven
 	return resp, nil
 }
 
-// parsed is one message of a batch with the record read from it.
-type parsed struct {
-	m          events.SQSMessage
-	u          spend.Usage
-	receivedAt time.Time
-}
-
 // handleBatch applies the batch's records with one ApplyBatch call, then
 // finishes each record (quarantine, attribution mark, metrics) as
 // [Worker.process] does, at most Concurrency at a time.
@@ -163,10 +155,9 @@ func (w *Worker) handleBatch(ctx context.Context, bl BatchLedger, ev events.SQSE
 	var us []spend.Usage
 	var at []int // at[k] is the message of us[k]
 	for i, m := range ev.Records {
-		u, receivedAt, err := parse(m, now)
-		msgs[i], parseErrs[i] = parsed{m: m, u: u, receivedAt: receivedAt}, err
-		if err == nil {
-			us = append(us, u)
+		msgs[i], parseErrs[i] = parse(m, now)
+		if parseErrs[i] == nil && msgs[i].counts() {
+			us = append(us, msgs[i].u)
 			at = append(at, i)
 		}
 	}
@@ -185,11 +176,14 @@ func (w *Worker) handleBatch(ctx context.Context, bl BatchLedger, ev events.SQSE
 		sem <- struct{}{}
 		wg.Go(func() {
 			defer func() { <-sem }()
-			if parseErrs[i] != nil {
-				acked[i] = w.malformed(ctx, msgs[i].m, parseErrs[i])
-				return
+			switch {
+			case parseErrs[i] != nil:
+				acked[i] = w.malformed(ctx, ev.Records[i], parseErrs[i])
+			case !msgs[i].counts():
+				acked[i] = w.uncounted(ctx, msgs[i])
+			default:
+				acked[i] = w.finish(ctx, msgs[i], results[i], errs[i], keys)
 			}
-			acked[i] = w.finish(ctx, msgs[i], results[i], errs[i], keys)
 		})
 	}
 	wg.Wait()
@@ -238,12 +232,15 @@ func (w *Worker) flush(ctx context.Context, keys []string) {
 
 // process applies one record and reports whether it is acknowledged.
 func (w *Worker) process(ctx context.Context, m events.SQSMessage, keys *pageKeys) bool {
-	u, receivedAt, err := parse(m, w.cfg.Now())
-	if err != nil {
+	p, err := parse(m, w.cfg.Now())
+	switch {
+	case err != nil:
 		return w.malformed(ctx, m, err)
+	case !p.counts():
+		return w.uncounted(ctx, p)
 	}
-	res, err := w.cfg.Ledger.Apply(ctx, u)
-	return w.finish(ctx, parsed{m: m, u: u, receivedAt: receivedAt}, res, err, keys)
+	res, err := w.cfg.Ledger.Apply(ctx, p.u)
+	return w.finish(ctx, p, res, err, keys)
 }
 
 // finish completes one record after the ledger: a refused record is
@@ -338,35 +335,6 @@ func (w *Worker) deadLetter(ctx context.Context, m events.SQSMessage, code, deta
 	}
 	w.cfg.Metrics.Count(MetricUsageDeadLettered, 1, emf.Dims{"Reason": code})
 	return true
-}
-
-// parse reads a usage webhook from an SQS record with the same strict
-// schema as the receiver ([provider.ParseUsageEvent]): exact member names,
-// no member twice, positive integer units. Its time rules are applied
-// against the intake time (received_at), so that a redrive days later
-// reads the record as the door did; without one, against now.
-func parse(m events.SQSMessage, now time.Time) (spend.Usage, time.Time, error) {
-	received, _ := time.Parse("2006-01-02T15:04:05.000Z07:00", attr(m, "received_at"))
-	ref := received
-	if ref.IsZero() {
-		ref = now
-	}
-	body, err := queue.Payload(m)
-	if err != nil {
-		return spend.Usage{}, time.Time{}, fmt.Errorf("%w: %w", ErrMalformed, err)
-	}
-	ev, err := provider.ParseUsageEvent([]byte(body), ref)
-	if err != nil {
-		return spend.Usage{}, time.Time{}, fmt.Errorf("%w: %w", ErrMalformed, err)
-	}
-	d := ev.Data
-	eventID := attr(m, "event_id")
-	if eventID == "" {
-		eventID = ev.ID
-	}
-	u := spend.Usage{RecordID: d.RecordID, WorkloadRef: d.WorkloadRef, Units: d.Units, OccurredAt: d.OccurredAt,
-		ObservedAt: now, Path: "webhook", EventID: eventID}
-	return u, received, nil
 }
 
 func attr(m events.SQSMessage, name string) string {

@@ -5,6 +5,7 @@ import (
 	"mime"
 	"net/url"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -225,10 +226,15 @@ func checkShape(batch bool, contentType, mode string) error {
 // attributes travel as ce-* headers: id and source would come from
 // headers no signature covers.
 func checkBinaryMode(headers map[string]string) error {
+	var found []string
 	for name := range headers {
 		if len(name) > 3 && strings.EqualFold(name[:3], "ce-") {
-			return &provider.FieldError{Field: strings.ToLower(name), Reason: "binary mode is refused: send the event in structured or batch mode, whose attributes are signed"}
+			found = append(found, strings.ToLower(name))
 		}
 	}
-	return nil
+	if len(found) == 0 {
+		return nil
+	}
+	slices.Sort(found)
+	return &provider.FieldError{Field: found[0], Reason: "binary mode is refused: send the event in structured or batch mode, whose attributes are signed"}
 }

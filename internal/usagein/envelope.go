@@ -68,17 +68,20 @@ type Message struct {
 	Seen time.Time
 	// Reconciled says the reconciler's export holds the record.
 	Reconciled bool
-	// Legacy is a usage.recorded body queued by a build before envelopes.
-	Legacy bool
+	// Legacy is a usage.recorded body queued by a build before envelopes,
+	// and EventID its own id (an envelope's event is the intake's).
+	Legacy  bool
+	EventID string
 }
 
 // DecodeMessage reads a usage queue message: an [Envelope], or, from a
 // build before envelopes, a usage.recorded body, which is read as that
 // build read it ([provider.ParseUsageEvent], [DefaultTimeRule]). seen is
-// the intake's received_at (zero when the message has none: the caller's
-// clock is used). The record's time is checked again against seen under
-// the rule the door applied, so that a redrive days later reads it as the
-// door did. Every refusal is a [*provider.FieldError].
+// when hookline first saw the event, the intake's received_at: the
+// record's time is checked again against it under the rule the door
+// applied, so that a redrive days later reads it as the door did. A zero
+// seen applies no time rule, for a reader that only inspects. Every
+// refusal is a [*provider.FieldError].
 func DecodeMessage(body []byte, seen time.Time) (Message, error) {
 	doc, err := provider.ReadJSON(body)
 	if err != nil {
@@ -101,14 +104,17 @@ func DecodeMessage(body []byte, seen time.Time) (Message, error) {
 
 // decodeLegacy reads a usage.recorded body queued before envelopes.
 func decodeLegacy(body []byte, seen time.Time) (Message, error) {
-	ev, err := provider.ParseUsageEvent(body, seen)
+	ev, err := provider.DecodeUsageEvent(body)
+	if err == nil && !seen.IsZero() {
+		err = provider.CheckUsageTime(ev.Data.OccurredAt, seen, "data.occurred_at")
+	}
 	if err != nil {
 		return Message{}, err
 	}
 	d := ev.Data
 	return Message{Record: Record{Outcome: OutcomeUsage, Type: ev.Type, RecordID: d.RecordID, WorkloadRef: d.WorkloadRef,
 		Meter: DefaultUnit, Unit: DefaultUnit, Units: d.Units, OccurredAt: d.OccurredAt},
-		Rule: DefaultTimeRule, Seen: seen, Reconciled: true, Legacy: true}, nil
+		Rule: DefaultTimeRule, Seen: seen, Reconciled: true, Legacy: true, EventID: ev.ID}, nil
 }
 
 // message checks an envelope and turns it into a Message.
@@ -124,15 +130,12 @@ func (env Envelope) message(seen time.Time) (Message, error) {
 	if !slices.Contains([]string{OutcomeUsage, OutcomeZero, OutcomeNotUsage}, env.Outcome) {
 		return Message{}, &provider.FieldError{Field: "outcome", Reason: fmt.Sprintf("%q is not usage, zero or not_usage", env.Outcome)}
 	}
-	if err := provider.CheckUsageID("record_id", env.RecordID); err != nil {
-		return Message{}, err
-	}
 	var err error
 	if msg.Rule, err = env.rule(); err != nil {
 		return Message{}, err
 	}
 	if env.Outcome == OutcomeNotUsage {
-		return msg, nil
+		return msg, nil // no ledger key: usage.recorded's other types carry none
 	}
 	if err := env.checkUsage(); err != nil {
 		return Message{}, err
@@ -145,7 +148,7 @@ func (env Envelope) message(seen time.Time) (Message, error) {
 
 // checkUsage refuses a usage envelope the ledger cannot count.
 func (env Envelope) checkUsage() error {
-	for _, f := range []struct{ name, v string }{{"workload_ref", env.WorkloadRef}, {"meter", env.Meter}, {"unit", env.Unit}} {
+	for _, f := range []struct{ name, v string }{{"record_id", env.RecordID}, {"workload_ref", env.WorkloadRef}, {"meter", env.Meter}, {"unit", env.Unit}} {
 		if err := provider.CheckUsageID(f.name, f.v); err != nil {
 			return err
 		}
@@ -182,6 +185,9 @@ func (env Envelope) occurred(seen time.Time, rule TimeRule) (time.Time, error) {
 	t, err := time.Parse(time.RFC3339Nano, env.OccurredAt)
 	if err != nil {
 		return time.Time{}, &provider.FieldError{Field: "occurred_at", Reason: "want an RFC 3339 time"}
+	}
+	if seen.IsZero() {
+		return t.UTC(), nil
 	}
 	return t.UTC(), rule.Check(t, seen, "occurred_at")
 }

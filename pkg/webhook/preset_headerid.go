@@ -34,6 +34,8 @@ type legacyEnvelope struct {
 	provider Scheme
 	typ      string
 	item     []byte
+	// raw is the earlier payload itself ([Item.WithEarlierPayload]).
+	raw []byte
 }
 
 // headerIdentified is the delivery of one event whose provider names it
@@ -67,6 +69,9 @@ func headerIdentified(provider Scheme, h Headers, idHeader, typ string, ts time.
 // only a record of these very bytes counts as this event. It is nil when
 // the item has no legacy identity.
 func (it Item) LegacyPayload() []byte {
+	if it.LegacyEventID != "" && it.legacy.raw != nil {
+		return it.legacy.raw
+	}
 	if it.LegacyEventID == "" || it.legacy.provider == "" {
 		return nil
 	}

@@ -54,6 +54,11 @@ type VerifierConfig struct {
 	// Certs fetches and checks signing certificates (PayPal). Nil builds
 	// one for the pinned Options.CertHosts with the system roots.
 	Certs *CertFetcher
+	// OwnReader means the caller reads a verified Standard Webhooks body
+	// with a reader of its own (a usage format such as a CloudEvents
+	// batch, which is an array): Verify then leaves [Verified.Envelope]
+	// zero rather than parse the body as an envelope.
+	OwnReader bool
 }
 
 // Validate reports every problem with the configuration at once.
@@ -100,6 +105,7 @@ type Verifier struct {
 	keys      keyCache
 	opts      PresetOptions
 	certs     *CertFetcher
+	ownReader bool
 }
 
 // NewVerifier returns a Verifier for cfg.
@@ -107,7 +113,8 @@ func NewVerifier(cfg VerifierConfig) (*Verifier, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	v := &Verifier{scheme: cfg.Scheme, tolerance: cfg.Tolerance, maxBody: cfg.MaxBody, now: cfg.Now, opts: cfg.Options, certs: cfg.Certs}
+	v := &Verifier{scheme: cfg.Scheme, tolerance: cfg.Tolerance, maxBody: cfg.MaxBody, now: cfg.Now, opts: cfg.Options, certs: cfg.Certs,
+		ownReader: cfg.OwnReader}
 	if v.tolerance == 0 {
 		v.tolerance = DefaultTolerance
 	}
@@ -157,6 +164,9 @@ func (v *Verifier) Verify(h Headers, body []byte, secrets []string) (Verified, e
 		return Verified{}, err
 	}
 	// Verified: now the body may be parsed.
+	if v.ownReader && v.scheme == SchemeStandard {
+		return got, nil
+	}
 	needID := v.scheme == SchemeStripe
 	env, err := parseEnvelope(body, needID)
 	if err != nil {
