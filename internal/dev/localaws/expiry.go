@@ -215,10 +215,13 @@ func (d *dynamoFront) expireItem(id itemID, now time.Time) expireResult {
 	if attr == "" {
 		return expireKept
 	}
+	// With the item's lock held, nothing spills or warms it but a table's
+	// first Query or Scan (pin), which only warms: the spill's lock is
+	// needed only to look at the spilled items and the record of writes.
 	s := &d.spill
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	if c, cold := s.cold[id]; cold {
+		defer s.mu.Unlock()
 		var it item
 		if json.Unmarshal(c.data, &it) != nil || !expired(it, attr, now) {
 			return expireKept
@@ -226,6 +229,7 @@ func (d *dynamoFront) expireItem(id itemID, now time.Time) expireResult {
 		delete(s.cold, id)
 		return expireDeleted
 	}
+	s.mu.Unlock()
 	phys := physical(table, ref.shard)
 	it, err := d.engines[ref.shard].get(phys, ref.key)
 	if err != nil || it == nil || !expired(it, attr, now) {
@@ -234,7 +238,9 @@ func (d *dynamoFront) expireItem(id itemID, now time.Time) expireResult {
 	if _, err := d.client(ref.shard).DeleteItem(context.Background(), &server.DeleteItemInput{TableName: aws.String(phys), Key: ref.key}); err != nil {
 		return expireKept
 	}
+	s.mu.Lock()
 	delete(s.hot, id) // its entries in the order of writes are stale now
+	s.mu.Unlock()
 	return expireDeleted
 }
 
