@@ -185,6 +185,12 @@ func TestGrammarRefusesAmbiguousInput(t *testing.T) {
 		{name: "lab with a payload it cannot read", args: []string{"lab", "--payload", "no-such-body.json"}},
 		{name: "lab with a payload the worker cannot charge", args: []string{"lab", "--payload", "../../testdata/payloads/README.md"}},
 		{name: "drop and alter", args: []string{"dev", "send-usage", "--workload", "w", "--units", "1", "--drop-webhook", "--webhook-units", "2"}},
+		{name: "usage without units", args: []string{"dev", "send-usage", "--workload", "w"}},
+		{name: "usage in an unknown format", args: []string{"dev", "send-usage", "--workload", "w", "--format", "csv"}},
+		{name: "a batch of usage.recorded", args: []string{"dev", "send-usage", "--workload", "w", "--units", "1", "--batch", "3"}},
+		{name: "cloudevents with units", args: []string{"dev", "send-usage", "--format", "cloudevents", "--workload", "w", "--value", "1", "--units", "1"}},
+		{name: "cloudevents without a value", args: []string{"dev", "send-usage", "--format", "cloudevents", "--workload", "w"}},
+		{name: "cloudevents with a negative batch", args: []string{"dev", "send-usage", "--format", "cloudevents", "--workload", "w", "--value", "1", "--batch=-1"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			code, _, errOut := execute(t, tc.args...)

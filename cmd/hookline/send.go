@@ -367,14 +367,26 @@ type usageJSON struct {
 // it to its authoritative export and sends (or drops, or alters) the signed
 // usage webhook to the receiver, as the real provider would.
 func newSendUsageCmd() *cobra.Command {
-	var workload, record, providerURL string
+	var workload, record, providerURL, format string
 	var units, alter int64
 	var drop bool
+	var ce ceArgs
 	cmd := &cobra.Command{
 		Use:   "send-usage --workload REF --units N [--record ID] [--drop-webhook | --webhook-units N]",
 		Short: "Record usage at the local provider simulator, which sends its signed webhook",
+		Long: `Record usage at the local provider simulator, which adds it to its export
+and sends hookline's signed usage.recorded webhook (--format hookline, the
+default).
+
+--format cloudevents sends the usage as a metering producer does instead:
+CloudEvents 1.0 JSON, one event (structured mode) or --batch N of them,
+signed with Standard Webhooks (or under Svix's header names with --svix)
+and posted to /webhooks/{--source}, whose USAGE_MAPPINGS entry reads them.
+The workload is the event's subject and --value its data.value.`,
 		Example: "  hookline dev send-usage --workload img-resize --units 400 --record ur_1\n" +
-			"  hookline dev send-usage --workload thumbs --units 600 --record ur_11 --drop-webhook",
+			"  hookline dev send-usage --workload thumbs --units 600 --record ur_11 --drop-webhook\n" +
+			"  hookline dev send-usage --format cloudevents --source meters --type com.example.tokens --workload img-resize --value 12.5\n" +
+			"  hookline dev send-usage --format cloudevents --source meters --type com.example.tokens --workload img-resize --value 0.25 --batch 4",
 		Args: cobra.NoArgs,
 	}
 	f := cmd.Flags()
@@ -384,10 +396,26 @@ func newSendUsageCmd() *cobra.Command {
 	f.BoolVar(&drop, "drop-webhook", false, "record the usage but drop its webhook (only reconciliation will see it)")
 	f.Int64Var(&alter, "webhook-units", 0, "send a webhook with these units instead (a disagreement)")
 	f.StringVar(&providerURL, "provider", "", "provider simulator URL (default: the one 'hookline run' wrote)")
+	f.StringVar(&format, "format", formatHookline, "what to send: hookline (usage.recorded, through the provider simulator) or cloudevents")
+	addCloudEventsFlags(cmd, &ce)
 	asJSON := jsonFlag(cmd)
-	require(cmd, "workload", "units")
+	require(cmd, "workload")
 	cmd.MarkFlagsMutuallyExclusive("drop-webhook", "webhook-units")
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
+		if err := checkFormatFlags(cmd, format); err != nil {
+			return err
+		}
+		switch format {
+		case formatCloudEvents:
+			ce.workload, ce.asJSON = workload, *asJSON
+			return sendCloudEvents(cmd, ce)
+		case formatHookline:
+		default:
+			return usageErrorf("--format %q: want %s or %s", format, formatHookline, formatCloudEvents)
+		}
+		if !cmd.Flags().Changed("units") {
+			return usageErrorf("--units is required with --format hookline")
+		}
 		if units <= 0 || alter < 0 {
 			return usageErrorf("--units must be positive and --webhook-units not negative")
 		}

@@ -171,6 +171,15 @@ func TestWalkthroughs(t *testing.T) {
 		}
 		steps = append(steps, s...)
 	}
+	runOut := startRun(t)
+	runSteps(t, steps, runOut)
+}
+
+// startRun starts `hookline run` as `make run` starts it, in a fresh
+// directory with the repository's fixtures, with the environment the test
+// set, and points the commands of the test at it.
+func startRun(t *testing.T) *syncBuffer {
+	t.Helper()
 	repo, err := filepath.Abs("../..")
 	if err != nil {
 		t.Fatal(err)
@@ -190,24 +199,30 @@ func TestWalkthroughs(t *testing.T) {
 	// from a developer's own `make run`.
 	t.Setenv("HOOKLINE_TEMPLATE", filepath.Join(repo, "infra", "template.yaml"))
 	ctx, cancel := context.WithCancel(context.Background())
-	var runOut syncBuffer
+	runOut := &syncBuffer{}
 	done := make(chan int, 1)
 	go func() {
-		done <- dispatch(ctx, []string{"run", "--addr", "127.0.0.1:0", "--reconcile-every", "1s"}, &runOut)
+		done <- dispatch(ctx, []string{"run", "--addr", "127.0.0.1:0", "--reconcile-every", "1s"}, runOut)
 	}()
-	defer func() {
+	t.Cleanup(func() {
 		cancel()
 		select {
 		case <-done:
 		case <-time.After(30 * time.Second):
 			t.Error("hookline run did not stop")
 		}
-	}()
+	})
 	env := waitEndpoints(t, done)
 	for k, v := range env {
 		t.Setenv(k, v)
 	}
+	return runOut
+}
 
+// runSteps runs the steps of walk-throughs against the run whose terminal
+// prints to runOut, and checks the outputs the documents show.
+func runSteps(t *testing.T, steps []step, runOut *syncBuffer) {
+	t.Helper()
 	for i, s := range steps {
 		if s.command == "" {
 			// then the run terminal shows the lines, in time, each once:
