@@ -147,8 +147,11 @@ func TestEachPresetActsOncePerPayment(t *testing.T) {
 	})
 
 	t.Run("two Square payment.updated COMPLETED of one payment act once", func(t *testing.T) {
-		before, base := charges(), mark()
-		for _, id := range []string{"sq-local-1", "sq-local-2"} {
+		// Square sends the second update after the first was answered; one
+		// sent while the first still holds the key would come back only
+		// after the holder's window, and that is not what is tested here.
+		for i, id := range []string{"sq-local-1", "sq-local-2"} {
+			before, base := charges(), mark()
 			body := fmt.Appendf(nil, `{"merchant_id":"MLX","type":"payment.updated","event_id":%q,"created_at":%q,`+
 				`"data":{"type":"payment","id":"sqpay_local_1","object":{"payment":{"id":"sqpay_local_1","status":"COMPLETED","customer_id":"CUST_LOCAL",`+
 				`"total_money":{"amount":1999,"currency":"USD"}}}}}`, id, time.Now().UTC().Format(time.RFC3339))
@@ -159,8 +162,8 @@ func TestEachPresetActsOncePerPayment(t *testing.T) {
 			if code, got := sendSigned(t, sys, "shop-square", h, body); code != http.StatusOK {
 				t.Fatalf("%d %s", code, got)
 			}
+			expect(t, before, 1-i, 1, base, false)
 		}
-		expect(t, before, 1, 2, base, false)
 	})
 
 	t.Run("Mollie authorized, then paid, acts once, with no retry between", func(t *testing.T) {
