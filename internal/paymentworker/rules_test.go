@@ -1,11 +1,17 @@
 package paymentworker_test
 
 import (
+	"context"
+	"errors"
 	"strings"
 	"testing"
 
+	"github.com/aws/aws-lambda-go/events"
+	"github.com/aws/aws-sdk-go-v2/aws"
+
 	"github.com/hookline/hookline/internal/paymentworker"
 	"github.com/hookline/hookline/internal/paymentworker/paymentworkertest"
+	"github.com/hookline/hookline/pkg/idempotency"
 )
 
 // TestMappingsAreRefusedAtStart: a rule that could act on what a
@@ -177,3 +183,35 @@ func TestAPresetNeverDefaultsToStripe(t *testing.T) {
 
 // stubCharger is a charger that is never called.
 type stubCharger struct{ naiveCharger }
+
+// downRegistry is a registry whose store cannot be reached.
+type downRegistry struct{ noRegistry }
+
+func (downRegistry) Claim(context.Context, string, string) (idempotency.Claim, error) {
+	return idempotency.Claim{}, errors.New("store down")
+}
+func (downRegistry) Status(context.Context, string) (idempotency.Record, bool, error) {
+	return idempotency.Record{}, false, errors.New("store down")
+}
+
+// TestARegistryThatIsDownLeavesTheMessageToComeBack: neither a legacy
+// lookup nor a not-an-effect record that cannot be written acknowledges
+// a message; it comes back, and nothing is charged.
+func TestARegistryThatIsDownLeavesTheMessageToComeBack(t *testing.T) {
+	t.Parallel()
+	ms, err := paymentworker.NewMappings(map[string]paymentworker.Mapping{"stripe": paymentworker.StripeInvoiceMapping})
+	must(t, err)
+	q := paymentworkertest.NewRecordingQueue()
+	w, err := paymentworker.New(paymentworker.Config{Registry: downRegistry{}, Provider: stubCharger{}, Queue: q, Mappings: ms})
+	must(t, err)
+	for _, typ := range []string{"invoice.finalized", "invoice.paid"} { // a legacy lookup; a record of no effect
+		m := mappingMessage("stripe", `{"id":"evt_down","type":"`+typ+`","data":{"object":{"id":"in_down","customer":"cus_1","amount_due":100,"currency":"usd"}}}`)
+		m.MessageAttributes["event_id"] = events.SQSMessageAttribute{DataType: "String", StringValue: aws.String("evt_down")}
+		m.Attributes = map[string]string{"ApproximateReceiveCount": "1"}
+		resp, err := w.Handle(context.Background(), events.SQSEvent{Records: []events.SQSMessage{m}})
+		must(t, err)
+		if len(resp.BatchItemFailures) != 1 || q.DeadLettered(m.MessageId) != "" {
+			t.Fatalf("%s: %d failures, dead-lettered %q; want the message back", typ, len(resp.BatchItemFailures), q.DeadLettered(m.MessageId))
+		}
+	}
+}
