@@ -1,0 +1,17 @@
+// Package sums describes the providers that serve usage as sums per time
+// bucket rather than record by record (Stripe's meter event summaries,
+// OpenAI's usage), and the rule by which the ledger counts them.
+//
+// A sum cannot be deduplicated against records. For each workload, meter
+// and bucket the ledger keeps W, the sum of the webhook records it applied
+// to the bucket (still deduplicated per record), and P*, the highest value
+// the provider has shown for it, and counts max(W, P*) ([Counted]). Every
+// change appends the increase of that maximum, so a late webhook after a
+// top-up adds only what exceeds P*, and a poll adds only what exceeds the
+// webhooks and every earlier poll.
+//
+// A [Source] is one provider account's sums: its meters, their scale and
+// tolerance, its bucketing, start date and settle horizon. SUM_SOURCES
+// holds them as JSON ([ParseSources]). A [Reader] is a provider adapter
+// (package stripeusage is the first).
+package sums

@@ -1,0 +1,147 @@
+package sums
+
+import (
+	"context"
+	"errors"
+	"math"
+	"time"
+)
+
+// ErrBadSource means a sums source's configuration is refused.
+var ErrBadSource = errors.New("sums: bad sums source")
+
+// ErrRead means a provider's sums could not be read to the end; nothing
+// read in that call may be taken as complete.
+var ErrRead = errors.New("sums: provider read failed")
+
+// Aggregations a meter may have. Only those that add up across buckets
+// are accepted: a sum of bucket values is then the sum over their union.
+const (
+	AggregationSum   = "sum"
+	AggregationCount = "count"
+	// AggregationLast is Stripe's "last": refused, it does not add up.
+	AggregationLast = "last"
+)
+
+// Meter is one provider meter reconciled against sums.
+type Meter struct {
+	// Name is the ledger's meter: the meter the usage source's mapping
+	// gives its webhook records, whose sum per bucket is W.
+	Name string `json:"-"`
+	// ProviderMeter is the provider's ID of the meter (Stripe: mtr_...).
+	ProviderMeter string `json:"provider_meter"`
+	// Aggregation is the provider's formula: sum or count.
+	Aggregation string `json:"aggregation"`
+	// PreAggregated is a Stripe meter with an event_time_window, where only
+	// the last event of a window counts: refused.
+	PreAggregated bool `json:"pre_aggregated,omitempty"`
+	// Scale multiplies the provider's value into ledger units, as a usage
+	// mapping's scale does: 1000 counts 1.5 as 1500. Default 1.
+	Scale int64 `json:"scale,omitempty"`
+	// Tolerance is the difference, in ledger units, below which a
+	// provider's revision is noise: no revision, delta or page is recorded
+	// for it. Default 0.
+	Tolerance int64 `json:"tolerance,omitempty"`
+	// FollowDown makes the bucket count the provider's latest value when
+	// it is revised down (max(W, P_latest)), lowering the total. By
+	// default a downward revision changes nothing and is paged.
+	FollowDown bool `json:"follow_down,omitempty"`
+}
+
+// Units is the provider's value v in ledger units: v × Scale, rounded to
+// the nearest unit at the bucket (float noise such as 0.30000000000000004
+// becomes 0.3 × Scale exactly). ok is false for a negative, NaN or
+// infinite value, or one beyond 2^53 units.
+func (m Meter) Units(v float64) (units int64, ok bool) {
+	scaled := math.Round(v * float64(max(m.Scale, 1)))
+	if math.IsNaN(scaled) || scaled < 0 || scaled > 1<<53 {
+		return 0, false
+	}
+	return int64(scaled), true
+}
+
+// Source is one provider account's sums: what the reconciler polls and
+// how the ledger buckets the webhook records of UsageSource.
+type Source struct {
+	// Name names the sums source; it is in every bucket's key.
+	Name string `json:"-"`
+	// Provider is the adapter: "stripe".
+	Provider string `json:"provider"`
+	// UsageSource is the door's usage source (USAGE_MAPPINGS) whose
+	// webhook records the provider's sums cover.
+	UsageSource string `json:"usage_source"`
+	// Account and Livemode scope every key, so a test-mode summary never
+	// tops up a live workload.
+	Account  string `json:"account"`
+	Livemode bool   `json:"livemode"`
+	// Width is the bucket width (Stripe: hour). Buckets are aligned in
+	// UTC, on the provider's timestamp truncated to whole seconds.
+	Width Duration `json:"width,omitempty"`
+	// Start is the first instant counted: no bucket before it is read,
+	// and webhook records before it are counted as records, not in
+	// buckets.
+	Start time.Time `json:"start"`
+	// Settle is how long after a bucket's end the provider may still
+	// revise it (Stripe: 35 days). A bucket is re-read until then, and
+	// paged at settle if the paths disagree.
+	Settle Duration `json:"settle,omitempty"`
+	// Lag keeps reads behind now: a bucket is closed once its end is Lag
+	// in the past.
+	Lag Duration `json:"lag,omitempty"`
+	// Interval is how often the source is polled.
+	Interval Duration `json:"interval,omitempty"`
+	// AliasPrefix picks, among a workload's aliases, the provider's
+	// reference for it (Stripe: "cus_").
+	AliasPrefix string `json:"alias_prefix,omitempty"`
+	// SecretID names the Secrets Manager secret holding the provider's
+	// read key; the key itself is never configured here.
+	SecretID string `json:"secret_id,omitempty"`
+	// BaseURL overrides the provider's API address (the local simulator).
+	BaseURL string `json:"base_url,omitempty"`
+	// Meters are keyed by the ledger's meter name.
+	Meters map[string]Meter `json:"meters"`
+}
+
+// Mode is "live" or "test", as it appears in keys.
+func (s Source) Mode() string {
+	if s.Livemode {
+		return "live"
+	}
+	return "test"
+}
+
+// Bucket is the bucket [start, end) that holds t: t in UTC, truncated to
+// whole seconds (the provider's precision), then to the source's width.
+func (s Source) Bucket(t time.Time) (start, end time.Time) {
+	w := s.Width.D()
+	start = t.UTC().Truncate(time.Second).Truncate(w)
+	return start, start.Add(w)
+}
+
+// Query is one read of a provider's sums: one meter, one workload's
+// provider reference, buckets of Width from Start to End (End exclusive,
+// both aligned).
+type Query struct {
+	Source     Source
+	Meter      Meter
+	Ref        string
+	Start, End time.Time
+	Width      time.Duration
+}
+
+// Sum is the provider's value for one bucket, as it shows it now.
+type Sum struct {
+	Start, End time.Time
+	Value      float64
+}
+
+// Reader is a provider adapter. Sums returns every bucket the provider
+// shows for q, reading every page; an error wrapping [ErrRead] means the
+// window was not read to the end. A bucket the provider does not show is
+// not observed (never zero).
+type Reader interface {
+	Sums(ctx context.Context, q Query) ([]Sum, error)
+}
+
+// Counted is what the ledger counts for a bucket: max(W, P*).
+func Counted(w, pStar int64) int64 { return max(w, pStar) }
