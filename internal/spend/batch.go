@@ -133,8 +133,14 @@ func (b *batch) plan(ctx context.Context) ([]*group, []int) {
 			continue
 		}
 		id := ids[u.WorkloadRef]
-		if _, seen := b.first[u.RecordID]; id == "" || seen {
+		_, seen := b.first[u.RecordID]
+		if _, _, _, bucketed := b.s.sums.bucketFor(u, id); id == "" || seen || bucketed {
+			// A record counted in a bucket of a provider of sums takes
+			// Apply's path: its delta depends on the bucket's head.
 			single = append(single, i)
+			if !seen {
+				b.first[u.RecordID] = i
+			}
 			continue
 		}
 		b.first[u.RecordID] = i

@@ -89,13 +89,19 @@ type entryItem struct {
 	Source      string   `dynamodbav:"source,omitempty"`
 	Meter       string   `dynamodbav:"meter,omitempty"`
 	Unit        string   `dynamodbav:"unit,omitempty"`
+	// Bucket and Absorbed are set on a record counted in a bucket of a
+	// provider of sums: the bucket, and how many of its units the
+	// provider's earlier value already counted.
+	Bucket   string `dynamodbav:"bucket,omitempty"`
+	Absorbed int64  `dynamodbav:"absorbed,omitempty"`
 }
 
 func (it entryItem) entry() Entry {
 	return Entry{RecordID: it.RecordID, WorkloadID: it.WorkloadID, WorkloadRef: it.WorkloadRef,
 		Units: it.Units, EventID: it.EventID, Path: it.Path, Paths: it.Paths,
 		OccurredAt: ddb.ParseStamp(it.OccurredAt), ObservedAt: ddb.ParseStamp(it.ObservedAt),
-		AcceptedAt: ddb.ParseStamp(it.AcceptedAt), SeenAt: ddb.ParseStamp(it.SeenAt), Source: it.Source, Meter: it.Meter, Unit: it.Unit}
+		AcceptedAt: ddb.ParseStamp(it.AcceptedAt), SeenAt: ddb.ParseStamp(it.SeenAt), Source: it.Source, Meter: it.Meter, Unit: it.Unit,
+		Bucket: it.Bucket, Absorbed: it.Absorbed}
 }
 
 // deferredItem is the stored form of a [Deferred].

@@ -119,3 +119,45 @@ func openDeferredDue(due time.Time) expression.KeyConditionBuilder {
 	}
 	return kc
 }
+
+// Bucket keys (bucket.go): a bucket's head, revisions, deltas, downward
+// revisions and settle-time disagreements share its partition
+// BKT#<workload>#<source>#<account>#<mode>#<meter>#<start>. The head sits
+// in gsi1 under BKTOPEN#<workload> until it is settled, then under
+// BKTS#<workload>, sorted by start; a delta sits under DELTA#<delta ID>,
+// so that `event explain` finds it.
+const (
+	skHead             = "HEAD"
+	prefixBucket       = "BKT#"
+	prefixBucketsOpen  = "BKTOPEN#"
+	prefixBucketsDone  = "BKTS#"
+	prefixRev          = "REV#"
+	prefixDeltaPoll    = "DELTA#poll#"
+	prefixDeltaRecord  = "DELTA#rec#"
+	prefixDown         = "DOWN#"
+	prefixDeltaID      = "DELTA#"
+	prefixBucketDisagr = "GAP#"
+	prefixAlert        = "ALERT#"
+	prefixAlerts       = "ALERTS#"
+	skAlert            = "ALERT"
+)
+
+func bucketPK(k BucketKey) string {
+	return prefixBucket + k.WorkloadID + "#" + k.Source + "#" + k.Account + "#" + k.Mode + "#" + k.Meter + "#" +
+		ddb.Stamp(k.Start)
+}
+func bucketsOpen(id string) string        { return prefixBucketsOpen + id }
+func bucketsSettled(id string) string     { return prefixBucketsDone + id }
+func revSK(n int64) string                { return fmt.Sprintf("%s%08d", prefixRev, n) }
+func pollDeltaSK(n int64) string          { return fmt.Sprintf("%s%08d", prefixDeltaPoll, n) }
+func recordDeltaSK(rec string) string     { return prefixDeltaRecord + rec }
+func downSK(n int64) string               { return fmt.Sprintf("%s%08d", prefixDown, n) }
+func bucketGapSK(rev int64) string        { return fmt.Sprintf("%s%08d", prefixBucketDisagr, rev) }
+func deltaGSI1PK(deltaID string) string   { return prefixDeltaID + deltaID }
+func alertPK(source, event string) string { return prefixAlert + source + "#" + event }
+func alertsPK(id string) string           { return prefixAlerts + id }
+
+// bucketGSI1SK sorts a workload's buckets by start.
+func bucketGSI1SK(k BucketKey) string {
+	return ddb.Stamp(k.Start) + "#" + k.Source + "#" + k.Mode + "#" + k.Meter
+}

@@ -135,6 +135,11 @@ type Entry struct {
 	// of builds before meters.
 	SeenAt              time.Time
 	Source, Meter, Unit string
+	// Bucket names the bucket of a provider of sums that counts the
+	// record; Absorbed is how many of its units the provider's earlier
+	// value had already counted (they added nothing to the total).
+	Bucket   string
+	Absorbed int64
 }
 
 // DeferredRecord is a verified usage record that could not be attributed.
@@ -208,6 +213,9 @@ func (s *Ledger) ApplyResolved(ctx context.Context, u Usage, id string) (Result,
 func (s *core) apply(ctx context.Context, u Usage, id string) (Result, error) {
 	if id == "" {
 		return s.deferUsage(ctx, u, "", false, ReasonUnknownWorkload)
+	}
+	if k, src, _, ok := s.sums.bucketFor(u, id); ok {
+		return s.applyBucketed(ctx, u, id, k, src)
 	}
 	tx, err := s.applyTx(u, id)
 	if err != nil {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/hookline/hookline/internal/ddb"
 	"github.com/hookline/hookline/internal/pager"
+	"github.com/hookline/hookline/internal/sums"
 )
 
 // Errors of the spend package.
@@ -141,6 +142,10 @@ type Config struct {
 	Logger *slog.Logger
 	// Now is the clock. Default time.Now.
 	Now func() time.Time
+	// Sums are the providers of sums (SUM_SOURCES): a webhook record of a
+	// usage source and meter they cover is counted in its bucket, by the
+	// max rule (bucket.go). Default: none.
+	Sums sums.Sources
 }
 
 // Validate reports every problem with c at once.
@@ -223,6 +228,7 @@ type core struct {
 	metrics   Metrics
 	log       *slog.Logger
 	now       func() time.Time
+	sums      bucketing
 }
 
 // New returns the roles of the spend path for cfg.
@@ -235,6 +241,7 @@ func New(cfg Config) (*Spend, error) {
 		contracts: map[string]PathContract{PathWebhook: cfg.Webhook, PathPoll: cfg.Poll},
 		owner:     cfg.ReconOwner, route: cfg.ReconRoutingKey, source: cmp.Or(cfg.Source, "hookline-spend"),
 		metrics: cfg.Metrics, log: cmp.Or(cfg.Logger, slog.New(slog.DiscardHandler)), now: cfg.Now,
+		sums: bucketing{sources: cfg.Sums},
 	}
 	if s.metrics == nil {
 		s.metrics = noMetrics{}

@@ -1,0 +1,128 @@
+package spend
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/hookline/hookline/internal/ddb"
+	"github.com/hookline/hookline/internal/sums"
+)
+
+// applyBucketed folds a webhook record counted in bucket k: W grows by
+// its units, and the workload's total by the increase of max(W, P*),
+// which is zero while the provider's value already covers it. The entry
+// (conditioned on being absent, as in Apply), the total, the head
+// (conditioned on its version) and the delta commit in one transaction;
+// when the head moved, it is read again and the record retried.
+func (s *core) applyBucketed(ctx context.Context, u Usage, id string, k BucketKey, src sums.Source) (Result, error) {
+	u.Unreconciled = true // no per-record export holds it: the sums do
+	follow := src.Meters[k.Meter].FollowDown
+	for range bucketAttempts {
+		h, err := s.readHead(ctx, k, src.Width.D())
+		if err != nil {
+			return Result{}, err
+		}
+		next, delta := h.withRecord(u, follow, s.now())
+		tx, err := s.recordTx(u, id, next, delta)
+		if err != nil {
+			return Result{}, err
+		}
+		err = s.transact(ctx, tx)
+		if err == nil {
+			return s.appliedBucketed(ctx, u, id)
+		}
+		failed, _, ok := cancelled(err)
+		switch {
+		case !ok:
+			return Result{}, fmt.Errorf("spend: apply %s to bucket %s: %w", u.RecordID, k, err)
+		case failed[0]:
+			return s.conflict(ctx, u, id)
+		case failed[1]:
+			return s.deferForWorkload(ctx, u, id)
+		}
+		// Another change of the head committed first: read it again.
+	}
+	return Result{}, fmt.Errorf("%w: %s", ErrBucketContended, k)
+}
+
+// withRecord is h after a webhook record's units, and the increase of
+// what it counts.
+func (h Bucket) withRecord(u Usage, follow bool, now time.Time) (Bucket, int64) {
+	next := h
+	next.W += u.Units
+	next.Counted = next.count(follow)
+	next.Version++
+	next.LastSeen = now
+	if next.FirstSeen.IsZero() {
+		next.FirstSeen = now
+	}
+	return next, next.Counted - h.Counted
+}
+
+// recordTx is a bucketed record's transaction: its entry, the workload's
+// total (second, as Apply's), the head, and its delta when positive.
+func (s *core) recordTx(u Usage, id string, next Bucket, delta int64) ([]types.TransactWriteItem, error) {
+	now := s.now()
+	tx, err := s.entryItems(u, id, ddb.Stamp(now))
+	if err != nil {
+		return nil, err
+	}
+	if err := markBucket(tx[0], next.BucketKey, u.Units-delta); err != nil {
+		return nil, err
+	}
+	total, err := s.totalUpdate(id, delta, u, ddb.Stamp(now))
+	if err != nil {
+		return nil, err
+	}
+	head, err := s.headPut(next)
+	if err != nil {
+		return nil, err
+	}
+	tx = []types.TransactWriteItem{tx[0], total, head}
+	if delta > 0 {
+		d, err := s.deltaPut(next.BucketKey, recordDeltaSK(u.RecordID), Delta{ID: recordDeltaID(next.BucketKey, u.RecordID),
+			Amount: delta, Cause: PathWebhook, Record: u.RecordID, Counted: next.Counted, At: now})
+		if err != nil {
+			return nil, err
+		}
+		tx = append(tx, d)
+	}
+	return tx, nil
+}
+
+// markBucket adds the bucket and the absorbed units to an entry's put.
+func markBucket(entry types.TransactWriteItem, k BucketKey, absorbed int64) error {
+	if entry.Put == nil {
+		return fmt.Errorf("spend: entry of bucket %s is not a put", k)
+	}
+	entry.Put.Item["bucket"] = &types.AttributeValueMemberS{Value: k.String()}
+	if absorbed > 0 {
+		entry.Put.Item["absorbed"] = &types.AttributeValueMemberN{Value: fmt.Sprint(absorbed)}
+	}
+	return nil
+}
+
+// appliedBucketed reads the workload's total after a bucketed record and
+// takes the cap action it calls for, as Apply does.
+func (s *core) appliedBucketed(ctx context.Context, u Usage, id string) (Result, error) {
+	ledgerAt := s.now()
+	s.metrics.Count(MetricAccepted, 1, map[string]string{"Path": u.Path})
+	w, err := s.asWorkloads().Get(ctx, id)
+	if err != nil {
+		return Result{Outcome: Applied, WorkloadID: id}, fmt.Errorf("spend: applied %s, cap check: %w", u.RecordID, err)
+	}
+	res := Result{Outcome: Applied, WorkloadID: id, Total: w.Total}
+	res.Decisions, err = s.enforce(ctx, w, u, ledgerAt)
+	if err != nil {
+		return res, fmt.Errorf("spend: applied %s, enforce cap: %w", u.RecordID, err)
+	}
+	return res, nil
+}
+
+// recordDeltaID and pollDeltaID are a delta's record ID: the bucket and
+// its cause, so a page or `event explain` names the bucket.
+func recordDeltaID(k BucketKey, rec string) string { return "bucket:" + k.String() + "#rec:" + rec }
+func pollDeltaID(k BucketKey, n int64) string      { return fmt.Sprintf("bucket:%s#rev%d", k, n) }
