@@ -1,8 +1,12 @@
 package app
 
 import (
+	"fmt"
+
 	"github.com/hookline/hookline/internal/config"
 	"github.com/hookline/hookline/internal/reconcile"
+	"github.com/hookline/hookline/internal/stripeusage"
+	"github.com/hookline/hookline/internal/sums"
 	"github.com/hookline/hookline/pkg/provider"
 )
 
@@ -21,7 +25,11 @@ func NewReconciler(d Deps) (*reconcile.Reconciler, error) {
 	if err != nil {
 		return nil, err
 	}
-	return reconcile.New(reconcile.Config{
+	sumsRec, err := newSums(d, cfg, ledger)
+	if err != nil {
+		return nil, err
+	}
+	return reconcile.New(reconcile.Config{Sums: sumsRec,
 		Ledger: ledger.Spend.Recon, Registry: ledger.Spend.Workloads, Export: client, DB: d.Clients.DynamoDB, Table: cfg.LedgerTable,
 		Pages: ledger.Outbox, Flush: ledger.Outbox, ReconRoutingKey: cfg.ReconRoutingKey,
 		Overlap: cfg.Overlap, Lag: cfg.Lag, Horizon: cfg.Horizon, InitialLookback: cfg.InitialLookback,
@@ -30,4 +38,25 @@ func NewReconciler(d Deps) (*reconcile.Reconciler, error) {
 		ExportMaxAge: cfg.ExportRule.MaxAge, ExportMaxSkew: cfg.ExportRule.MaxSkew,
 		Metrics: d.metrics().With(map[string]any{"function": "reconciler"}), Logger: d.logger(),
 	})
+}
+
+// newSums builds the reconciler of the providers of sums (SUM_SOURCES), or
+// nil when there are none. Each Stripe source reads with
+// STRIPE_USAGE_API_KEY, paced to STRIPE_USAGE_RATE calls a second.
+func newSums(d Deps, cfg config.Reconciler, ledger Ledger) (*reconcile.Sums, error) {
+	if len(cfg.Sums) == 0 {
+		return nil, nil
+	}
+	readers := map[string]sums.Reader{}
+	for name, src := range cfg.Sums {
+		r, err := stripeusage.New(stripeusage.Config{BaseURL: src.BaseURL, Key: cfg.StripeUsageKey,
+			Rate: cfg.StripeUsageRate, Logger: d.logger()})
+		if err != nil {
+			return nil, fmt.Errorf("sums source %s: %w", name, err)
+		}
+		readers[name] = r
+	}
+	return reconcile.NewSums(reconcile.SumsConfig{Ledger: ledger.Spend.Recon, Registry: ledger.Spend.Workloads,
+		Sources: cfg.Sums, Readers: readers, DB: d.Clients.DynamoDB, Table: cfg.LedgerTable, Flush: ledger.Outbox,
+		Metrics: d.metrics().With(map[string]any{"function": "reconciler"}), Logger: d.logger()})
 }

@@ -30,7 +30,7 @@ func NewLedger(d Deps, cfg config.Spend) (Ledger, error) {
 		Webhook:    spend.PathContract{ExpectedArrival: cfg.WebhookExpectedArrival, MaxAge: cfg.WebhookMaxAge, Interval: cfg.WebhookRetryInterval},
 		Poll:       spend.PathContract{ExpectedArrival: cfg.PollExpectedArrival, MaxAge: cfg.PollMaxAge, Interval: cfg.PollInterval},
 		ReconOwner: cfg.ReconOwner, ReconRoutingKey: cfg.ReconRoutingKey,
-		Metrics: emfMetrics{d.metrics()}, Logger: d.logger(),
+		Metrics: emfMetrics{d.metrics()}, Logger: d.logger(), Sums: cfg.Sums,
 	})
 	if err != nil {
 		return Ledger{}, err

@@ -11,6 +11,7 @@ import (
 
 	"github.com/hookline/hookline/internal/intake"
 	"github.com/hookline/hookline/internal/paymentworker"
+	"github.com/hookline/hookline/internal/sums"
 	"github.com/hookline/hookline/pkg/idempotency"
 	"github.com/hookline/hookline/pkg/webhook"
 )
@@ -341,13 +342,16 @@ type Spend struct {
 	// Webhook and Poll are the two paths' contracts (contract 11).
 	WebhookExpectedArrival, WebhookMaxAge, WebhookRetryInterval time.Duration
 	PollExpectedArrival, PollMaxAge, PollInterval               time.Duration
+	// Sums are SUM_SOURCES, the providers of sums: the spend worker counts
+	// the records they cover in buckets, the reconciler polls them.
+	Sums sums.Sources
 }
 
 // SpendFromEnv reads LEDGER_TABLE and WORKLOADS_TABLE, plus the optional
 // PAGER_URL (https://events.pagerduty.com), RECON_OWNER (spend-oncall),
 // RECON_ROUTING_KEY, WEBHOOK_EXPECTED_ARRIVAL (1m), WEBHOOK_MAX_AGE (1h),
 // WEBHOOK_RETRY_INTERVAL (5m), POLL_EXPECTED_ARRIVAL (15m), POLL_MAX_AGE
-// (30m) and POLL_INTERVAL (5m).
+// (30m), POLL_INTERVAL (5m) and SUM_SOURCES (none).
 func SpendFromEnv(lookup Lookup) (Spend, error) {
 	e := newEnv(lookup)
 	cfg := spendFromEnv(e)
@@ -367,7 +371,17 @@ func spendFromEnv(e *env) Spend {
 		PollExpectedArrival:    e.duration("POLL_EXPECTED_ARRIVAL", 15*time.Minute),
 		PollMaxAge:             e.duration("POLL_MAX_AGE", 30*time.Minute),
 		PollInterval:           e.duration("POLL_INTERVAL", 5*time.Minute),
+		Sums:                   sumsFromEnv(e),
 	}
+}
+
+// sumsFromEnv reads SUM_SOURCES ([sums.ParseSources]).
+func sumsFromEnv(e *env) sums.Sources {
+	ss, err := sums.ParseSources(e.optional("SUM_SOURCES", ""))
+	if err != nil {
+		e.errs = append(e.errs, fmt.Errorf("config: SUM_SOURCES: %w", err))
+	}
+	return ss
 }
 
 // SpendWorker is the spend worker's configuration.

@@ -26,6 +26,14 @@ type Reconciler struct {
 	// ExportRule is the time rule of the usage source the export holds
 	// (USAGE_EXPORT_SOURCE in USAGE_MAPPINGS).
 	ExportRule usagein.TimeRule
+	// StripeUsageKey is STRIPE_USAGE_API_KEY (or its _SECRET_ID): the
+	// restricted Stripe key the sums reconciler reads meter summaries
+	// with. Required when a SUM_SOURCES source is Stripe's. It is a
+	// credential and is never logged.
+	StripeUsageKey string
+	// StripeUsageRate is STRIPE_USAGE_RATE, the calls a second the
+	// reconciler makes to one Stripe endpoint (25).
+	StripeUsageRate float64
 }
 
 // ReconcilerFromEnv reads [SpendFromEnv]'s variables with RECON_ROUTING_KEY
@@ -35,7 +43,8 @@ type Reconciler struct {
 // INITIAL_LOOKBACK (1h), ACTIVE_INTERVAL (15m), QUIET_INTERVAL (1h),
 // QUIET_AFTER (6h), NEAR_CAP_RATIO (0.8), FOLD_CONCURRENCY (8), and
 // USAGE_EXPORT_SOURCE (usage) with USAGE_MAPPINGS for the export's time
-// rule ([exportRuleFromEnv]).
+// rule ([exportRuleFromEnv]), and, for SUM_SOURCES of Stripe's,
+// STRIPE_USAGE_API_KEY and STRIPE_USAGE_RATE (25).
 func ReconcilerFromEnv(lookup Lookup) (Reconciler, error) {
 	e := newEnv(lookup)
 	cfg := Reconciler{Spend: spendFromEnv(e)}
@@ -56,6 +65,14 @@ func ReconcilerFromEnv(lookup Lookup) (Reconciler, error) {
 	cfg.NearCapRatio = ratio(e, "NEAR_CAP_RATIO", 0.8)
 	cfg.FoldConcurrency = e.integer("FOLD_CONCURRENCY", 8)
 	cfg.ExportRule = exportRuleFromEnv(e)
+	cfg.StripeUsageKey = e.optional("STRIPE_USAGE_API_KEY", "")
+	cfg.StripeUsageRate = float64(e.integer("STRIPE_USAGE_RATE", 25))
+	for _, src := range cfg.Sums {
+		if src.Provider == "stripe" && cfg.StripeUsageKey == "" {
+			e.required("STRIPE_USAGE_API_KEY")
+			break
+		}
+	}
 	return cfg, e.err()
 }
 

@@ -38,3 +38,9 @@ func scheduleKey(workloadID string) map[string]types.AttributeValue {
 func changeSK(at time.Time, runID string) string {
 	return prefixChange + ddb.Stamp(at) + "#" + runID
 }
+
+// The sums reconciler's items: one partition per source, holding its
+// state and its runs ("RUN#<started>#<run id>").
+const skSumsState = "STATE"
+
+func sumsPK(source string) string { return "RECON#sums#" + source }

@@ -123,6 +123,9 @@ type Config struct {
 	Logger *slog.Logger
 	// Now is the clock. Default time.Now.
 	Now func() time.Time
+	// Sums, if set, is the reconciler of the providers of sums, run on
+	// each invocation after the export's run, whatever became of it.
+	Sums *Sums
 }
 
 func (c *Config) defaults() {
@@ -212,11 +215,19 @@ func (r *Reconciler) Store() *Store { return r.store }
 // returns an error when the run failed (the export could not be read, or a
 // record could not be folded), so the failure is visible; the next run
 // catches up from the unchanged cursor. Losing the cursor race to a
-// concurrent run is not an error.
+// concurrent run is not an error. The providers of sums run after it,
+// each on its own ([Sums.Run]).
 func (r *Reconciler) Handle(ctx context.Context, ev events.EventBridgeEvent) error {
 	_, err := r.Run(ctx, ev.ID)
-	return err
+	if r.cfg.Sums == nil {
+		return err
+	}
+	_, serr := r.cfg.Sums.Run(ctx, cmp.Or(ev.ID, newRunID()))
+	return errors.Join(err, serr)
 }
+
+// Sums returns the reconciler of the providers of sums, or nil.
+func (r *Reconciler) Sums() *Sums { return r.cfg.Sums }
 
 // Run performs one reconciliation run and returns its record. runID names
 // the run; empty picks a random one.

@@ -161,3 +161,7 @@ func alertsPK(id string) string           { return prefixAlerts + id }
 func bucketGSI1SK(k BucketKey) string {
 	return ddb.Stamp(k.Start) + "#" + k.Source + "#" + k.Mode + "#" + k.Meter
 }
+
+// sumsDuePK holds the due markers of a sums source: one item per workload
+// (sk is the workload ID) that an alert asked to be read on the next run.
+func sumsDuePK(source string) string { return "SUMSDUE#" + source }

@@ -137,6 +137,14 @@ func (s Source) normalise(name string) (Source, []error) {
 		meters[mname] = m
 	}
 	s.Meters = meters
+	for id, a := range s.Alerts {
+		if _, ok := meters[a.Meter]; !ok {
+			bad("alert %s: meter %q is not one of the source's meters", id, a.Meter)
+		}
+		if a.Created.IsZero() {
+			bad("alert %s: created is required", id)
+		}
+	}
 	return s, errs
 }
 

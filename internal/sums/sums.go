@@ -93,13 +93,34 @@ type Source struct {
 	// AliasPrefix picks, among a workload's aliases, the provider's
 	// reference for it (Stripe: "cus_").
 	AliasPrefix string `json:"alias_prefix,omitempty"`
-	// SecretID names the Secrets Manager secret holding the provider's
-	// read key; the key itself is never configured here.
-	SecretID string `json:"secret_id,omitempty"`
 	// BaseURL overrides the provider's API address (the local simulator).
 	BaseURL string `json:"base_url,omitempty"`
 	// Meters are keyed by the ledger's meter name.
 	Meters map[string]Meter `json:"meters"`
+	// Alerts are the provider's threshold alerts by ID (Stripe: alrt_...):
+	// which ledger meter each watches and when it was created, since the
+	// alert object carries no creation time. An alert not listed is
+	// compared from the source's Start.
+	Alerts map[string]Alert `json:"alerts,omitempty"`
+}
+
+// Alert is one configured threshold alert.
+type Alert struct {
+	// Meter is the ledger's meter the alert watches.
+	Meter string `json:"meter"`
+	// Created is when the alert was created: the provider counts usage
+	// for it from then on.
+	Created time.Time `json:"created"`
+}
+
+// MeterByProvider finds the ledger meter whose provider ID is id.
+func (s Source) MeterByProvider(id string) (Meter, bool) {
+	for _, m := range s.Meters {
+		if m.ProviderMeter == id {
+			return m, true
+		}
+	}
+	return Meter{}, false
 }
 
 // Mode is "live" or "test", as it appears in keys.

@@ -1,0 +1,432 @@
+package reconcile
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"maps"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/hookline/hookline/internal/ddb"
+	"github.com/hookline/hookline/internal/emf"
+	"github.com/hookline/hookline/internal/pager"
+	"github.com/hookline/hookline/internal/spend"
+	"github.com/hookline/hookline/internal/sums"
+)
+
+// Metrics of the sums reconciler.
+const (
+	MetricSumsRun       = "SumsRun"
+	MetricSumsRunFailed = "SumsRunFailed"
+	MetricBucketTopUp   = "BucketTopUp"
+	MetricBucketDown    = "BucketRevisedDown"
+	MetricBucketGap     = "BucketGapAtSettle"
+)
+
+// SumsConfig configures [NewSums].
+type SumsConfig struct {
+	Ledger   *spend.Recon
+	Registry *spend.Workloads
+	// Sources are the providers of sums, and Readers their adapters by
+	// source name; each source needs one.
+	Sources sums.Sources
+	Readers map[string]sums.Reader
+	// DB and Table hold each source's state and runs (the ledger table).
+	DB    DB
+	Table string
+	// Flush, if set, sends pending pages at the end of a run.
+	Flush   *pager.Outbox
+	Metrics *emf.Logger
+	Logger  *slog.Logger
+	Now     func() time.Time
+}
+
+// Sums is the reconciler of the providers of sums. Each source has its
+// own state, runs and interval, so one provider's outage holds back no
+// other: a source's failed run is recorded and the others go on.
+type Sums struct {
+	cfg SumsConfig
+	log *slog.Logger
+	now func() time.Time
+}
+
+// NewSums returns the sums reconciler for cfg.
+func NewSums(cfg SumsConfig) (*Sums, error) {
+	var errs []error
+	if cfg.Ledger == nil || cfg.Registry == nil {
+		errs = append(errs, errors.New("Ledger and Registry are required"))
+	}
+	if err := (StoreConfig{DB: cfg.DB, Table: cfg.Table}).Validate(); err != nil {
+		errs = append(errs, err)
+	}
+	for name := range cfg.Sources {
+		if cfg.Readers[name] == nil {
+			errs = append(errs, fmt.Errorf("sums source %s has no reader", name))
+		}
+	}
+	if len(errs) > 0 {
+		return nil, fmt.Errorf("%w: %w", ErrInvalidConfig, errors.Join(errs...))
+	}
+	s := &Sums{cfg: cfg, log: cmp.Or(cfg.Logger, slog.New(slog.DiscardHandler)), now: cfg.Now}
+	if s.now == nil {
+		s.now = time.Now
+	}
+	return s, nil
+}
+
+// SumsRun is the record of one run of one sums source.
+type SumsRun struct {
+	Source, RunID string
+	StartedAt     time.Time
+	// Outcome is "ok", "skipped" (not due, nothing asked) or "failed".
+	Outcome string
+	Error   string
+	// Since and Until bound the buckets read; Settled is the latest start
+	// of a bucket settled.
+	Since, Until time.Time
+	// Workloads read, provider calls made, buckets observed, revisions
+	// recorded, units topped up, downward revisions, buckets settled and
+	// gaps paged.
+	Workloads, Calls, Buckets, Revisions int
+	TopUp                                int64
+	Downs, Settled, Gaps                 int
+	Decisions                            []string
+	NextDue                              time.Time
+}
+
+type sumsStateItem struct {
+	PK      string `dynamodbav:"pk"`
+	SK      string `dynamodbav:"sk"`
+	NextDue string `dynamodbav:"next_due"`
+	LastRun string `dynamodbav:"last_run"`
+	Outcome string `dynamodbav:"outcome"`
+}
+
+type sumsRunItem struct {
+	PK        string   `dynamodbav:"pk"`
+	SK        string   `dynamodbav:"sk"`
+	Source    string   `dynamodbav:"source"`
+	RunID     string   `dynamodbav:"run_id"`
+	StartedAt string   `dynamodbav:"started_at"`
+	Outcome   string   `dynamodbav:"outcome"`
+	Error     string   `dynamodbav:"error,omitempty"`
+	Since     string   `dynamodbav:"since,omitempty"`
+	Until     string   `dynamodbav:"until,omitempty"`
+	Workloads int      `dynamodbav:"workloads"`
+	Calls     int      `dynamodbav:"calls"`
+	Buckets   int      `dynamodbav:"buckets"`
+	Revisions int      `dynamodbav:"revisions"`
+	TopUp     int64    `dynamodbav:"top_up"`
+	Downs     int      `dynamodbav:"downs"`
+	Settled   int      `dynamodbav:"settled"`
+	Gaps      int      `dynamodbav:"gaps"`
+	Decisions []string `dynamodbav:"decisions,omitempty"`
+	NextDue   string   `dynamodbav:"next_due,omitempty"`
+}
+
+// Run runs every sums source that is due, or has workloads an alert asked
+// to be read, each on its own: a failed source is recorded and reported
+// in the joined error after the others ran.
+func (s *Sums) Run(ctx context.Context, runID string) ([]SumsRun, error) {
+	var runs []SumsRun
+	var errs []error
+	for _, name := range slices.Sorted(maps.Keys(s.cfg.Sources)) {
+		run, err := s.runSource(ctx, s.cfg.Sources[name], runID)
+		runs = append(runs, run)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("sums source %s: %w", name, err))
+		}
+	}
+	if s.cfg.Flush != nil {
+		if res, err := s.cfg.Flush.Flush(ctx); err != nil {
+			s.log.WarnContext(ctx, "sums page flush", "run", runID, "err", err, "sent", res.Sent)
+		}
+	}
+	return runs, errors.Join(errs...)
+}
+
+// NextRun is when a source next runs at the latest: its state's next due
+// time, or now before its first run.
+func (s *Sums) NextRun(ctx context.Context, source string) (time.Time, error) {
+	st, _, err := s.state(ctx, source)
+	if err != nil {
+		return time.Time{}, err
+	}
+	return maxTime(ddb.ParseStamp(st.NextDue), s.now()), nil
+}
+
+func (s *Sums) runSource(ctx context.Context, src sums.Source, runID string) (SumsRun, error) {
+	now := s.now()
+	run := SumsRun{Source: src.Name, RunID: runID, StartedAt: now}
+	st, found, err := s.state(ctx, src.Name)
+	if err == nil {
+		err = s.sweep(ctx, src, &run, !found || !ddb.ParseStamp(st.NextDue).After(now))
+	}
+	switch {
+	case err != nil:
+		run.Outcome, run.Error = "failed", err.Error()
+		s.log.ErrorContext(ctx, "sums run failed", "source", src.Name, "run", runID, "err", err)
+		s.count(MetricSumsRunFailed, 1, src.Name)
+	case run.Outcome == "":
+		run.Outcome = "ok"
+		s.log.InfoContext(ctx, "sums run", "source", src.Name, "run", runID, "workloads", run.Workloads,
+			"calls", run.Calls, "buckets", run.Buckets, "revisions", run.Revisions, "top_up", run.TopUp,
+			"downs", run.Downs, "settled", run.Settled, "gaps", run.Gaps)
+	}
+	s.count(MetricSumsRun, 1, src.Name)
+	s.count(MetricBucketTopUp, float64(run.TopUp), src.Name)
+	s.count(MetricBucketDown, float64(run.Downs), src.Name)
+	s.count(MetricBucketGap, float64(run.Gaps), src.Name)
+	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+	defer cancel()
+	if perr := s.putRun(rctx, run); perr != nil {
+		s.log.WarnContext(ctx, "sums run record", "source", src.Name, "run", runID, "err", perr)
+	}
+	return run, err
+}
+
+func (s *Sums) count(name string, n float64, source string) {
+	if s.cfg.Metrics != nil && n != 0 {
+		_ = s.cfg.Metrics.Count(name, n, emf.Dims{"Source": source})
+	}
+}
+
+// sweep reads the source's window for the workloads it covers (all of
+// them when the source is due, else only those an alert asked for), then
+// settles the buckets past the settle horizon.
+func (s *Sums) sweep(ctx context.Context, src sums.Source, run *SumsRun, due bool) error {
+	asked, err := s.cfg.Ledger.DueWorkloads(ctx, src.Name)
+	if err != nil {
+		return err
+	}
+	if !due && len(asked) == 0 {
+		run.Outcome = "skipped"
+		return nil
+	}
+	targets, err := s.targets(ctx, src, asked, due)
+	if err != nil {
+		return err
+	}
+	width := src.Width.D()
+	now := run.StartedAt
+	run.Since, _ = src.Bucket(now.Add(-src.Settle.D()))
+	run.Since = maxTime(run.Since, src.Start)
+	_, run.Until = src.Bucket(now)
+	for _, t := range targets {
+		if err := s.readWorkload(ctx, src, t, run); err != nil {
+			return err
+		}
+		if err := s.settle(ctx, src, t.id, now.Add(-src.Settle.D()-width), run); err != nil {
+			return err
+		}
+		if at, ok := asked[t.id]; ok {
+			if err := s.cfg.Ledger.ClearDue(ctx, src.Name, t.id, at); err != nil {
+				return err
+			}
+		}
+	}
+	if due {
+		run.NextDue = now.Add(src.Interval.D())
+		return s.putState(ctx, src.Name, run)
+	}
+	return nil
+}
+
+// target is a workload and its references at the provider.
+type target struct {
+	w    spend.Workload
+	id   string
+	refs []string
+}
+
+// targets are the workloads to read: every workload with a reference of
+// the source's alias prefix, or only the asked ones.
+func (s *Sums) targets(ctx context.Context, src sums.Source, asked map[string]time.Time, all bool) ([]target, error) {
+	ws, err := s.cfg.Registry.List(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var out []target
+	for _, w := range ws {
+		if _, ok := asked[w.ID]; w.Status == spend.StatusRetired || (!all && !ok) {
+			continue
+		}
+		aliases, err := s.cfg.Registry.Aliases(ctx, w.ID)
+		if err != nil {
+			return nil, err
+		}
+		var refs []string
+		for _, a := range aliases {
+			if strings.HasPrefix(a, src.AliasPrefix) {
+				refs = append(refs, a)
+			}
+		}
+		if len(refs) > 0 {
+			out = append(out, target{w: w, id: w.ID, refs: refs})
+		}
+	}
+	return out, nil
+}
+
+// readWorkload reads every meter of the workload over the run's window,
+// sums the values of its references per bucket, and observes each.
+func (s *Sums) readWorkload(ctx context.Context, src sums.Source, t target, run *SumsRun) error {
+	run.Workloads++
+	for _, mname := range slices.Sorted(maps.Keys(src.Meters)) {
+		m := src.Meters[mname]
+		values := map[time.Time]int64{}
+		for _, ref := range t.refs {
+			got, err := s.cfg.Readers[src.Name].Sums(ctx, sums.Query{Source: src, Meter: m, Ref: ref,
+				Start: run.Since, End: run.Until, Width: src.Width.D()})
+			run.Calls++
+			if err != nil {
+				return err
+			}
+			if err := addValues(values, got, m, run.Since); err != nil {
+				return fmt.Errorf("meter %s of %s: %w", mname, ref, err)
+			}
+		}
+		if err := s.observeAll(ctx, src, m, t.id, values, run); err != nil {
+			return err
+		}
+	}
+	w, err := s.cfg.Registry.Get(ctx, t.id)
+	if err != nil {
+		return err
+	}
+	// A crash between a top-up and its cap action leaves the workload over
+	// its cap unpaused; the recheck takes the action (conditionally, once).
+	_, err = s.cfg.Ledger.Recheck(ctx, w)
+	return err
+}
+
+// addValues adds a reference's bucket values, rounded at the bucket to the
+// meter's scale, to values.
+func addValues(values map[time.Time]int64, got []sums.Sum, m sums.Meter, since time.Time) error {
+	for _, v := range got {
+		if v.Start.Before(since) {
+			continue
+		}
+		units, ok := m.Units(v.Value)
+		if !ok {
+			return fmt.Errorf("bucket %s: value %v is not a count of units", v.Start.UTC().Format(time.RFC3339), v.Value)
+		}
+		values[v.Start.UTC()] += units
+	}
+	return nil
+}
+
+func (s *Sums) observeAll(ctx context.Context, src sums.Source, m sums.Meter, id string, values map[time.Time]int64, run *SumsRun) error {
+	closedBy := run.StartedAt.Add(-src.Lag.D())
+	for _, start := range slices.SortedFunc(maps.Keys(values), time.Time.Compare) {
+		o := spend.Observation{Key: spend.KeyOf(src, m, id, start), Value: values[start], RunID: run.RunID,
+			Provisional: start.Add(src.Width.D()).After(closedBy)}
+		got, err := s.cfg.Ledger.Observe(ctx, o)
+		if err != nil {
+			return err
+		}
+		run.Buckets++
+		if got.Revision == nil {
+			continue
+		}
+		run.Revisions++
+		run.TopUp += max(got.Revision.Delta, 0)
+		if got.Revision.Down {
+			run.Downs++
+		}
+		for _, d := range got.Decisions {
+			run.Decisions = append(run.Decisions, d.Line)
+		}
+	}
+	return nil
+}
+
+// settle settles the workload's buckets of this source that started at
+// or before startedBy.
+func (s *Sums) settle(ctx context.Context, src sums.Source, id string, startedBy time.Time, run *SumsRun) error {
+	bs, err := s.cfg.Ledger.UnsettledBuckets(ctx, id, startedBy)
+	if err != nil {
+		return err
+	}
+	bs = slices.DeleteFunc(bs, func(b spend.Bucket) bool { return b.Source != src.Name })
+	if len(bs) == 0 {
+		return nil
+	}
+	gaps, err := s.cfg.Ledger.Settle(ctx, id, bs, run.RunID)
+	run.Settled += len(bs)
+	run.Gaps += len(gaps)
+	for _, g := range gaps {
+		run.Decisions = append(run.Decisions, "gap "+spend.GapLine(g))
+	}
+	return err
+}
+
+func (s *Sums) state(ctx context.Context, source string) (sumsStateItem, bool, error) {
+	it, found, err := ddb.Get[sumsStateItem](ctx, s.cfg.DB, &dynamodb.GetItemInput{TableName: aws.String(s.cfg.Table),
+		Key: ddb.Key(sumsPK(source), skSumsState), ConsistentRead: aws.Bool(true)})
+	if err != nil {
+		return it, false, fmt.Errorf("reconcile: read sums state of %s: %w", source, err)
+	}
+	return it, found, nil
+}
+
+func (s *Sums) putState(ctx context.Context, source string, run *SumsRun) error {
+	item, err := attributevalue.MarshalMap(sumsStateItem{PK: sumsPK(source), SK: skSumsState,
+		NextDue: ddb.Stamp(run.NextDue), LastRun: run.RunID, Outcome: "ok"})
+	if err != nil {
+		return err
+	}
+	if _, err := s.cfg.DB.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(s.cfg.Table), Item: item}); err != nil {
+		return fmt.Errorf("reconcile: write sums state of %s: %w", source, err)
+	}
+	return nil
+}
+
+func (s *Sums) putRun(ctx context.Context, r SumsRun) error {
+	item, err := attributevalue.MarshalMap(sumsRunItem{PK: sumsPK(r.Source), SK: runSK(r.StartedAt, r.RunID),
+		Source: r.Source, RunID: r.RunID, StartedAt: ddb.Stamp(r.StartedAt), Outcome: r.Outcome, Error: r.Error,
+		Since: ddb.Stamp(r.Since), Until: ddb.Stamp(r.Until), Workloads: r.Workloads, Calls: r.Calls, Buckets: r.Buckets,
+		Revisions: r.Revisions, TopUp: r.TopUp, Downs: r.Downs, Settled: r.Settled, Gaps: r.Gaps,
+		Decisions: r.Decisions, NextDue: ddb.Stamp(r.NextDue)})
+	if err != nil {
+		return err
+	}
+	_, err = s.cfg.DB.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(s.cfg.Table), Item: item})
+	return err
+}
+
+// Runs returns a source's latest runs, newest first.
+func (s *Sums) Runs(ctx context.Context, source string, limit int) ([]SumsRun, error) {
+	st := &Store{db: s.cfg.DB, table: s.cfg.Table}
+	var out []SumsRun
+	kc := expression.Key("pk").Equal(expression.Value(sumsPK(source))).And(expression.Key("sk").BeginsWith(prefixRun))
+	err := st.query(ctx, kc, false, limit, func(item map[string]types.AttributeValue) error {
+		var ri sumsRunItem
+		if err := attributevalue.UnmarshalMap(item, &ri); err != nil {
+			return err
+		}
+		out = append(out, SumsRun{Source: ri.Source, RunID: ri.RunID, StartedAt: ddb.ParseStamp(ri.StartedAt),
+			Outcome: ri.Outcome, Error: ri.Error, Since: ddb.ParseStamp(ri.Since), Until: ddb.ParseStamp(ri.Until),
+			Workloads: ri.Workloads, Calls: ri.Calls, Buckets: ri.Buckets, Revisions: ri.Revisions, TopUp: ri.TopUp,
+			Downs: ri.Downs, Settled: ri.Settled, Gaps: ri.Gaps, Decisions: ri.Decisions, NextDue: ddb.ParseStamp(ri.NextDue)})
+		return nil
+	})
+	return out, err
+}
+
+func maxTime(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
+}
