@@ -89,13 +89,18 @@ type Runbook struct {
 	NextReconAt     time.Time                  `json:"next_recon_at"`
 	// Proof says when reconciliation will prove or disprove the total.
 	Proof string `json:"proof"`
+	// Buckets are the latest buckets of providers of sums, newest first,
+	// and Alerts the latest threshold alerts.
+	Buckets []spend.Bucket `json:"buckets,omitempty"`
+	Alerts  []spend.Alert  `json:"alerts,omitempty"`
 }
 
 // NewRunbook builds the runbook of an explanation at now.
 func NewRunbook(x spend.Explanation, now time.Time) Runbook {
 	r := Runbook{AsOf: now.UTC(), Workload: ViewWorkload(x.Workload), Cause: x.Cause, LastAccepted: x.LastAccepted,
 		PendingDeferred: x.PendingDeferred, UnknownDeferred: x.UnknownDeferred, Deferred: x.Deferred,
-		Decisions: x.Decisions, Disagreements: x.Disagreements, NextReconAt: x.NextReconAt}
+		Decisions: x.Decisions, Disagreements: x.Disagreements, NextReconAt: x.NextReconAt,
+		Buckets: x.Buckets, Alerts: x.Alerts}
 	if len(x.Decisions) > 0 {
 		d := x.Decisions[0]
 		r.LastAction = &d
@@ -149,6 +154,10 @@ type EventRunbook struct {
 	Quarantined *spend.QuarantineRecord `json:"quarantined,omitempty"`
 	// Intake is the usage event's intake record, if there is one.
 	Intake *IntakeView `json:"intake,omitempty"`
+	// Delta and Bucket are a bucket's delta and its bucket, when the ID
+	// names one (a top-up's page names it as its record).
+	Delta  *spend.Delta  `json:"delta,omitempty"`
+	Bucket *spend.Bucket `json:"bucket,omitempty"`
 }
 
 // Deferral states, as [DeferralView] names them.
@@ -394,7 +403,8 @@ func (v IntakeView) Text() string {
 
 // NewEventRunbook builds the runbook of an event explanation at now.
 func NewEventRunbook(id string, x spend.EventExplanation, now time.Time) EventRunbook {
-	r := EventRunbook{ID: id, Entry: x.Entry, Deferred: x.Deferred, Decisions: x.Decisions, Quarantined: x.Quarantined}
+	r := EventRunbook{ID: id, Entry: x.Entry, Deferred: x.Deferred, Decisions: x.Decisions, Quarantined: x.Quarantined,
+		Delta: x.Delta, Bucket: x.Bucket}
 	if x.Deferred != nil {
 		st := spend.DeferredState{Record: *x.Deferred}
 		if x.DeferredState != nil {
@@ -473,12 +483,66 @@ func (r Runbook) WriteText(w io.Writer) error {
 			fmt.Fprintf(w, "  record %s: %d units, %s, owner %s, deadline %s\n", d.RecordID, d.Units, d.Reason, d.Owner, stamp(d.Deadline))
 		}
 	}
+	writeBuckets(w, r.Buckets)
+	writeAlerts(w, r.Alerts)
 	return nil
+}
+
+// writeBuckets prints a workload's recent buckets of providers of sums.
+func writeBuckets(w io.Writer, bs []spend.Bucket) {
+	if len(bs) == 0 {
+		return
+	}
+	fmt.Fprintln(w, "\nbuckets of providers of sums (newest first; counted = max(webhook, provider))")
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "  BUCKET\tMETER\tSOURCE\tWEBHOOK W\tPROVIDER P\tP*\tCOUNTED\tREVISIONS\tSTATE")
+	for _, b := range bs {
+		p := "-"
+		if b.PSeen {
+			p = fmt.Sprint(b.PLatest)
+		}
+		state := "open"
+		switch {
+		case b.Settled && b.Gap != 0:
+			state = fmt.Sprintf("settled, gap %+d paged", b.Gap)
+		case b.Settled:
+			state = "settled"
+		case b.Provisional:
+			state = "open, provisional"
+		}
+		fmt.Fprintf(tw, "  [%s,%s) %s\t%s\t%s/%s/%s\t%d\t%s\t%d\t%d\t%d (%d down)\t%s\n", stamp(b.Start), stamp(b.End), b.TZ,
+			b.Meter, b.Source, b.Account, b.Mode, b.W, p, b.PStar, b.Counted, b.Revisions, b.Downs, state)
+	}
+	tw.Flush()
+}
+
+// writeAlerts prints a workload's recent threshold alerts.
+func writeAlerts(w io.Writer, as []spend.Alert) {
+	if len(as) == 0 {
+		return
+	}
+	fmt.Fprintln(w, "\nthreshold alerts (newest first)")
+	for _, a := range as {
+		verdict := "ledger at or above it"
+		if a.Paged {
+			verdict = "ledger below it: paged"
+		}
+		fmt.Fprintf(w, "  %s  event %s alert %s meter %s: provider counted at least %d since %s (%s); ledger %d, %s\n",
+			stamp(a.ReceivedAt), a.EventID, orDash(a.AlertID), a.Meter, a.Value, stamp(a.Since), a.SinceFrom, a.Ledger, verdict)
+	}
 }
 
 // WriteText writes the event's runbook for a terminal: a record the
 // ledger only quarantined is shown as such.
 func (r EventRunbook) WriteText(w io.Writer) error {
+	if r.Delta != nil && r.Bucket != nil {
+		writeDelta(w, *r.Delta, *r.Bucket)
+		if r.Workload != nil {
+			fmt.Fprintln(w)
+			return r.Workload.WriteText(w)
+		}
+		return nil
+	}
 	if r.Intake != nil {
 		fmt.Fprintln(w, r.Intake.Text())
 		if r.Entry == nil && r.Deferred == nil && r.Quarantined == nil {
@@ -581,4 +645,17 @@ func orDash(s string) string {
 		return "-"
 	}
 	return s
+}
+
+// writeDelta prints one delta of a bucket of a provider of sums.
+func writeDelta(w io.Writer, d spend.Delta, b spend.Bucket) {
+	found := "the webhook record " + d.Record
+	if d.Cause == spend.PathPoll {
+		found = "the reconciler's poll of the provider's sums"
+	}
+	fmt.Fprintf(w, "delta %s: %+d units to %s, found by %s at %s; the bucket then counted %d\n",
+		d.ID, d.Amount, b.WorkloadID, found, stamp(d.At), d.Counted)
+	fmt.Fprintf(w, "bucket [%s,%s) %s meter %s of %s/%s/%s: webhook W=%d, provider latest %d, highest P*=%d, counted %d, %d revisions (%d down)\n",
+		stamp(b.Start), stamp(b.End), b.TZ, b.Meter, b.Source, b.Account, b.Mode, b.W, b.PLatest, b.PStar, b.Counted,
+		b.Revisions, b.Downs)
 }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/hookline/hookline/internal/dev/localaws"
+	"github.com/hookline/hookline/internal/ops"
 	"github.com/hookline/hookline/internal/pager"
 	"github.com/hookline/hookline/internal/reconcile"
 	"github.com/hookline/hookline/internal/spend"
@@ -295,5 +296,41 @@ func TestSumsAlertMovesTheWorkloadUp(t *testing.T) {
 	f.run(t)
 	if got := f.total(t, "wl-e"); got != 50000 {
 		t.Fatalf("total = %d, want the provider's 50000 read early", got)
+	}
+}
+
+func TestSumsExplainNamesTheBucket(t *testing.T) {
+	// given a top-up that paused a workload
+	f := newSumsFixture(t)
+	f.workload(t, "wl-x", 1000, "cus_x")
+	f.webhook(t, "x1", "wl-x", 400, hour0.Add(time.Minute))
+	f.stripe.set("mtr_api", "cus_x", hour0, 2)
+	f.run(t)
+	ctx := context.Background()
+	// when an operator explains the pause's record and the workload
+	wx, err := f.spend.Explainer.Explain(ctx, "wl-x")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(wx.Decisions) != 1 {
+		t.Fatalf("decisions = %d, want the pause", len(wx.Decisions))
+	}
+	ex, err := f.spend.Explainer.ExplainEvent(ctx, wx.Decisions[0].RecordID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var text strings.Builder
+	if err := ops.NewEventRunbook(wx.Decisions[0].RecordID, ex, f.now).WriteText(&text); err != nil {
+		t.Fatal(err)
+	}
+	// then the event's runbook names the bucket and what each path saw, and the workload's lists the bucket
+	for _, want := range []string{
+		"delta bucket:stripe-test/acct_1/test/api/wl-x@2026-11-30T00:00:00Z#rev1: +1600 units to wl-x, found by the reconciler's poll",
+		"webhook W=400, provider latest 2000, highest P*=2000, counted 2000, 1 revisions (0 down)",
+		"buckets of providers of sums",
+	} {
+		if !strings.Contains(text.String(), want) {
+			t.Errorf("runbook lacks %q:\n%s", want, text.String())
+		}
 	}
 }

@@ -124,5 +124,8 @@ func (s *core) appliedBucketed(ctx context.Context, u Usage, id string) (Result,
 
 // recordDeltaID and pollDeltaID are a delta's record ID: the bucket and
 // its cause, so a page or `event explain` names the bucket.
-func recordDeltaID(k BucketKey, rec string) string { return "bucket:" + k.String() + "#rec:" + rec }
-func pollDeltaID(k BucketKey, n int64) string      { return fmt.Sprintf("bucket:%s#rev%d", k, n) }
+func recordDeltaID(k BucketKey, rec string) string { return deltaIDPrefix + k.String() + "#rec:" + rec }
+func pollDeltaID(k BucketKey, n int64) string      { return fmt.Sprintf("%s%s#rev%d", deltaIDPrefix, k, n) }
+
+// deltaIDPrefix starts every delta's ID.
+const deltaIDPrefix = "bucket:"

@@ -85,6 +85,11 @@ type Explanation struct {
 	NextReconAt     time.Time
 	// ReconRuns are the latest reconciliation runs, newest first.
 	ReconRuns []ReconRun
+	// Buckets are the latest buckets of providers of sums, newest first:
+	// W, P, what was counted and the revisions; Alerts the latest
+	// threshold alerts.
+	Buckets []Bucket
+	Alerts  []Alert
 }
 
 // EventExplanation explains one event or usage record.
@@ -102,6 +107,10 @@ type EventExplanation struct {
 	Decisions []Decision
 	// Workload explains the workload the record was attributed to.
 	Workload *Explanation
+	// Delta and Bucket are a bucket's delta, when the ID names one (as a
+	// top-up's page does), and its bucket.
+	Delta  *Delta
+	Bucket *Bucket
 }
 
 // Explain gathers, for one workload, the record behind its last action, its
@@ -152,6 +161,34 @@ func (s *Explainer) Explain(ctx context.Context, workloadID string) (Explanation
 	if x.ReconRuns, err = s.asRecon().ReconRuns(ctx, workloadID, explainReconRuns); err != nil {
 		return x, err
 	}
+	if x.Buckets, err = s.Buckets(ctx, workloadID, explainBuckets); err != nil {
+		return x, err
+	}
+	if x.Alerts, err = s.Alerts(ctx, workloadID, explainAlerts); err != nil {
+		return x, err
+	}
+	return x, nil
+}
+
+// How many buckets and alerts a workload's explanation lists.
+const (
+	explainBuckets = 24
+	explainAlerts  = 10
+)
+
+// explainDelta explains a bucket's delta ID: the delta, its bucket, and
+// the bucket's workload.
+func (s *Explainer) explainDelta(ctx context.Context, id string) (EventExplanation, error) {
+	d, b, err := s.BucketDelta(ctx, id)
+	if err != nil {
+		return EventExplanation{}, err
+	}
+	x := EventExplanation{Delta: &d, Bucket: &b}
+	wx, err := s.Explain(ctx, b.WorkloadID)
+	if err != nil {
+		return x, err
+	}
+	x.Workload = &wx
 	return x, nil
 }
 
@@ -160,6 +197,9 @@ func (s *Explainer) Explain(ctx context.Context, workloadID string) (Explanation
 // quarantined record), the decisions it caused, and its workload. Nothing
 // known by that ID gives [ErrNotFound].
 func (s *Explainer) ExplainEvent(ctx context.Context, id string) (EventExplanation, error) {
+	if strings.HasPrefix(id, deltaIDPrefix) {
+		return s.explainDelta(ctx, id)
+	}
 	var x EventExplanation
 	e, err := s.entry(ctx, id)
 	switch {
