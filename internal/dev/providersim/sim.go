@@ -134,6 +134,7 @@ type core struct {
 	faults  faultPlan
 	usage   usageBook
 	pager   pagerSink
+	meters  meterBook
 
 	srvMu sync.Mutex
 	srv   *http.Server
@@ -177,6 +178,7 @@ func New(cfg Config) (*Sim, error) {
 	s.SetLatency(cfg.Latency, cfg.LatencyJitter)
 	s.charges.init()
 	s.usage.init()
+	s.meters.init(cfg.Seed, cfg.APIKey)
 	return &Sim{core: s, Charges: &Charges{s}, Faults: &Faults{s}, Usage: &UsageFeed{s}, Pager: &PagerSink{s}}, nil
 }
 
@@ -191,6 +193,7 @@ func (s *core) Handler() http.Handler {
 	mux.HandleFunc("GET /v1/usage", s.handleUsage)
 	mux.HandleFunc("POST /v2/enqueue", s.handleEnqueue)
 	mux.HandleFunc("POST /sim/usage", s.handleAddUsage)
+	s.meterRoutes(mux)
 	return mux
 }
 
