@@ -37,6 +37,9 @@ type Envelope struct {
 	MaxSkew     string  `json:"max_skew"`
 	Reconciled  bool    `json:"reconciled"`
 	Origin      *Origin `json:"origin,omitempty"`
+	// Alert is the verified provider event of an [OutcomeAlert]
+	// ([Record.Alert]); absent for every other outcome.
+	Alert json.RawMessage `json:"alert,omitempty"`
 }
 
 // Envelope returns the queue message of rec, read on source under m.
@@ -50,11 +53,22 @@ func (m Mapping) Envelope(source string, rec Record) []byte {
 	if rec.Origin != (Origin{}) {
 		env.Origin = &rec.Origin
 	}
+	if rec.Alert != "" {
+		env.Alert = json.RawMessage(rec.Alert)
+	}
+	b, _ := encodeJSON(env) // strings, numbers and the verified event always encode
+	return b
+}
+
+// encodeJSON is v in compact JSON, with no HTML escaping.
+func encodeJSON(v any) ([]byte, error) {
 	var b bytes.Buffer
 	enc := json.NewEncoder(&b)
 	enc.SetEscapeHTML(false)
-	_ = enc.Encode(env) // strings and numbers always encode
-	return bytes.TrimSpace(b.Bytes())
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSpace(b.Bytes()), nil
 }
 
 // Message is a usage message as the spend worker reads it.
@@ -120,22 +134,25 @@ func decodeLegacy(body []byte, seen time.Time) (Message, error) {
 // message checks an envelope and turns it into a Message.
 func (env Envelope) message(seen time.Time) (Message, error) {
 	msg := Message{Record: Record{Outcome: env.Outcome, Type: env.Type, RecordID: env.RecordID, WorkloadRef: env.WorkloadRef,
-		Meter: env.Meter, Unit: env.Unit, Units: env.Units}, Source: env.Source, Seen: seen, Reconciled: env.Reconciled}
+		Meter: env.Meter, Unit: env.Unit, Units: env.Units, Alert: string(env.Alert)}, Source: env.Source, Seen: seen, Reconciled: env.Reconciled}
 	if env.Origin != nil {
 		msg.Origin = *env.Origin
 	}
 	if env.Usage != EnvelopeVersion {
 		return Message{}, &provider.FieldError{Field: "usage", Reason: fmt.Sprintf("envelope version %d, this build reads %d", env.Usage, EnvelopeVersion)}
 	}
-	if !slices.Contains([]string{OutcomeUsage, OutcomeZero, OutcomeNotUsage}, env.Outcome) {
-		return Message{}, &provider.FieldError{Field: "outcome", Reason: fmt.Sprintf("%q is not usage, zero or not_usage", env.Outcome)}
+	if !slices.Contains([]string{OutcomeUsage, OutcomeZero, OutcomeNotUsage, OutcomeAlert}, env.Outcome) {
+		return Message{}, &provider.FieldError{Field: "outcome", Reason: fmt.Sprintf("%q is not usage, zero, not_usage or alert", env.Outcome)}
 	}
 	var err error
 	if msg.Rule, err = env.rule(); err != nil {
 		return Message{}, err
 	}
-	if env.Outcome == OutcomeNotUsage {
-		return msg, nil // no ledger key: usage.recorded's other types carry none
+	if err := env.checkAlert(); err != nil {
+		return Message{}, err
+	}
+	if env.Outcome == OutcomeNotUsage || env.Outcome == OutcomeAlert {
+		return msg, nil // no ledger key: usage.recorded's other types carry none, an alert is no record
 	}
 	if err := env.checkUsage(); err != nil {
 		return Message{}, err
@@ -144,6 +161,24 @@ func (env Envelope) message(seen time.Time) (Message, error) {
 		return Message{}, err
 	}
 	return msg, nil
+}
+
+// checkAlert refuses an alert without its event and key, and an event
+// on any other outcome.
+func (env Envelope) checkAlert() error {
+	if env.Outcome != OutcomeAlert {
+		if len(env.Alert) > 0 {
+			return &provider.FieldError{Field: "alert", Reason: "only an alert carries its event, outcome " + env.Outcome}
+		}
+		return nil
+	}
+	if err := provider.CheckUsageID("record_id", env.RecordID); err != nil {
+		return err
+	}
+	if !bytes.HasPrefix(env.Alert, []byte("{")) {
+		return &provider.FieldError{Field: "alert", Reason: "want the provider's event, a JSON object"}
+	}
+	return nil
 }
 
 // checkUsage refuses a usage envelope the ledger cannot count.

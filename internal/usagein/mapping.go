@@ -25,6 +25,11 @@ const (
 	FormatHookline = "hookline"
 	// FormatCloudEvents is CloudEvents 1.0 in JSON, structured or batch.
 	FormatCloudEvents = "cloudevents"
+	// FormatStripeAlerts is one Stripe event per request, signed with
+	// Stripe-Signature: billing.alert.triggered is an alert
+	// ([OutcomeAlert]), keyed by its event ID, which the spend worker
+	// compares with the ledger's sums; every other type is not usage.
+	FormatStripeAlerts = "stripe-alerts"
 )
 
 // Value formats: how a mapping's value is written.
@@ -51,7 +56,8 @@ const DefaultUnit = "units"
 // mapping takes the format's defaults for the pointers it leaves out
 // ([CloudEventsDefaults]); usage.recorded's members are fixed.
 type Mapping struct {
-	// Format is [FormatHookline] (the default) or [FormatCloudEvents].
+	// Format is [FormatHookline] (the default), [FormatCloudEvents] or
+	// [FormatStripeAlerts], which takes no other member.
 	Format string `json:"format,omitempty"`
 	// Mode is which CloudEvents bodies the source takes: [ModeAny] (the
 	// default), [ModeStructured] or [ModeBatch].
@@ -130,8 +136,10 @@ func (m Mapping) normalise() (Mapping, error) {
 		errs = m.hooklineDefaults()
 	case FormatCloudEvents:
 		errs = m.cloudEventsDefaults()
+	case FormatStripeAlerts:
+		errs = m.stripeAlertsDefaults()
 	default:
-		return m, fmt.Errorf("format %q: want %s or %s", m.Format, FormatHookline, FormatCloudEvents)
+		return m, fmt.Errorf("format %q: want %s, %s or %s", m.Format, FormatHookline, FormatCloudEvents, FormatStripeAlerts)
 	}
 	m.rule, errs = m.timeRule(errs)
 	return m, errors.Join(errs...)
@@ -194,6 +202,30 @@ func (m *Mapping) cloudEventsDefaults() []error {
 		m.Reconciled = ptr(false)
 	}
 	return append(errs, m.checkValue(), m.checkPointers(), checkName("unit", m.Unit))
+}
+
+// stripeAlertsDefaults refuses every member a Stripe alerts mapping
+// cannot use, naming each: an alert's workload, meter, value and scale
+// come from the event and its sums source (SUM_SOURCES), and an alert is
+// no record, so it has no unit, time rule or export.
+func (m *Mapping) stripeAlertsDefaults() []error {
+	var errs []error
+	for _, f := range []struct {
+		name string
+		set  bool
+	}{
+		{"mode", m.Mode != ""}, {"usage_types", len(m.UsageTypes) > 0}, {"workload", m.Workload != ""},
+		{"meter", m.Meter != ""}, {"meter_name", m.MeterName != ""}, {"value", m.Value != ""},
+		{"value_format", m.ValueFormat != ""}, {"scale", m.Scale != 0}, {"unit", m.Unit != ""}, {"time", m.Time != ""},
+		{"max_age", m.MaxAge != ""}, {"max_skew", m.MaxSkew != ""}, {"reconciled", m.Reconciled != nil},
+	} {
+		if f.set {
+			errs = append(errs, fmt.Errorf("%s: format %s reads billing.alert.triggered as Stripe writes it, and its sums source (SUM_SOURCES) gives the meter and scale: drop %s",
+				f.name, FormatStripeAlerts, f.name))
+		}
+	}
+	m.Reconciled = ptr(false)
+	return errs
 }
 
 // checkValue refuses a value rule that cannot read a value.
@@ -330,8 +362,10 @@ const UsageQueue = "usage"
 // CheckSources refuses, at start, what would make a usage source's records
 // wrong: a mapping for a source that is not a usage source, a CloudEvents
 // source not signed with Standard Webhooks (the scheme producers tee
-// their events with), and a source whose unit differs from the unit of
-// the workloads' caps (workloadUnit: USD costs against a token cap).
+// their events with), a Stripe alerts source not signed with
+// Stripe-Signature, and a source whose unit differs from the unit of the
+// workloads' caps (workloadUnit: USD costs against a token cap). A Stripe
+// alerts source counts no records, so it has no unit.
 func (ms *Mappings) CheckSources(sources []webhook.SourceSpec, workloadUnit string) error {
 	usage := map[string]webhook.SourceSpec{}
 	for _, s := range sources {
@@ -348,11 +382,13 @@ func (ms *Mappings) CheckSources(sources []webhook.SourceSpec, workloadUnit stri
 				errs = append(errs, fmt.Errorf("%w: source %q: no usage source of that name in HOOKLINE_SOURCES (queue %q)", ErrBadMapping, name, UsageQueue))
 			case m.Format == FormatCloudEvents && s.Scheme != webhook.SchemeStandard:
 				errs = append(errs, fmt.Errorf("%w: source %q: scheme: a CloudEvents source is signed with %s, not %s", ErrBadMapping, name, webhook.SchemeStandard, s.Scheme))
+			case m.Format == FormatStripeAlerts && s.Scheme != webhook.SchemeStripe:
+				errs = append(errs, fmt.Errorf("%w: source %q: scheme: a Stripe alerts source is signed with %s, not %s", ErrBadMapping, name, webhook.SchemeStripe, s.Scheme))
 			}
 		}
 	}
 	for _, s := range sources {
-		if m := ms.For(s.Name); s.Queue == UsageQueue && m.Unit != workloadUnit {
+		if m := ms.For(s.Name); s.Queue == UsageQueue && m.Format != FormatStripeAlerts && m.Unit != workloadUnit {
 			errs = append(errs, fmt.Errorf("%w: source %q: unit: %q differs from the workloads' unit %q (SPEND_UNIT): its records would be counted against caps of another unit", ErrBadMapping, s.Name, m.Unit, workloadUnit))
 		}
 	}

@@ -20,6 +20,10 @@ const (
 	// OutcomeNotUsage is an event of a type the mapping does not count:
 	// acknowledged and recorded as not usage, never counted.
 	OutcomeNotUsage = "not_usage"
+	// OutcomeAlert is a provider's threshold alert ([FormatStripeAlerts]):
+	// no record to count, but a lower bound the spend worker compares with
+	// the ledger. Its record carries the event in Alert.
+	OutcomeAlert = "alert"
 )
 
 // Record is one event as the door read it: what the ledger counts and
@@ -41,6 +45,10 @@ type Record struct {
 	// Origin is where a CloudEvent came from, for an operator's search at
 	// the producer; zero for usage.recorded.
 	Origin Origin
+	// Alert is the verified provider event of an [OutcomeAlert], as JSON
+	// text the spend worker reads; "" for every other outcome. (Text, so
+	// that a Record stays comparable.)
+	Alert string
 }
 
 // Origin is a CloudEvent's source and id, each cut to 255 bytes.
@@ -54,7 +62,8 @@ type Item struct {
 	// Index is the event's position in a batch (0 otherwise).
 	Index int
 	// EventID is the intake identity: the delivery's own for
-	// usage.recorded, the ledger key for a CloudEvent.
+	// usage.recorded, the ledger key for a CloudEvent, the event's ID for
+	// a Stripe event.
 	EventID string
 	Record  Record
 	// Err is a [*provider.FieldError]; in a batch its field starts with
@@ -99,6 +108,13 @@ func (m Mapping) Read(body []byte, req Request) (Body, error) {
 			return Body{}, err
 		}
 		return Body{Items: []Item{{EventID: req.DeliveryID, Record: rec}}}, nil
+	}
+	if m.Format == FormatStripeAlerts {
+		it, err := readStripeEvent(doc, body)
+		if err != nil {
+			return Body{}, err
+		}
+		return Body{Items: []Item{it}}, nil
 	}
 	return m.readCloudEvents(doc, req)
 }
