@@ -8,4 +8,7 @@ const (
 	// AttributionZero: a reading of zero; acknowledged, recorded, with no
 	// ledger effect.
 	AttributionZero Attribution = "zero"
+	// AttributionAlert: a provider's threshold alert, recorded beside the
+	// ledger and compared with it; never counted.
+	AttributionAlert Attribution = "alert"
 )

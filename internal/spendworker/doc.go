@@ -17,6 +17,16 @@
 // or whose record lies outside the time rule the door applied (counted
 // from the intake time), is dead-lettered with a reason naming the field
 // ("invalid_usage: data.units: ...").
+//
+// A provider's threshold alert (Stripe's billing.alert.triggered, from a
+// stripe-alerts usage source) is no record: it is recorded once by its
+// event ID with the ledger's count of its meter since the alert's creation
+// ([spend.Ledger.RecordAlert]), paged once when the ledger is below, and
+// marks the workload to be read on the reconciler's next run. Its sums
+// source is the one of its mode that lists the alert, or else has its
+// meter; an alert that matches none, only a source of the other mode, or
+// no workload's alias is dead-lettered with its reason (alert.go).
+//
 // After a batch, pages the ledger enqueued are flushed from the outbox
 // (best effort: the outbox keeps them until they are sent).
 //

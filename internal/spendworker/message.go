@@ -20,9 +20,11 @@ type parsed struct {
 	m          events.SQSMessage
 	u          spend.Usage
 	receivedAt time.Time
-	// outcome is the door's: usage, zero, or not usage
+	// outcome is the door's: usage, zero, not usage or alert
 	// ([usagein.OutcomeUsage]).
 	outcome string
+	// alert is the provider's event of an alert ([usagein.OutcomeAlert]).
+	alert string
 }
 
 // counts reports whether the record goes to the ledger.
@@ -47,7 +49,7 @@ func parse(m events.SQSMessage, now time.Time) (parsed, error) {
 	u := spend.Usage{RecordID: msg.RecordID, WorkloadRef: msg.WorkloadRef, Units: msg.Units, OccurredAt: msg.OccurredAt,
 		ObservedAt: now, Path: spend.PathWebhook, EventID: cmp.Or(attr(m, "event_id"), msg.EventID), SeenAt: received,
 		Source: cmp.Or(msg.Source, attr(m, "source")), Meter: msg.Meter, Unit: msg.Unit, Unreconciled: !msg.Reconciled}
-	return parsed{m: m, u: u, receivedAt: received, outcome: msg.Outcome}, nil
+	return parsed{m: m, u: u, receivedAt: received, outcome: msg.Outcome, alert: msg.Alert}, nil
 }
 
 // uncounted acknowledges a record the ledger never sees, an event of

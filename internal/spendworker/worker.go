@@ -14,6 +14,8 @@ import (
 	"github.com/hookline/hookline/internal/intake"
 	"github.com/hookline/hookline/internal/pager"
 	"github.com/hookline/hookline/internal/spend"
+	"github.com/hookline/hookline/internal/sums"
+	"github.com/hookline/hookline/internal/usagein"
 	"github.com/hookline/hookline/pkg/provider"
 	"github.com/hookline/hookline/pkg/queue"
 )
@@ -21,10 +23,14 @@ import (
 // ErrMalformed means a message is not a usable usage event.
 var ErrMalformed = errors.New("spendworker: malformed usage message")
 
-// Ledger is the part of [spend.Ledger] the worker uses.
+// Ledger is the part of [spend.Ledger] the worker uses: it applies usage
+// records and records providers' threshold alerts.
 type Ledger interface {
 	Apply(ctx context.Context, u spend.Usage) (spend.Result, error)
+	RecordAlert(ctx context.Context, a spend.Alert, nextRun time.Time) (spend.AlertResult, error)
 }
+
+var _ Ledger = (*spend.Ledger)(nil)
 
 // BatchLedger applies a whole batch's records, with one ledger
 // transaction per workload; [*spend.Ledger] is one. A Ledger that is also
@@ -71,6 +77,7 @@ const (
 	MetricUsageDeadLettered = "UsageDeadLettered" // by Reason
 	MetricUsageToIntake     = "UsageToIntake"     // the usage's time to the intake record
 	MetricIntakeToLedger    = "IntakeToLedger"    // the intake record to the ledger entry
+	MetricUsageAlerts       = "UsageAlerts"       // one per alert recorded, by Outcome (paged, recorded, duplicate)
 )
 
 // Queue is what the worker needs from the queue it consumes.
@@ -90,7 +97,25 @@ type Config struct {
 	// Attributions, if set, records each event's intake state (attributed,
 	// deferred, quarantined) on its intake record.
 	Attributions Attributor
+	// Sums are the providers of sums (SUM_SOURCES): a provider's threshold
+	// alert is compared with the ledger's count of the meter of the sums
+	// source of its usage source. Workloads resolves an alert's customer
+	// to its workload, and PollInterval is the reconciler's base interval
+	// (POLL_INTERVAL): an alert asks the workload to be read on the next
+	// run, at most that far off. Both are required with Sums.
+	Sums         sums.Sources
+	Workloads    Resolver
+	PollInterval time.Duration
 }
+
+// Resolver returns the workload a reference (an alias) maps to, or
+// [spend.ErrUnknownWorkload]; [*spend.Workloads] is one. It reads with
+// GetItem, which the worker's role may call on the workloads table.
+type Resolver interface {
+	Resolve(ctx context.Context, ref string) (spend.Workload, error)
+}
+
+var _ Resolver = (*spend.Workloads)(nil)
 
 // Worker handles SQS batches from the usage queue.
 type Worker struct {
@@ -117,6 +142,9 @@ func (k *pageKeys) add(keys ...string) {
 func New(cfg Config) (*Worker, error) {
 	if cfg.Ledger == nil || cfg.Queue == nil {
 		return nil, errors.New("spendworker: a ledger and a queue are required")
+	}
+	if len(cfg.Sums) > 0 && (cfg.Workloads == nil || cfg.PollInterval <= 0) {
+		return nil, errors.New("spendworker: sums sources need the workloads to resolve alerts and the reconciler's poll interval")
 	}
 	if cfg.Concurrency <= 0 {
 		cfg.Concurrency = 10
@@ -179,6 +207,8 @@ func (w *Worker) handleBatch(ctx context.Context, bl BatchLedger, ev events.SQSE
 			switch {
 			case parseErrs[i] != nil:
 				acked[i] = w.malformed(ctx, ev.Records[i], parseErrs[i])
+			case msgs[i].outcome == usagein.OutcomeAlert:
+				acked[i] = w.alert(ctx, msgs[i], keys)
 			case !msgs[i].counts():
 				acked[i] = w.uncounted(ctx, msgs[i])
 			default:
@@ -236,6 +266,8 @@ func (w *Worker) process(ctx context.Context, m events.SQSMessage, keys *pageKey
 	switch {
 	case err != nil:
 		return w.malformed(ctx, m, err)
+	case p.outcome == usagein.OutcomeAlert:
+		return w.alert(ctx, p, keys)
 	case !p.counts():
 		return w.uncounted(ctx, p)
 	}

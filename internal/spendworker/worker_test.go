@@ -140,6 +140,10 @@ func (failingLedger) Apply(context.Context, spend.Usage) (spend.Result, error) {
 	return spend.Result{}, fmt.Errorf("ledger: dynamodb unavailable")
 }
 
+func (failingLedger) RecordAlert(context.Context, spend.Alert, time.Time) (spend.AlertResult, error) {
+	return spend.AlertResult{}, fmt.Errorf("ledger: dynamodb unavailable")
+}
+
 type noQueue struct{}
 
 func (noQueue) DeadLetter(context.Context, events.SQSMessage, string) error {
