@@ -5,7 +5,6 @@ import (
 
 	"github.com/hookline/hookline/internal/config"
 	"github.com/hookline/hookline/internal/reconcile"
-	"github.com/hookline/hookline/internal/stripeusage"
 	"github.com/hookline/hookline/internal/sums"
 	"github.com/hookline/hookline/pkg/provider"
 )
@@ -41,16 +40,15 @@ func NewReconciler(d Deps) (*reconcile.Reconciler, error) {
 }
 
 // newSums builds the reconciler of the providers of sums (SUM_SOURCES), or
-// nil when there are none. Each Stripe source reads with
-// STRIPE_USAGE_API_KEY, paced to STRIPE_USAGE_RATE calls a second.
+// nil when there are none. Each source reads through its provider's
+// adapter ([sumReader]).
 func newSums(d Deps, cfg config.Reconciler, ledger Ledger) (*reconcile.Sums, error) {
 	if len(cfg.Sums) == 0 {
 		return nil, nil
 	}
 	readers := map[string]sums.Reader{}
 	for name, src := range cfg.Sums {
-		r, err := stripeusage.New(stripeusage.Config{BaseURL: src.BaseURL, Key: cfg.StripeUsageKey,
-			Rate: cfg.StripeUsageRate, Logger: d.logger()})
+		r, err := sumReader(d, cfg, src)
 		if err != nil {
 			return nil, fmt.Errorf("sums source %s: %w", name, err)
 		}

@@ -1,0 +1,22 @@
+package app
+
+import (
+	"fmt"
+
+	"github.com/hookline/hookline/internal/config"
+	"github.com/hookline/hookline/internal/stripeusage"
+	"github.com/hookline/hookline/internal/sums"
+)
+
+// sumReader builds the adapter that reads src's sums, by its provider. A
+// Stripe source reads with STRIPE_USAGE_API_KEY, paced to
+// STRIPE_USAGE_RATE calls a second.
+func sumReader(d Deps, cfg config.Reconciler, src sums.Source) (sums.Reader, error) {
+	switch src.Provider {
+	case "stripe":
+		return stripeusage.New(stripeusage.Config{BaseURL: src.BaseURL, Key: cfg.StripeUsageKey,
+			Rate: cfg.StripeUsageRate, Logger: d.logger()})
+	default:
+		return nil, fmt.Errorf("no adapter for provider %q", src.Provider)
+	}
+}
