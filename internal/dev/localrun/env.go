@@ -1,6 +1,7 @@
 package localrun
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -17,6 +18,11 @@ var DevSecrets = map[string]string{
 	"HOOKLINE_PAYMENTS_SECRETS": "whsec_aG9va2xpbmUtbG9jYWwtcGF5bWVudHMta2V5IQ==",
 	"HOOKLINE_USAGE_SECRETS":    "whsec_aG9va2xpbmUtbG9jYWwtdXNhZ2Uta2V5ISEhIQ==",
 }
+
+// StripeUsageKey is the Stripe key a local run's reconciler reads meter
+// summaries with when the simulator checks no key: a test-mode key, as a
+// sandbox's.
+const StripeUsageKey = "sk_test_hookline_local_usage"
 
 // localCommitHorizon is how late the simulator's slowest fault commits
 // (a slow commit or a key in flight, with the delays the local drills
@@ -62,6 +68,7 @@ func (s *System) functionLookup(function string) (func(string) (string, bool), e
 		"MOLLIE_API_URL": s.Mollie.URL(), "MOLLIE_API_KEY": providersim.MollieAPIKey,
 		"PAYPAL_API_URL": s.PayPalAPI.URL(), "PAYPAL_CLIENT_ID": providersim.PayPalClientID, "PAYPAL_CLIENT_SECRET": providersim.PayPalClientSecret,
 		"GOCARDLESS_API_URL": s.GoCardless.URL(), "GOCARDLESS_ACCESS_TOKEN": providersim.GoCardlessAccessToken,
+		"STRIPE_USAGE_API_KEY": cmp.Or(s.cfg.Sim.APIKey, StripeUsageKey),
 	}
 	if s.cfg.PaymentProvider != "" {
 		local["PAYMENT_PROVIDER"] = s.cfg.PaymentProvider
@@ -83,6 +90,9 @@ func (s *System) functionLookup(function string) (func(string) (string, bool), e
 	}
 	return func(name string) (string, bool) {
 		if v, ok := override(name); ok {
+			if name == "SUM_SOURCES" {
+				return localSumSources(v, s.Sim.URL()), true
+			}
 			return v, true
 		}
 		if v, ok := local[name]; ok {
@@ -110,4 +120,28 @@ func localSources(text string) (string, error) {
 	}
 	out, err := json.Marshal(sources)
 	return string(out), err
+}
+
+// localSumSources points every source of SUM_SOURCES that names no
+// base_url at the simulator, whose faces serve each provider's sums.
+// Text that does not parse is returned as it is, for the configuration to
+// refuse with its own error.
+func localSumSources(text, simURL string) string {
+	var sources map[string]map[string]any
+	if err := json.Unmarshal([]byte(text), &sources); err != nil || len(sources) == 0 {
+		return text
+	}
+	for _, src := range sources {
+		if src == nil {
+			return text
+		}
+		if _, ok := src["base_url"]; !ok {
+			src["base_url"] = simURL
+		}
+	}
+	out, err := json.Marshal(sources)
+	if err != nil {
+		return text
+	}
+	return string(out)
 }
