@@ -5,6 +5,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
@@ -27,6 +28,10 @@ type Deps struct {
 	Clients Clients
 	Lookup  config.Lookup
 	Logger  *slog.Logger
+	// Now is the spend side's clock: the ledger's, its outbox's, the spend
+	// worker's and the reconciler's. Nil is time.Now; a local run's drills
+	// move it forward to pass settle horizons.
+	Now func() time.Time
 	// Metrics receives EMF lines (stdout in Lambda).
 	Metrics io.Writer
 	// PayPal, when set, is whom paypal sources trust for PayPal's

@@ -35,7 +35,7 @@ func NewReconciler(d Deps) (*reconcile.Reconciler, error) {
 		BaseInterval: cfg.PollInterval, ActiveInterval: cfg.ActiveInterval, QuietInterval: cfg.QuietInterval,
 		QuietAfter: cfg.QuietAfter, NearCapRatio: cfg.NearCapRatio, Concurrency: cfg.FoldConcurrency,
 		ExportMaxAge: cfg.ExportRule.MaxAge, ExportMaxSkew: cfg.ExportRule.MaxSkew,
-		Metrics: d.metrics().With(map[string]any{"function": "reconciler"}), Logger: d.logger(),
+		Metrics: d.metrics().With(map[string]any{"function": "reconciler"}), Logger: d.logger(), Now: d.Now,
 	})
 }
 
@@ -56,5 +56,5 @@ func newSums(d Deps, cfg config.Reconciler, ledger Ledger) (*reconcile.Sums, err
 	}
 	return reconcile.NewSums(reconcile.SumsConfig{Ledger: ledger.Spend.Recon, Registry: ledger.Spend.Workloads,
 		Sources: cfg.Sums, Readers: readers, DB: d.Clients.DynamoDB, Table: cfg.LedgerTable, Flush: ledger.Outbox,
-		Metrics: d.metrics().With(map[string]any{"function": "reconciler"}), Logger: d.logger()})
+		Metrics: d.metrics().With(map[string]any{"function": "reconciler"}), Logger: d.logger(), Now: d.Now})
 }

@@ -21,7 +21,7 @@ func NewLedger(d Deps, cfg config.Spend) (Ledger, error) {
 	if err != nil {
 		return Ledger{}, err
 	}
-	outbox, err := pager.NewOutbox(pager.OutboxConfig{DB: d.Clients.DynamoDB, Table: cfg.LedgerTable, Sender: sender, Logger: d.logger()})
+	outbox, err := pager.NewOutbox(pager.OutboxConfig{DB: d.Clients.DynamoDB, Table: cfg.LedgerTable, Sender: sender, Logger: d.logger(), Now: d.Now})
 	if err != nil {
 		return Ledger{}, err
 	}
@@ -30,7 +30,7 @@ func NewLedger(d Deps, cfg config.Spend) (Ledger, error) {
 		Webhook:    spend.PathContract{ExpectedArrival: cfg.WebhookExpectedArrival, MaxAge: cfg.WebhookMaxAge, Interval: cfg.WebhookRetryInterval},
 		Poll:       spend.PathContract{ExpectedArrival: cfg.PollExpectedArrival, MaxAge: cfg.PollMaxAge, Interval: cfg.PollInterval},
 		ReconOwner: cfg.ReconOwner, ReconRoutingKey: cfg.ReconRoutingKey,
-		Metrics: emfMetrics{d.metrics()}, Logger: d.logger(), Sums: cfg.Sums,
+		Metrics: emfMetrics{d.metrics()}, Logger: d.logger(), Sums: cfg.Sums, Now: d.Now,
 	})
 	if err != nil {
 		return Ledger{}, err

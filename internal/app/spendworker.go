@@ -29,7 +29,7 @@ func NewSpendWorker(d Deps) (*spendworker.Worker, error) {
 	return spendworker.New(spendworker.Config{
 		Ledger: ledger.Spend.Ledger, Pages: ledger.Outbox, Queue: q, Concurrency: cfg.Concurrency,
 		Metrics: d.metrics(), Logger: d.logger(), Attributions: marks,
-		Sums: cfg.Sums, Workloads: ledger.Spend.Workloads, PollInterval: cfg.PollInterval,
+		Sums: cfg.Sums, Workloads: ledger.Spend.Workloads, PollInterval: cfg.PollInterval, Now: d.Now,
 	})
 }
 

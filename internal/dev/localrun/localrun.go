@@ -74,6 +74,10 @@ type Config struct {
 	// (default 127.0.0.1:0, a free port): a paypal source's cert_hosts
 	// names it.
 	PayPalCertsAddr string
+	// Clock, when set, is the clock of the spend side and of the
+	// simulator, which a drill moves forward ([Clock]); nil keeps wall
+	// time. It replaces Sim.Now.
+	Clock *Clock
 }
 
 // PartLabel is the profiler label (runtime/pprof) that the local system's
@@ -168,6 +172,7 @@ func (s *System) deps(function string) (app.Deps, error) {
 		Clients: app.Clients{DynamoDB: s.AWS.DynamoDB, SQS: s.AWS.SQS},
 		Lookup:  lookup,
 		Logger:  s.cfg.Logger.With("function", function),
+		Now:     s.now(),
 		Metrics: s.cfg.Metrics,
 		PayPal:  &app.PayPalTrust{Roots: s.PayPal.Roots, Client: s.PayPal.Client(webhook.DefaultCertTimeout)},
 	}, nil
@@ -248,6 +253,14 @@ func (s *System) Ledger() (app.Ledger, error) {
 		return app.Ledger{}, err
 	}
 	return app.NewLedger(d, cfg)
+}
+
+// now is the spend side's clock: Config.Clock's, or nil for wall time.
+func (s *System) now() func() time.Time {
+	if s.cfg.Clock == nil {
+		return nil
+	}
+	return s.cfg.Clock.Now
 }
 
 // Close stops everything Start started.

@@ -1,6 +1,8 @@
 package localrun
 
 import (
+	"encoding/json"
+	"fmt"
 	"net/http"
 	"time"
 
@@ -26,5 +28,35 @@ func (s *System) wireUsageWebhooks() error {
 		return err
 	}
 	s.Sim.Usage.SetUsageWebhooks(snd)
+	return s.wireAlertWebhooks(lookup)
+}
+
+// wireAlertWebhooks makes the simulator's Stripe face post its billing
+// alerts (POST /sim/meters/alerts/send) to the first Stripe-signed source
+// that feeds the usage queue, signed with its secret, as Stripe posts
+// them to a webhook endpoint. Without such a source, alerts are not sent.
+func (s *System) wireAlertWebhooks(lookup func(string) (string, bool)) error {
+	text, _ := lookup("HOOKLINE_SOURCES")
+	var sources []struct{ Name, Scheme, Queue string }
+	if err := json.Unmarshal([]byte(text), &sources); err != nil {
+		return fmt.Errorf("localrun: HOOKLINE_SOURCES: %w", err)
+	}
+	for _, src := range sources {
+		if src.Scheme != string(webhook.SchemeStripe) || src.Queue != "usage" {
+			continue
+		}
+		secret, _ := lookup(SecretVar(src.Name))
+		keys := webhook.SplitSecrets(secret)
+		if len(keys) == 0 {
+			return fmt.Errorf("localrun: source %s has no secret in %s", src.Name, SecretVar(src.Name))
+		}
+		snd, err := providersim.NewSender(providersim.SenderConfig{URL: s.URL + "/webhooks/" + src.Name,
+			Sign: providersim.StripeSigner(keys[0]), BaseBackoff: 200 * time.Millisecond})
+		if err != nil {
+			return err
+		}
+		s.Sim.SetMeterAlertWebhooks(snd)
+		return nil
+	}
 	return nil
 }

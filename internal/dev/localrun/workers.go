@@ -12,7 +12,11 @@ import (
 )
 
 func (s *System) startSim() error {
-	sim, err := providersim.New(s.cfg.Sim)
+	cfg := s.cfg.Sim
+	if now := s.now(); now != nil {
+		cfg.Now = now
+	}
+	sim, err := providersim.New(cfg)
 	if err != nil {
 		return fmt.Errorf("localrun: provider simulator: %w", err)
 	}
