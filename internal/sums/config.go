@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -50,8 +51,11 @@ type Sources map[string]Source
 // [Source]. It refuses, naming the source and field, every problem at
 // once: an unknown provider or field, a meter that does not add up across
 // buckets (Stripe "last", a pre-aggregated meter), a width that does not
-// divide a day, and two sources claiming one usage source's meter. Empty
-// text is no sources.
+// divide a day or that the provider does not serve, and two sources
+// claiming one usage source's meter. A meter of a provider with
+// endpoints (OpenAI) must name a known endpoint and the fields that
+// count, with positive integer weights, and a money meter its currency.
+// Empty text is no sources.
 func ParseSources(text string) (Sources, error) {
 	if strings.TrimSpace(text) == "" {
 		return Sources{}, nil
@@ -84,9 +88,6 @@ func ParseSources(text string) (Sources, error) {
 	return out, nil
 }
 
-// Providers known to [ParseSources].
-var Providers = []string{"stripe"}
-
 func (s Source) normalise(name string) (Source, []error) {
 	var errs []error
 	bad := func(format string, a ...any) {
@@ -96,8 +97,9 @@ func (s Source) normalise(name string) (Source, []error) {
 	if name == "" || strings.ContainsAny(name, "#/ ") {
 		bad("name must be non-empty, without '#', '/' or spaces")
 	}
-	if !slices.Contains(Providers, s.Provider) {
-		bad("provider %q is not one of %v", s.Provider, Providers)
+	p, known := Providers[s.Provider]
+	if !known {
+		bad("provider %q is not one of %v", s.Provider, slices.Sorted(maps.Keys(Providers)))
 	}
 	if s.UsageSource == "" {
 		bad("usage_source is required: the door's source whose records the sums cover")
@@ -114,6 +116,8 @@ func (s Source) normalise(name string) (Source, []error) {
 	s.Interval = Duration(orDefault(s.Interval.D(), DefaultInterval))
 	if w := s.Width.D(); w < time.Minute || (24*time.Hour)%w != 0 {
 		bad("width %s must be at least a minute and divide a day", w)
+	} else if known && !widthAllowed(p.Widths, w) {
+		bad("width %s is not one %s serves: %v", w, s.Provider, p.Widths)
 	}
 	if s.Settle.D() < 0 || s.Lag.D() < 0 || s.Interval.D() < 0 {
 		bad("settle, lag and interval must not be negative")
@@ -121,8 +125,8 @@ func (s Source) normalise(name string) (Source, []error) {
 	if s.Start = s.Start.UTC(); !s.Start.Equal(s.Start.Truncate(s.Width.D())) {
 		bad("start %s is not aligned to the width %s", s.Start.Format(time.RFC3339), s.Width.D())
 	}
-	if s.Provider == "stripe" && s.AliasPrefix == "" {
-		s.AliasPrefix = "cus_"
+	if s.AliasPrefix == "" {
+		s.AliasPrefix = p.AliasPrefix
 	}
 	if len(s.Meters) == 0 {
 		bad("meters: at least one meter is required")
@@ -130,7 +134,10 @@ func (s Source) normalise(name string) (Source, []error) {
 	meters := map[string]Meter{}
 	for mname, m := range s.Meters {
 		m.Name = mname
-		errs = append(errs, m.check(name)...)
+		if p.Endpoints != nil && m.Aggregation == "" {
+			m.Aggregation = AggregationSum
+		}
+		errs = append(errs, m.check(name, p, s.Width.D())...)
 		if m.Scale == 0 {
 			m.Scale = 1
 		}
@@ -148,7 +155,9 @@ func (s Source) normalise(name string) (Source, []error) {
 	return s, errs
 }
 
-func (m Meter) check(source string) []error {
+// check reports every problem of the meter of source, whose provider is
+// p and width width.
+func (m Meter) check(source string, p Provider, width time.Duration) []error {
 	var errs []error
 	bad := func(format string, a ...any) {
 		errs = append(errs, fmt.Errorf("%w: %s: meter %q: %s", ErrBadSource, source, m.Name, fmt.Sprintf(format, a...)))
@@ -156,8 +165,10 @@ func (m Meter) check(source string) []error {
 	if m.Name == "" || strings.Contains(m.Name, "#") {
 		bad("name must be non-empty, without '#'")
 	}
-	if m.ProviderMeter == "" {
-		bad("provider_meter is required")
+	if p.Endpoints != nil {
+		m.checkEndpoint(p, width, bad)
+	} else {
+		m.checkProviderMeter(bad)
 	}
 	switch m.Aggregation {
 	case AggregationSum, AggregationCount:
@@ -176,6 +187,70 @@ func (m Meter) check(source string) []error {
 		bad("tolerance must not be negative")
 	}
 	return errs
+}
+
+// checkProviderMeter checks a meter of a provider that names its meters
+// (Stripe): a provider meter, and nothing of an endpoint's.
+func (m Meter) checkProviderMeter(bad func(string, ...any)) {
+	if m.ProviderMeter == "" {
+		bad("provider_meter is required")
+	}
+	if m.Endpoint != "" || m.Field != "" || len(m.Fields) > 0 || m.Currency != "" {
+		bad("endpoint, field, fields and currency are for a provider whose meters name an endpoint")
+	}
+}
+
+// checkEndpoint checks a meter of a provider whose meters name an
+// endpoint and its fields (OpenAI): a known endpoint served at width, one
+// field or integer weights of known fields, and a currency for money.
+func (m Meter) checkEndpoint(p Provider, width time.Duration, bad func(string, ...any)) {
+	if m.ProviderMeter != "" {
+		bad("provider_meter is not used: the meter names its endpoint and fields")
+	}
+	if m.Aggregation == AggregationCount {
+		bad("aggregation count is not used: the meter sums its fields")
+	}
+	ep, ok := p.Endpoints[m.Endpoint]
+	if !ok {
+		bad("endpoint %q is not one of %v", m.Endpoint, slices.Sorted(maps.Keys(p.Endpoints)))
+		return
+	}
+	if !widthAllowed(ep.Widths, width) {
+		bad("endpoint %s serves buckets of %v only, not the source's width %s", m.Endpoint, ep.Widths, width)
+	}
+	switch {
+	case m.Field == "" && len(m.Fields) == 0:
+		bad("names no field: set field (one of %v) or fields with integer weights", ep.Fields)
+	case m.Field != "" && len(m.Fields) > 0:
+		bad("sets both field and fields: set one")
+	case ep.Money && len(m.Fields) > 0:
+		bad("endpoint %s is money: set field %q, without weights", m.Endpoint, ep.Fields[0])
+	}
+	for _, f := range slices.Sorted(maps.Keys(m.Weights())) {
+		if !slices.Contains(ep.Fields, f) {
+			bad("field %q is not one of endpoint %s's: %v", f, m.Endpoint, ep.Fields)
+		}
+	}
+	for _, f := range slices.Sorted(maps.Keys(m.Fields)) {
+		if n, err := strconv.ParseInt(m.Fields[f].String(), 10, 64); err != nil || n < 1 || n > MaxWeight {
+			bad("weight %s of field %q is not an integer in 1..%d", m.Fields[f], f, MaxWeight)
+		}
+	}
+	m.checkCurrency(ep, bad)
+}
+
+// MaxWeight bounds a field's weight ([Meter.Fields]).
+const MaxWeight = 1_000_000
+
+// checkCurrency requires a currency of a money meter, and refuses one
+// elsewhere.
+func (m Meter) checkCurrency(ep Endpoint, bad func(string, ...any)) {
+	switch {
+	case ep.Money && (len(m.Currency) != 3 || strings.ToLower(m.Currency) != m.Currency):
+		bad("currency %q must be a lower-case ISO 4217 code such as \"usd\": a money meter counts one currency", m.Currency)
+	case !ep.Money && m.Currency != "":
+		bad("currency is for a money meter; endpoint %s counts no money", m.Endpoint)
+	}
 }
 
 // For finds the sums source and meter that cover a webhook record of

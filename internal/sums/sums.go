@@ -2,8 +2,10 @@ package sums
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"math"
+	"strconv"
 	"time"
 )
 
@@ -29,9 +31,26 @@ type Meter struct {
 	// gives its webhook records, whose sum per bucket is W.
 	Name string `json:"-"`
 	// ProviderMeter is the provider's ID of the meter (Stripe: mtr_...).
-	ProviderMeter string `json:"provider_meter"`
-	// Aggregation is the provider's formula: sum or count.
-	Aggregation string `json:"aggregation"`
+	// A provider whose meters name an endpoint (OpenAI) has none.
+	ProviderMeter string `json:"provider_meter,omitempty"`
+	// Aggregation is the provider's formula: sum or count. A meter that
+	// names an endpoint sums its fields; its aggregation is sum.
+	Aggregation string `json:"aggregation,omitempty"`
+	// Endpoint is the provider's endpoint of sums the meter reads (OpenAI:
+	// "completions", "embeddings", ..., or "costs"); see [Provider].
+	Endpoint string `json:"endpoint,omitempty"`
+	// Field is the one field of the endpoint's results that counts
+	// (OpenAI: "input_tokens"), as a weight of 1.
+	Field string `json:"field,omitempty"`
+	// Fields is a weighted sum of the results' fields, by field name, with
+	// positive integer weights: {"input_tokens": 1, "output_tokens": 4}.
+	// A meter names Field or Fields, never both, so that no meter counts
+	// "tokens" without saying which.
+	Fields map[string]json.Number `json:"fields,omitempty"`
+	// Currency is a money meter's currency, lower-case ISO 4217 ("usd"):
+	// an amount in another currency is refused. Its unit is the currency's
+	// unit divided by Scale (1000000: micro-dollars).
+	Currency string `json:"currency,omitempty"`
 	// PreAggregated is a Stripe meter with an event_time_window, where only
 	// the last event of a window counts: refused.
 	PreAggregated bool `json:"pre_aggregated,omitempty"`
@@ -46,6 +65,24 @@ type Meter struct {
 	// it is revised down (max(W, P_latest)), lowering the total. By
 	// default a downward revision changes nothing and is paged.
 	FollowDown bool `json:"follow_down,omitempty"`
+}
+
+// Weights are the meter's fields and their weights: Field with weight 1,
+// or Fields. [ParseSources] has checked that every weight is a positive
+// integer; one that is not counts 0.
+func (m Meter) Weights() map[string]int64 {
+	if m.Field != "" {
+		return map[string]int64{m.Field: 1}
+	}
+	out := make(map[string]int64, len(m.Fields))
+	for f, w := range m.Fields {
+		n, err := strconv.ParseInt(w.String(), 10, 64)
+		if err != nil || n < 1 {
+			n = 0
+		}
+		out[f] = n
+	}
+	return out
 }
 
 // Units is the provider's value v in ledger units: v × Scale, rounded to
@@ -65,7 +102,7 @@ func (m Meter) Units(v float64) (units int64, ok bool) {
 type Source struct {
 	// Name names the sums source; it is in every bucket's key.
 	Name string `json:"-"`
-	// Provider is the adapter: "stripe".
+	// Provider is the adapter: "stripe" or "openai" ([Providers]).
 	Provider string `json:"provider"`
 	// UsageSource is the door's usage source (USAGE_MAPPINGS) whose
 	// webhook records the provider's sums cover.
@@ -74,7 +111,8 @@ type Source struct {
 	// tops up a live workload.
 	Account  string `json:"account"`
 	Livemode bool   `json:"livemode"`
-	// Width is the bucket width (Stripe: hour). Buckets are aligned in
+	// Width is the bucket width (Stripe: hour; OpenAI: a minute, an hour
+	// or a day, and a day for costs). Buckets are aligned in
 	// UTC, on the provider's timestamp truncated to whole seconds.
 	Width Duration `json:"width,omitempty"`
 	// Start is the first instant counted: no bucket before it is read,
@@ -91,7 +129,8 @@ type Source struct {
 	// Interval is how often the source is polled.
 	Interval Duration `json:"interval,omitempty"`
 	// AliasPrefix picks, among a workload's aliases, the provider's
-	// reference for it (Stripe: "cus_").
+	// reference for it (default: the provider's, Stripe "cus_", OpenAI
+	// "proj_").
 	AliasPrefix string `json:"alias_prefix,omitempty"`
 	// BaseURL overrides the provider's API address (the local simulator).
 	BaseURL string `json:"base_url,omitempty"`
