@@ -6,7 +6,6 @@ import (
 	"github.com/hookline/hookline/internal/config"
 	"github.com/hookline/hookline/internal/reconcile"
 	"github.com/hookline/hookline/internal/sums"
-	"github.com/hookline/hookline/pkg/provider"
 )
 
 // NewReconciler builds the scheduled reconciler from its environment.
@@ -19,8 +18,7 @@ func NewReconciler(d Deps) (*reconcile.Reconciler, error) {
 	if err != nil {
 		return nil, err
 	}
-	client, err := provider.New(provider.Config{BaseURL: cfg.ProviderURL, APIKey: cfg.ProviderAPIKey,
-		Timeout: cfg.ProviderTimeout, UsagePageLimit: cfg.UsagePageLimit, Logger: d.logger()})
+	client, err := newExport(d, cfg, ledger)
 	if err != nil {
 		return nil, err
 	}

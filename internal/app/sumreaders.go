@@ -16,6 +16,8 @@ func sumReader(d Deps, cfg config.Reconciler, src sums.Source) (sums.Reader, err
 	case "stripe":
 		return stripeusage.New(stripeusage.Config{BaseURL: src.BaseURL, Key: cfg.StripeUsageKey,
 			Rate: cfg.StripeUsageRate, Logger: d.logger()})
+	case "openmeter":
+		return newOpenMeterReader(d, src.BaseURL)
 	default:
 		return nil, fmt.Errorf("no adapter for provider %q", src.Provider)
 	}

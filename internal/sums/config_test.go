@@ -84,7 +84,7 @@ func TestParseSourcesOpenAIMeters(t *testing.T) {
 		{name: "Stripe meter naming fields", text: source("stripe", "1h", `{"calls": {"provider_meter": "mtr_1", "aggregation": "sum",
 			"field": "value"}}`), wantErr: []string{"endpoint, field, fields and currency are for a provider"}},
 		{name: "unknown provider", text: source("orb", "1h", `{"calls": {"provider_meter": "m"}}`),
-			wantErr: []string{`provider "orb" is not one of [openai stripe]`}},
+			wantErr: []string{`provider "orb" is not one of [openai openmeter stripe]`}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

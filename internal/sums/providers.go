@@ -36,6 +36,8 @@ type Endpoint struct {
 var Providers = map[string]Provider{
 	"stripe": {AliasPrefix: "cus_"},
 	"openai": {AliasPrefix: "proj_", Widths: []time.Duration{time.Minute, time.Hour, Day}, Endpoints: OpenAIEndpoints},
+
+	"openmeter": {Widths: []time.Duration{time.Minute, time.Hour, Day}},
 }
 
 // Day is a day bucket's width: OpenAI's 1d, Stripe's day.
