@@ -57,7 +57,8 @@ const DefaultUnit = "units"
 // ([CloudEventsDefaults]); usage.recorded's members are fixed.
 type Mapping struct {
 	// Format is [FormatHookline] (the default), [FormatCloudEvents] or
-	// [FormatStripeAlerts], which takes no other member.
+	// [FormatStripeAlerts] or [FormatOpenMeterAlerts], which take no other
+	// member.
 	Format string `json:"format,omitempty"`
 	// Mode is which CloudEvents bodies the source takes: [ModeAny] (the
 	// default), [ModeStructured] or [ModeBatch].
@@ -137,9 +138,11 @@ func (m Mapping) normalise() (Mapping, error) {
 	case FormatCloudEvents:
 		errs = m.cloudEventsDefaults()
 	case FormatStripeAlerts:
-		errs = m.stripeAlertsDefaults()
+		errs = m.alertsDefaults(FormatStripeAlerts, StripeAlertType)
+	case FormatOpenMeterAlerts:
+		errs = m.alertsDefaults(FormatOpenMeterAlerts, OpenMeterAlertType)
 	default:
-		return m, fmt.Errorf("format %q: want %s, %s or %s", m.Format, FormatHookline, FormatCloudEvents, FormatStripeAlerts)
+		return m, fmt.Errorf("format %q: want %s, %s, %s or %s", m.Format, FormatHookline, FormatCloudEvents, FormatStripeAlerts, FormatOpenMeterAlerts)
 	}
 	m.rule, errs = m.timeRule(errs)
 	return m, errors.Join(errs...)
@@ -204,11 +207,11 @@ func (m *Mapping) cloudEventsDefaults() []error {
 	return append(errs, m.checkValue(), m.checkPointers(), checkName("unit", m.Unit))
 }
 
-// stripeAlertsDefaults refuses every member a Stripe alerts mapping
-// cannot use, naming each: an alert's workload, meter, value and scale
-// come from the event and its sums source (SUM_SOURCES), and an alert is
-// no record, so it has no unit, time rule or export.
-func (m *Mapping) stripeAlertsDefaults() []error {
+// alertsDefaults refuses every member an alerts mapping (Stripe's,
+// OpenMeter's) cannot use, naming each: an alert's workload, meter, value
+// and scale come from the event and its sums source (SUM_SOURCES), and an
+// alert is no record, so it has no unit, time rule or export.
+func (m *Mapping) alertsDefaults(format, alertType string) []error {
 	var errs []error
 	for _, f := range []struct {
 		name string
@@ -220,12 +223,18 @@ func (m *Mapping) stripeAlertsDefaults() []error {
 		{"max_age", m.MaxAge != ""}, {"max_skew", m.MaxSkew != ""}, {"reconciled", m.Reconciled != nil},
 	} {
 		if f.set {
-			errs = append(errs, fmt.Errorf("%s: format %s reads billing.alert.triggered as Stripe writes it, and its sums source (SUM_SOURCES) gives the meter and scale: drop %s",
-				f.name, FormatStripeAlerts, f.name))
+			errs = append(errs, fmt.Errorf("%s: format %s reads %s as the provider writes it, and its sums source (SUM_SOURCES) gives the meter and scale: drop %s",
+				f.name, format, alertType, f.name))
 		}
 	}
 	m.Reconciled = ptr(false)
 	return errs
+}
+
+// isAlerts reports whether the mapping reads a provider's alerts, which
+// count no records and so have no unit.
+func (m Mapping) isAlerts() bool {
+	return m.Format == FormatStripeAlerts || m.Format == FormatOpenMeterAlerts
 }
 
 // checkValue refuses a value rule that cannot read a value.
@@ -384,11 +393,13 @@ func (ms *Mappings) CheckSources(sources []webhook.SourceSpec, workloadUnit stri
 				errs = append(errs, fmt.Errorf("%w: source %q: scheme: a CloudEvents source is signed with %s, not %s", ErrBadMapping, name, webhook.SchemeStandard, s.Scheme))
 			case m.Format == FormatStripeAlerts && s.Scheme != webhook.SchemeStripe:
 				errs = append(errs, fmt.Errorf("%w: source %q: scheme: a Stripe alerts source is signed with %s, not %s", ErrBadMapping, name, webhook.SchemeStripe, s.Scheme))
+			case m.Format == FormatOpenMeterAlerts && s.Scheme != webhook.SchemeStandard:
+				errs = append(errs, fmt.Errorf("%w: source %q: scheme: an OpenMeter alerts source is signed with %s (Svix), not %s", ErrBadMapping, name, webhook.SchemeStandard, s.Scheme))
 			}
 		}
 	}
 	for _, s := range sources {
-		if m := ms.For(s.Name); s.Queue == UsageQueue && m.Format != FormatStripeAlerts && m.Unit != workloadUnit {
+		if m := ms.For(s.Name); s.Queue == UsageQueue && !m.isAlerts() && m.Unit != workloadUnit {
 			errs = append(errs, fmt.Errorf("%w: source %q: unit: %q differs from the workloads' unit %q (SPEND_UNIT): its records would be counted against caps of another unit", ErrBadMapping, s.Name, m.Unit, workloadUnit))
 		}
 	}

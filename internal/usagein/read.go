@@ -109,6 +109,13 @@ func (m Mapping) Read(body []byte, req Request) (Body, error) {
 		}
 		return Body{Items: []Item{{EventID: req.DeliveryID, Record: rec}}}, nil
 	}
+	if m.Format == FormatOpenMeterAlerts {
+		it, err := readOpenMeterNotification(doc, body)
+		if err != nil {
+			return Body{}, err
+		}
+		return Body{Items: []Item{it}}, nil
+	}
 	if m.Format == FormatStripeAlerts {
 		it, err := readStripeEvent(doc, body)
 		if err != nil {
