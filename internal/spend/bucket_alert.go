@@ -32,10 +32,14 @@ type Alert struct {
 	// Value is the triggered value in ledger units.
 	Value int64
 	// Since is when the provider started counting for the alert, and
-	// SinceFrom where that time came from ("configured" or
-	// "first_listed").
+	// SinceFrom where that time came from ("configured", "source_start",
+	// or "period" for a window the alert carries).
 	Since     time.Time
 	SinceFrom string
+	// Until, when set, ends the comparison window: an alert on a period
+	// that resets (OpenMeter's entitlement usage period) is compared with
+	// the ledger's count of [Since, Until) only. Zero counts to now.
+	Until time.Time
 	// ReceivedAt is when hookline received the alert.
 	ReceivedAt time.Time
 	// Ledger is the ledger's count of the meter since Since, when
@@ -68,6 +72,7 @@ type alertItem struct {
 	Value      int64  `dynamodbav:"value"`
 	Since      string `dynamodbav:"since"`
 	SinceFrom  string `dynamodbav:"since_from"`
+	Until      string `dynamodbav:"until,omitempty"`
 	ReceivedAt string `dynamodbav:"received_at"`
 	Ledger     int64  `dynamodbav:"ledger"`
 	Paged      bool   `dynamodbav:"paged"`
@@ -75,7 +80,7 @@ type alertItem struct {
 
 func (it alertItem) alert() Alert {
 	return Alert{EventID: it.EventID, Source: it.Source, Meter: it.Meter, WorkloadID: it.WorkloadID, AlertID: it.AlertID,
-		Customer: it.Customer, Value: it.Value, Since: ddb.ParseStamp(it.Since), SinceFrom: it.SinceFrom,
+		Customer: it.Customer, Value: it.Value, Since: ddb.ParseStamp(it.Since), SinceFrom: it.SinceFrom, Until: parseUntil(it.Until),
 		ReceivedAt: ddb.ParseStamp(it.ReceivedAt), Ledger: it.Ledger, Paged: it.Paged}
 }
 
@@ -90,7 +95,8 @@ type dueItem struct {
 }
 
 // RecordAlert records a threshold alert once, keyed by its event ID, with
-// the ledger's count of its meter since the alert's Since. When the
+// the ledger's count of its meter in the alert's window: from Since, up
+// to Until when the alert carries one (a period that resets). When the
 // ledger is below the alert's value it pages the reconciliation owner
 // once (the alert, the page and the workload's due marker commit in one
 // transaction). Either way the workload is read on the source's next
@@ -102,7 +108,11 @@ func (s *Ledger) RecordAlert(ctx context.Context, a Alert, nextRun time.Time) (A
 	if a.EventID == "" || a.WorkloadID == "" {
 		return AlertResult{}, fmt.Errorf("%w: an alert needs its event ID and workload", ErrInvalidUsage)
 	}
-	ledger, err := s.meterSince(ctx, a.WorkloadID, a.Source, a.Meter, a.Since)
+	if !a.Until.IsZero() && !a.Until.After(a.Since) {
+		return AlertResult{}, fmt.Errorf("%w: an alert's window ends (%s) before it starts (%s)", ErrInvalidUsage,
+			a.Until.UTC().Format(time.RFC3339), a.Since.UTC().Format(time.RFC3339))
+	}
+	ledger, err := s.meterSince(ctx, a.WorkloadID, a.Source, a.Meter, a.Since, a.Until)
 	if err != nil {
 		return AlertResult{}, err
 	}
@@ -129,7 +139,7 @@ func (s *core) alertTx(a Alert, nextRun time.Time) ([]types.TransactWriteItem, e
 	item, err := attributevalue.MarshalMap(alertItem{PK: alertPK(a.Source, a.EventID), SK: skAlert,
 		GSI1PK: alertsPK(a.WorkloadID), GSI1SK: ddb.Stamp(a.ReceivedAt) + "#" + a.EventID, EventID: a.EventID,
 		Source: a.Source, Meter: a.Meter, WorkloadID: a.WorkloadID, AlertID: a.AlertID, Customer: a.Customer,
-		Value: a.Value, Since: ddb.Stamp(a.Since), SinceFrom: a.SinceFrom, ReceivedAt: ddb.Stamp(a.ReceivedAt),
+		Value: a.Value, Since: ddb.Stamp(a.Since), SinceFrom: a.SinceFrom, Until: untilStamp(a.Until), ReceivedAt: ddb.Stamp(a.ReceivedAt),
 		Ledger: a.Ledger, Paged: a.Paged})
 	if err != nil {
 		return nil, fmt.Errorf("spend: encode alert: %w", err)
@@ -153,11 +163,30 @@ func (s *core) alertTx(a Alert, nextRun time.Time) ([]types.TransactWriteItem, e
 	return append(tx, page), nil
 }
 
-// AlertLine is the page line of an alert above the ledger.
+// AlertLine is the page line of an alert above the ledger; an alert with
+// a window's end names it (until=).
 func AlertLine(a Alert, nextRun time.Time) string {
-	return fmt.Sprintf("usage alert above the ledger: meter=%s workload=%s alert=%s event=%s provider_at_least=%d ledger=%d since=%s (%s) next_reconciliation=%s",
-		a.Meter, a.WorkloadID, a.AlertID, a.EventID, a.Value, a.Ledger, a.Since.UTC().Format(time.RFC3339), a.SinceFrom,
+	until := ""
+	if !a.Until.IsZero() {
+		until = " until=" + a.Until.UTC().Format(time.RFC3339)
+	}
+	return fmt.Sprintf("usage alert above the ledger: meter=%s workload=%s alert=%s event=%s provider_at_least=%d ledger=%d since=%s (%s)%s next_reconciliation=%s",
+		a.Meter, a.WorkloadID, a.AlertID, a.EventID, a.Value, a.Ledger, a.Since.UTC().Format(time.RFC3339), a.SinceFrom, until,
 		nextRun.UTC().Format(time.RFC3339))
+}
+
+func untilStamp(t time.Time) string {
+	if t.IsZero() {
+		return ""
+	}
+	return ddb.Stamp(t)
+}
+
+func parseUntil(s string) time.Time {
+	if s == "" {
+		return time.Time{}
+	}
+	return ddb.ParseStamp(s)
 }
 
 func (s *core) alertPage(a Alert, nextRun time.Time) pager.Event {
@@ -175,9 +204,10 @@ func (s *core) getAlert(ctx context.Context, source, eventID string) (Alert, err
 }
 
 // meterSince is the ledger's count of a workload's meter of a source in
-// the buckets that end after since: the bucket holding since is counted
-// whole, so an alert is compared with at least what the provider counted.
-func (s *core) meterSince(ctx context.Context, id, source, meter string, since time.Time) (int64, error) {
+// the buckets that end after since and, when until is set, start before
+// it: the buckets holding since and until are counted whole, so an alert
+// is compared with at least what the provider counted.
+func (s *core) meterSince(ctx context.Context, id, source, meter string, since, until time.Time) (int64, error) {
 	src, _, err := s.meterOf(BucketKey{Source: source, Meter: meter})
 	if err != nil {
 		return 0, err
@@ -192,7 +222,7 @@ func (s *core) meterSince(ctx context.Context, id, source, meter string, since t
 			return 0, err
 		}
 		for _, b := range bs {
-			if b.Source == source && b.Meter == meter {
+			if b.Source == source && b.Meter == meter && (until.IsZero() || b.Start.Before(until)) {
 				sum += b.Counted
 			}
 		}

@@ -224,6 +224,9 @@ func AlertDedupKey(source, eventID string) string { return "usage-alert#" + sour
 // an [*AlertRefusal] when it cannot be, another error when the workloads
 // could not be read.
 func (w *Worker) readAlert(ctx context.Context, p parsed) (spend.Alert, error) {
+	if isOpenMeterAlert(p.alert) {
+		return w.readOpenMeterAlert(ctx, p)
+	}
 	a, err := stripeusage.ParseAlert([]byte(p.alert))
 	if err != nil {
 		return spend.Alert{}, refuseAlert(ReasonInvalidAlert, "%v", err)
