@@ -194,6 +194,7 @@ func (s *core) Handler() http.Handler {
 	mux.HandleFunc("POST /v2/enqueue", s.handleEnqueue)
 	mux.HandleFunc("POST /sim/usage", s.handleAddUsage)
 	s.meterRoutes(mux)
+	s.openaiRoutes(mux)
 	return mux
 }
 
