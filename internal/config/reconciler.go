@@ -1,8 +1,10 @@
 package config
 
 import (
+	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/hookline/hookline/internal/usagein"
@@ -34,6 +36,15 @@ type Reconciler struct {
 	// StripeUsageRate is STRIPE_USAGE_RATE, the calls a second the
 	// reconciler makes to one Stripe endpoint (25).
 	StripeUsageRate float64
+	// OpenAIAdminKey is OPENAI_ADMIN_KEY (or its _SECRET_ID): the OpenAI
+	// admin key (sk-admin-...) the sums reconciler reads organization
+	// usage and costs with. Required when a SUM_SOURCES source is
+	// OpenAI's. It has organisation-owner power: a credential, never
+	// logged, read by the reconciler only.
+	OpenAIAdminKey string
+	// OpenAIUsageRate is OPENAI_USAGE_RATE, the calls a second the
+	// reconciler makes to one OpenAI endpoint (5).
+	OpenAIUsageRate float64
 }
 
 // ReconcilerFromEnv reads [SpendFromEnv]'s variables with RECON_ROUTING_KEY
@@ -43,8 +54,9 @@ type Reconciler struct {
 // INITIAL_LOOKBACK (1h), ACTIVE_INTERVAL (15m), QUIET_INTERVAL (1h),
 // QUIET_AFTER (6h), NEAR_CAP_RATIO (0.8), FOLD_CONCURRENCY (8), and
 // USAGE_EXPORT_SOURCE (usage) with USAGE_MAPPINGS for the export's time
-// rule ([exportRuleFromEnv]), and, for SUM_SOURCES of Stripe's,
-// STRIPE_USAGE_API_KEY and STRIPE_USAGE_RATE (25).
+// rule ([exportRuleFromEnv]), for SUM_SOURCES of Stripe's,
+// STRIPE_USAGE_API_KEY and STRIPE_USAGE_RATE (25), and for OpenAI's,
+// OPENAI_ADMIN_KEY (an sk-admin- key) and OPENAI_USAGE_RATE (5).
 func ReconcilerFromEnv(lookup Lookup) (Reconciler, error) {
 	e := newEnv(lookup)
 	cfg := Reconciler{Spend: spendFromEnv(e)}
@@ -67,13 +79,33 @@ func ReconcilerFromEnv(lookup Lookup) (Reconciler, error) {
 	cfg.ExportRule = exportRuleFromEnv(e)
 	cfg.StripeUsageKey = e.optional("STRIPE_USAGE_API_KEY", "")
 	cfg.StripeUsageRate = float64(e.integer("STRIPE_USAGE_RATE", 25))
-	for _, src := range cfg.Sums {
-		if src.Provider == "stripe" && cfg.StripeUsageKey == "" {
-			e.required("STRIPE_USAGE_API_KEY")
-			break
+	cfg.OpenAIAdminKey = e.optional("OPENAI_ADMIN_KEY", "")
+	cfg.OpenAIUsageRate = float64(e.integer("OPENAI_USAGE_RATE", 5))
+	if cfg.OpenAIAdminKey != "" && !strings.HasPrefix(cfg.OpenAIAdminKey, "sk-admin-") {
+		e.errs = append(e.errs, errors.New("config: OPENAI_ADMIN_KEY is not an OpenAI admin key (sk-admin-...)"))
+	}
+	sumKeysRequired(e, cfg)
+	return cfg, e.err()
+}
+
+// sumKeysRequired requires the key of each provider a SUM_SOURCES source
+// reads.
+func sumKeysRequired(e *env, cfg Reconciler) {
+	keys := map[string]struct{ name, value string }{
+		"stripe": {"STRIPE_USAGE_API_KEY", cfg.StripeUsageKey},
+		"openai": {"OPENAI_ADMIN_KEY", cfg.OpenAIAdminKey},
+	}
+	for _, p := range []string{"openai", "stripe"} {
+		if keys[p].value != "" {
+			continue
+		}
+		for _, src := range cfg.Sums {
+			if src.Provider == p {
+				e.required(keys[p].name)
+				break
+			}
 		}
 	}
-	return cfg, e.err()
 }
 
 // ratio reads a number in (0, 1].

@@ -63,3 +63,63 @@ func TestReconcilerFromEnv(t *testing.T) {
 		})
 	}
 }
+
+// openAISums is SUM_SOURCES with one OpenAI source.
+const openAISums = `{"openai-org": {"provider": "openai", "usage_source": "llm", "account": "org_1",
+	"start": "2026-11-01T00:00:00Z", "meters": {"tokens": {"endpoint": "completions", "field": "input_tokens"}}}}`
+
+func TestReconcilerOpenAIAdminKey(t *testing.T) {
+	base := map[string]string{
+		"LEDGER_TABLE": "ledger", "WORKLOADS_TABLE": "workloads", "RECON_ROUTING_KEY": "rk",
+		"PROVIDER_URL": "http://127.0.0.1:9",
+	}
+	const key = "sk-admin-abc123"
+	tests := []struct {
+		name     string
+		env      map[string]string
+		wantErr  string
+		wantKey  string
+		wantRate float64
+	}{
+		{name: "an OpenAI source with its key", env: map[string]string{"SUM_SOURCES": openAISums, "OPENAI_ADMIN_KEY": key},
+			wantKey: key, wantRate: 5},
+		{name: "a rate", env: map[string]string{"SUM_SOURCES": openAISums, "OPENAI_ADMIN_KEY": key, "OPENAI_USAGE_RATE": "2"},
+			wantKey: key, wantRate: 2},
+		{name: "an OpenAI source without the key", env: map[string]string{"SUM_SOURCES": openAISums},
+			wantErr: "OPENAI_ADMIN_KEY is required"},
+		{name: "a project key instead of an admin key", env: map[string]string{"SUM_SOURCES": openAISums,
+			"OPENAI_ADMIN_KEY": "sk-proj-secret"}, wantErr: "OPENAI_ADMIN_KEY is not an OpenAI admin key"},
+		{name: "a bad rate", env: map[string]string{"SUM_SOURCES": openAISums, "OPENAI_ADMIN_KEY": key,
+			"OPENAI_USAGE_RATE": "fast"}, wantErr: "OPENAI_USAGE_RATE"},
+		{name: "no OpenAI source, no key needed", wantRate: 5},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			// Given an environment
+			env := map[string]string{}
+			for k, v := range base {
+				env[k] = v
+			}
+			for k, v := range tc.env {
+				env[k] = v
+			}
+
+			// When the reconciler's config is read
+			c, err := ReconcilerFromEnv(func(k string) (string, bool) { v, ok := env[k]; return v, ok })
+
+			// Then it holds the key and rate, or refuses without echoing a key
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) || strings.Contains(err.Error(), "secret") {
+					t.Fatalf("err = %v, want it to say %q and hold no key", err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if c.OpenAIAdminKey != tc.wantKey || c.OpenAIUsageRate != tc.wantRate {
+				t.Fatalf("key %q rate %v, want %q %v", c.OpenAIAdminKey, c.OpenAIUsageRate, tc.wantKey, tc.wantRate)
+			}
+		})
+	}
+}

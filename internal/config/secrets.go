@@ -15,9 +15,10 @@ const SecretIDSuffix = "_SECRET_ID"
 // SecretVars are the credentials a function may read from Secrets Manager
 // rather than from a plain environment variable: the provider's API key,
 // Mollie's API key, PayPal's client secret, GoCardless's access token and
-// the reconciliation owner's PagerDuty routing key, and the Stripe key the
-// reconciler reads meter summaries with.
-var SecretVars = []string{"PROVIDER_API_KEY", "CONTRACT_API_KEY", "MOLLIE_API_KEY", "PAYPAL_CLIENT_SECRET", "GOCARDLESS_ACCESS_TOKEN", "RECON_ROUTING_KEY", "STRIPE_USAGE_API_KEY"}
+// the reconciliation owner's PagerDuty routing key, the Stripe key the
+// reconciler reads meter summaries with, and the OpenAI admin key it reads
+// organization usage and costs with.
+var SecretVars = []string{"PROVIDER_API_KEY", "CONTRACT_API_KEY", "MOLLIE_API_KEY", "PAYPAL_CLIENT_SECRET", "GOCARDLESS_ACCESS_TOKEN", "RECON_ROUTING_KEY", "STRIPE_USAGE_API_KEY", "OPENAI_ADMIN_KEY"}
 
 // ReadSecret returns the current value of a secret, such as
 // [github.com/hookline/hookline/pkg/secrets.SecretsManager.Current].

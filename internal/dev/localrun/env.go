@@ -69,6 +69,7 @@ func (s *System) functionLookup(function string) (func(string) (string, bool), e
 		"PAYPAL_API_URL": s.PayPalAPI.URL(), "PAYPAL_CLIENT_ID": providersim.PayPalClientID, "PAYPAL_CLIENT_SECRET": providersim.PayPalClientSecret,
 		"GOCARDLESS_API_URL": s.GoCardless.URL(), "GOCARDLESS_ACCESS_TOKEN": providersim.GoCardlessAccessToken,
 		"STRIPE_USAGE_API_KEY": cmp.Or(s.cfg.Sim.APIKey, StripeUsageKey),
+		"OPENAI_ADMIN_KEY":     providersim.OpenAIAdminKey,
 	}
 	if s.cfg.PaymentProvider != "" {
 		local["PAYMENT_PROVIDER"] = s.cfg.PaymentProvider
