@@ -47,6 +47,7 @@ type OpenMeter struct {
 	rows     int
 	meters   map[string]OpenMeterMeter
 	between  []*omEvent // stored when a listing asks for a page after its first
+	late     []*omEvent // ingested by IngestLate, not yet stored
 	calls    map[string]int
 	refusals []string
 
@@ -167,7 +168,26 @@ func (o *OpenMeter) Ingest(ev UsageCloudEvent) (OpenMeterEvent, error) {
 func (o *OpenMeter) IngestLate(ev UsageCloudEvent, lag time.Duration) (OpenMeterEvent, error) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	return o.ingest(ev, lag)
+	e, err := o.ingest(ev, lag)
+	if err == nil {
+		o.late = append(o.late, o.events[len(o.events)-1])
+	}
+	return e, err
+}
+
+// StoreLate stores now every event [OpenMeter.IngestLate] ingested that
+// is not stored yet, for a driver on wall time, and returns how many.
+func (o *OpenMeter) StoreLate() int {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	now, n := o.now().UTC().Truncate(time.Second), 0
+	for _, e := range o.late {
+		if e.storedAt.After(now) {
+			e.storedAt, n = now, n+1
+		}
+	}
+	o.late = nil
+	return n
 }
 
 // IngestBetweenPages ingests evs now and stores them when a listing next

@@ -11,6 +11,7 @@ import (
 //
 //	POST /sim/openmeter/events   {"event": a UsageCloudEvent, "lag": "5m"} → the event as ingested
 //	POST /sim/openmeter/between  [UsageCloudEvent...]: stored when a listing asks for its next page
+//	POST /sim/openmeter/store    stores now the events ingested late → {"stored": n}
 //	POST /sim/openmeter/lag      {"lag": "30s"}: the store lag of events ingested from now on
 //	POST /sim/openmeter/meters   an OpenMeterMeter
 //	GET  /sim/openmeter/calls    calls per endpoint, and the refusals
@@ -38,6 +39,9 @@ func (o *OpenMeter) adminRoutes(mux *http.ServeMux) {
 	mux.HandleFunc("POST "+p+"/between", adminJSON(func(evs []UsageCloudEvent) (any, error) {
 		return nil, o.IngestBetweenPages(evs...)
 	}))
+	mux.HandleFunc("POST "+p+"/store", func(w http.ResponseWriter, _ *http.Request) {
+		writeJSON(w, http.StatusOK, map[string]int{"stored": o.StoreLate()})
+	})
 	mux.HandleFunc("POST "+p+"/lag", adminJSON(func(b struct {
 		Lag string `json:"lag"`
 	}) (any, error) {
