@@ -23,6 +23,7 @@ $(NODE_MODULES): localstack/package.json localstack/package-lock.json
 deps: $(NODE_MODULES) ## Install what the build and tests need (Go modules and tools, stripe-mock among them; the pinned SQS emulator).
 	$(GO) mod download
 	cd internal/usagein/ceoracle && $(GO) mod download
+	cd internal/openmeter/omoracle && $(GO) mod download
 
 .PHONY: run
 # run builds the CLI and execs it rather than `go run`: go run exits 1 when
@@ -42,6 +43,7 @@ test: deps ## Run every test against the embedded local AWS (or AWS_ENDPOINT_URL
 	$(GO) test -count=1 -timeout $(TEST_TIMEOUT) -parallel $(TEST_PARALLEL) ./...
 	@# The CloudEvents SDK checks the usage door from a module of its own.
 	cd internal/usagein/ceoracle && $(GO) vet ./... && $(GO) test -count=1 ./...
+	cd internal/openmeter/omoracle && $(GO) vet ./... && $(GO) test -count=1 ./...
 
 .PHONY: bench
 bench: deps ## Run the benchmarks (3-5 min on 2 cores); every ratio names what it divides by, measured in the same run (docs/benchmarks.md).

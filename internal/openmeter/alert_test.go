@@ -22,7 +22,7 @@ func TestParseAlertReadsTheCurrentPeriod(t *testing.T) {
 			t.Fatal(err)
 		}
 		day := time.Date(2026, 11, 3, 0, 0, 0, 0, time.UTC)
-		if a.EventID != "01J2KNP1YTXQRXHTDJ4KPR7PZ0" || a.Meter != "tokens_total" || a.Subject != "wl-a" || a.Usage != "150.5" ||
+		if a.EventID != "01J2KNP1YTXQRXHTDJ4KPR7PZ0" || a.Meter != "tokens_total" || a.Subject != "wl_a" || a.Usage != "150.5" ||
 			!a.PeriodFrom.Equal(day) || !a.PeriodTo.Equal(day.Add(24*time.Hour)) || a.ThresholdType != "usage_value" {
 			t.Fatalf("alert %+v", a)
 		}

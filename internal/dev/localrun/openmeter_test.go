@@ -142,7 +142,7 @@ func TestOpenMeterExportFindsWhatTheDoorMissedOnce(t *testing.T) {
 
 	// Given a threshold at 1000 tokens today, while the ledger's webhooks
 	// hold 2 (the poll's records are no bucket's)
-	body, err := providersim.OpenMeterThreshold{ID: "01J0THRESHOLD0000000000000", Subject: "wl-om", MeterSlug: "tokens_total",
+	body, err := providersim.OpenMeterThreshold{ID: "01J0THRE5H0000000000000000", Subject: "wl-om", MeterSlug: "tokens_total",
 		Usage: "1000", PeriodFrom: day, PeriodTo: day.Add(24 * time.Hour), At: now}.Body()
 	if err != nil {
 		t.Fatal(err)
@@ -155,7 +155,7 @@ func TestOpenMeterExportFindsWhatTheDoorMissedOnce(t *testing.T) {
 		}
 	}
 	// Then it pages the owner once.
-	key := "usage-alert#om#01J0THRESHOLD0000000000000"
+	key := "usage-alert#om#01J0THRE5H0000000000000000"
 	testkit.Eventually(t, 30*time.Second, "the threshold paged", func() bool { return slices.Contains(pageKeys(sys), key) })
 	waitRuns(t, sys, 2)
 	if n := countOf(pageKeys(sys), key); n != 1 {

@@ -25,7 +25,7 @@ type OpenMeterThreshold struct {
 const (
 	omEntitlementID = "01J0ENT0000000000000000000"
 	omFeatureID     = "01J0FEA0000000000000000000"
-	omSubjectID     = "01J0SUB0000000000000000000"
+	omSubjectID     = "01J0SBJ0000000000000000000"
 )
 
 // Body is the notification's JSON, with the members OpenMeter's schema
@@ -39,7 +39,7 @@ func (n OpenMeterThreshold) Body() ([]byte, error) {
 				"updatedAt": created, "activeFrom": created, "subjectKey": n.Subject, "featureKey": n.MeterSlug,
 				"featureId": omFeatureID, "lastReset": stamp(n.PeriodFrom), "measureUsageFrom": created,
 				"currentUsagePeriod": map[string]string{"from": stamp(n.PeriodFrom), "to": stamp(n.PeriodTo)},
-				"usagePeriod":        map[string]any{"interval": "DAY", "anchor": created}},
+				"usagePeriod":        map[string]any{"interval": "DAY", "intervalISO": "P1D", "anchor": created}},
 			"feature": map[string]any{"id": omFeatureID, "key": n.MeterSlug, "name": n.MeterSlug,
 				"meterSlug": n.MeterSlug, "createdAt": created, "updatedAt": created},
 			"subject":   map[string]any{"id": omSubjectID, "key": n.Subject, "createdAt": created, "updatedAt": created},
