@@ -84,12 +84,14 @@ lab-shots: deps ## Drive the live lab's page in headless Chromium and save its s
 .PHONY: soak
 # make test runs the same tests smaller: the payment fault model at 2,000
 # events per profile, the lost-acknowledgement drill at 2,500 a run, the
-# end-to-end model at 3,000 events and the fold at 10,000 records, with no
-# matrix.
-soak: deps ## The long drills: payment fault model (20,000 events per profile, each provider fault alone), lost acks (10,000 a run), end to end (20,000 events, each AWS fault alone), fold of 100,000 records.
+# end-to-end model at 3,000 events (a tenth of its usage metered with
+# Stripe), the fold at 10,000 records and the max rule's property test at
+# 6 seeds, with no matrix.
+soak: deps ## The long drills: payment fault model (20,000 events per profile, each provider fault alone), lost acks (10,000 a run), end to end (20,000 events with Stripe's sums, each AWS fault alone), fold of 100,000 records, max rule over 200 seeds.
 	$(GO) test -count=1 -timeout 60m -parallel $(TEST_PARALLEL) -v ./internal/paymentworker -run 'TestFaultModel$$|TestFaultMatrix$$|TestDrillLostAcknowledgements$$' -args -model-events 20000 -model-matrix -lost-ack-events 10000
 	$(GO) test -count=1 -timeout 60m -parallel $(TEST_PARALLEL) -v ./internal/dev/localrun -run 'TestEndToEndFaultModel$$|TestEndToEndFaultMatrix$$' -args -model-events 20000 -model-matrix
 	$(GO) test -count=1 -timeout 30m -v ./internal/reconcile -run 'TestFoldManyRecordsInOneRun$$' -args -fold-records 100000
+	$(GO) test -count=1 -timeout 30m -v ./internal/spend -run 'TestBucketMaxRuleProperty$$' -args -bucket.seeds 200
 
 .PHONY: lint
 lint: ## gofmt check and go vet.

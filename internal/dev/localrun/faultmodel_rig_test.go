@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"net/http"
 	"slices"
 	"strconv"
@@ -65,8 +66,10 @@ func (w e2eWorkload) crosses() bool { return w.total > w.cap }
 type e2eRecord struct {
 	id, ref    string
 	units      int64
-	ghost      bool // its reference names no workload: it is deferred
-	exportOnly bool // no webhook: only the reconciler finds it
+	ghost      bool     // its reference names no workload: it is deferred
+	exportOnly bool     // no webhook: only the reconciler finds it
+	source     string   // the door's source: "usage" when empty
+	sums       *e2eSums // a record of a Stripe-metered workload
 	webhooks   []string
 	once       sync.Once
 }
@@ -94,6 +97,10 @@ type e2eRun struct {
 	records   []*e2eRecord
 	byHook    map[string]*e2eRecord
 	workloads []e2eWorkload
+	// sumsHour is the open bucket's start when the run was planned;
+	// sumsBuckets the Stripe-metered buckets by key.
+	sumsHour    time.Time
+	sumsBuckets map[string]*e2eBucket
 
 	mu       sync.Mutex
 	accepted map[string]bool // webhook ID -> answered 2xx at least once
@@ -103,15 +110,16 @@ type e2eRun struct {
 func runE2E(t *testing.T, seed uint64, mix e2eMix) e2eReport {
 	t.Helper()
 	start := time.Now()
+	// A liveness bound: the run settles in about a minute alone, and
+	// make test runs it beside other packages' and this package's
+	// parallel tests on two cores.
+	limit := max(4*time.Minute, time.Duration(mix.events)*40*time.Millisecond)
 	r := &e2eRun{t: t, seed: seed, d: testkit.NewDice(seed), mix: mix, bodies: map[string][]byte{},
 		byHook: map[string]*e2eRecord{}, accepted: map[string]bool{}, refused: map[string]providersim.Delivery{}}
 	r.plan()
 	r.start()
 	r.send(r.deliveries())
-	// A liveness bound: the run settles in about a minute alone, and
-	// make test runs it beside other packages' and this package's
-	// parallel tests on two cores.
-	limit := max(4*time.Minute, time.Duration(mix.events)*40*time.Millisecond)
+	r.sumsLate(limit)
 	settled := r.settle(limit)
 	r.sys.Sim.Charges.WaitCommits()
 	time.Sleep(e2eLookupLag)
@@ -139,6 +147,8 @@ func (r *e2eRun) plan() {
 		r.bodies[id] = r.paymentBody(id, i)
 	}
 	nUse := r.mix.events - nPay
+	nSums := int(float64(nUse) * r.mix.sums)
+	nUse -= nSums
 	ghosts := nUse / 2000 // deferred: under 0.05% of the webhooks, within the success bar
 	refs := []string{"wl-near-0", "wl-near-1", "wl-near-2", "wl-near-3", "wl-cold-0", "wl-cold-1", "wl-cold-2", "wl-cold-3"}
 	totals := map[string]int64{}
@@ -173,6 +183,7 @@ func (r *e2eRun) plan() {
 		}
 		r.workloads = append(r.workloads, e2eWorkload{id: id, cap: max(capOf(totals[id]), 1), total: totals[id]})
 	}
+	r.planSums(nSums)
 }
 
 // paymentBody is the webhook of payment i: some in upper-case currency,
@@ -194,9 +205,13 @@ func (r *e2eRun) paymentBody(id string, i int) []byte {
 // workloads.
 func (r *e2eRun) start() {
 	t := r.t
+	overrides := maps.Clone(e2eOverrides)
+	if len(r.sumsBuckets) > 0 {
+		maps.Copy(overrides, e2eSumsOverrides(r.sumsHour.Add(-6*time.Hour)))
+	}
 	sys, err := localrun.Start(context.Background(), localrun.Config{
 		Addr: "127.0.0.1:0", AWSFaults: r.mix.aws, ScheduleEvery: e2eSchedule, MaxConcurrency: e2eConcurrency,
-		Lookup: func(name string) (string, bool) { v, ok := e2eOverrides[name]; return v, ok },
+		Lookup: func(name string) (string, bool) { v, ok := overrides[name]; return v, ok },
 		Sim: providersim.Config{Profile: r.profile(), LookupLag: e2eLookupLag, NormaliseCurrency: true,
 			DeclineErrorBody: r.profile() == providersim.ProfileHonoursKeys, Seed: r.seed},
 	})
@@ -229,6 +244,9 @@ func (r *e2eRun) start() {
 		r.createWorkload(w)
 	}
 	r.senders = map[string]*providersim.Sender{"payments": r.sender("payments"), "usage": r.sender("usage")}
+	if len(r.sumsBuckets) > 0 {
+		r.startSums()
+	}
 }
 
 // createWorkload creates w, as an operator would, through the same faulty
@@ -281,7 +299,7 @@ func (r *e2eRun) deliveries() []e2eDelivery {
 		}
 	}
 	for _, rec := range r.records {
-		if rec.exportOnly {
+		if rec.exportOnly || (rec.sums != nil && !rec.sums.door) {
 			add("", rec.id, rec, 0)
 			continue
 		}
@@ -291,9 +309,9 @@ func (r *e2eRun) deliveries() []e2eDelivery {
 		}
 		for _, id := range rec.webhooks {
 			r.byHook[id] = rec
-			add("usage", id, rec, 0)
+			add(cmp.Or(rec.source, "usage"), id, rec, 0)
 			if r.d.Roll("twice", id) < r.mix.twice {
-				add("usage", id, rec, 1)
+				add(cmp.Or(rec.source, "usage"), id, rec, 1)
 			}
 		}
 	}
@@ -324,7 +342,14 @@ func (r *e2eRun) send(ds []e2eDelivery) {
 // webhook path for it.
 func (r *e2eRun) deliver(d e2eDelivery) {
 	body := r.bodies[d.id]
-	if d.rec != nil {
+	switch {
+	case d.rec != nil && d.rec.sums != nil:
+		r.meterEvent(d.rec)
+		if d.source == "" {
+			return
+		}
+		body = r.ceBody(d.rec)
+	case d.rec != nil:
 		r.publish(d.rec)
 		if d.source == "" {
 			return
@@ -372,7 +397,7 @@ func (r *e2eRun) settle(limit time.Duration) bool {
 			quiet = 0
 			continue
 		}
-		if quiet++; quiet >= 3 && r.totalsReached() && r.pagesReached() {
+		if quiet++; quiet >= 3 && r.totalsReached() && r.pagesReached() && r.sumsReached() {
 			return true
 		}
 	}
