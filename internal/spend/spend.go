@@ -96,6 +96,26 @@ const (
 )
 
 // PathContract is the written-down contract of one intake path.
+//
+// A provider of sums ([sums.Source]) has no contract of its own: its
+// sums arrive on the poll path, and its source's interval and lag say how
+// late they are. For an OpenAI source (usage and costs) the poll is the
+// only path, since OpenAI sends no usage webhook, so:
+//
+//   - a cap acts at the latest OpenAI's lag (undocumented) plus one poll
+//     after the usage: the source's interval, taken at the reconciler's
+//     runs (Interval here), plus the run's own time. The open bucket is
+//     read, provisional, so no bucket needs to close first. A money cap
+//     on costs acts up to a day late, plus the lag: costs come in day
+//     buckets only;
+//   - usage lost by both paths (the webhooks, when a producer sends any,
+//     and OpenAI's sums) leaves max(W, P*) below the truth, and no sum can
+//     show it;
+//   - the risk tiers do not thin these polls: each run that a source is
+//     due reads every workload with one of its references, whatever its
+//     tier, one call per workload, meter and page. A near-cap workload is
+//     read no sooner than any other, and a thousand projects with two
+//     meters are two thousand calls a poll at the source's pace.
 type PathContract struct {
 	// ExpectedArrival is how long after the usage occurred a record
 	// normally reaches us on this path.
