@@ -17,31 +17,27 @@ const FormatOpenMeterAlerts = "openmeter-alerts"
 const OpenMeterAlertType = "entitlements.balance.threshold"
 
 // readOpenMeterNotification reads one verified OpenMeter notification: an
-// object with an id (a ULID) and a type, keyed by its id. Svix sends every
-// attempt with the same bytes, so the alert carries the body as it came,
-// compacted.
+// object with an id (a ULID) and a type, keyed by its id, read as a
+// Stripe event's head is ([readStripeEvent]: no member twice, an id, a
+// type). Svix sends every attempt with the same bytes, so the alert
+// carries the body as it came, compacted.
 func readOpenMeterNotification(doc provider.JSON, body []byte) (Item, error) {
 	if doc.Kind() != provider.JSONObject {
 		return Item{}, &provider.FieldError{Reason: "want an OpenMeter notification (a JSON object), got " + doc.Describe()}
 	}
-	if d := doc.Duplicate(); d != "" {
-		return Item{}, &provider.FieldError{Field: d, Reason: "member given twice"}
-	}
-	id, err := idAt(doc, "/id")
+	it, err := readStripeEvent(doc, body)
 	if err != nil {
 		return Item{}, err
 	}
-	typ, err := stringAt(doc, "/type", true)
+	// Only OpenMeter's threshold type is an alert here, whatever Stripe's is.
+	it.Record.Outcome, it.Record.Alert = OutcomeNotUsage, ""
+	if it.Record.Type != OpenMeterAlertType {
+		return it, nil
+	}
+	alert, err := stableEvent(body)
 	if err != nil {
 		return Item{}, err
 	}
-	it := Item{EventID: id, Record: Record{Outcome: OutcomeNotUsage, Type: typ, RecordID: id}}
-	if typ == OpenMeterAlertType {
-		alert, err := stableEvent(body)
-		if err != nil {
-			return Item{}, err
-		}
-		it.Record.Outcome, it.Record.Alert = OutcomeAlert, string(alert)
-	}
+	it.Record.Outcome, it.Record.Alert = OutcomeAlert, string(alert)
 	return it, nil
 }

@@ -25,6 +25,7 @@ func TestOpenMeterAlertsReadsAThresholdKeyedByItsID(t *testing.T) {
 	}{
 		{"threshold", usagein.OpenMeterAlertType, usagein.OutcomeAlert},
 		{"reset", "entitlements.reset", usagein.OutcomeNotUsage},
+		{"stripe's alert type", usagein.StripeAlertType, usagein.OutcomeNotUsage},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			// Given a notification, read twice (a Svix retry)
