@@ -56,15 +56,12 @@ type alertFixture struct {
 	worker  *spendworker.Worker
 }
 
-// newAlertFixture is a worker over the sums sources of alertSums, and
-// workload wl-1 (customer cus_abc at Stripe) with 800 units of meter api
-// recorded on 15 February and 300 on 5 March: 1,100 since the live
-// source's start, 300 since its listed alert's creation.
-func newAlertFixture(t *testing.T) *alertFixture {
+// newSumsFixture is a spend worker over the sums sources sumsText, on
+// the fixture's clock, with no workload yet.
+func newSumsFixture(t *testing.T, sumsText string) *alertFixture {
 	t.Helper()
-	ctx := context.Background()
 	env := localaws.StartForTest(t)
-	srcs, err := sums.ParseSources(alertSums)
+	srcs, err := sums.ParseSources(sumsText)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -93,6 +90,17 @@ func newAlertFixture(t *testing.T) *alertFixture {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return f
+}
+
+// newAlertFixture is a worker over the sums sources of alertSums, and
+// workload wl-1 (customer cus_abc at Stripe) with 800 units of meter api
+// recorded on 15 February and 300 on 5 March: 1,100 since the live
+// source's start, 300 since its listed alert's creation.
+func newAlertFixture(t *testing.T) *alertFixture {
+	t.Helper()
+	ctx := context.Background()
+	f := newSumsFixture(t, alertSums)
 	if _, err := f.spend.Workloads.CreateWorkload(ctx, spend.NewWorkload{ID: "wl-1", Owner: "o", Route: "rk", Cap: 1_000_000}); err != nil {
 		t.Fatal(err)
 	}

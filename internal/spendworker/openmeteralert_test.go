@@ -11,14 +11,9 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-sdk-go-v2/aws"
 
-	"github.com/hookline/hookline/internal/dev/localaws"
-	"github.com/hookline/hookline/internal/emf"
-	"github.com/hookline/hookline/internal/pager"
 	"github.com/hookline/hookline/internal/spend"
 	"github.com/hookline/hookline/internal/spendworker"
-	"github.com/hookline/hookline/internal/sums"
 	"github.com/hookline/hookline/internal/usagein"
-	"github.com/hookline/hookline/pkg/queue"
 )
 
 // omSums is an OpenMeter source reconciling meter tokens (OpenMeter's
@@ -39,30 +34,7 @@ var (
 func newOpenMeterAlertFixture(t *testing.T) *alertFixture {
 	t.Helper()
 	ctx := context.Background()
-	env := localaws.StartForTest(t)
-	srcs, err := sums.ParseSources(omSums)
-	if err != nil {
-		t.Fatal(err)
-	}
-	clock := func() time.Time { return alertNow }
-	f := &alertFixture{env: env, sent: &pageLog{}, marks: &flakyMarks{}, metrics: &bytes.Buffer{}}
-	if f.outbox, err = pager.NewOutbox(pager.OutboxConfig{DB: env.DynamoDB, Table: env.TableName("LedgerTable"), Sender: f.sent, Now: clock}); err != nil {
-		t.Fatal(err)
-	}
-	contract := spend.PathContract{ExpectedArrival: time.Minute, MaxAge: time.Hour, Interval: 5 * time.Minute}
-	if f.spend, err = spend.New(spend.Config{DB: env.DynamoDB, LedgerTable: env.TableName("LedgerTable"), WorkloadsTable: env.TableName("WorkloadsTable"),
-		Pages: f.outbox, Webhook: contract, Poll: contract, ReconOwner: "spend-oncall", ReconRoutingKey: "rk-recon", Now: clock, Sums: srcs}); err != nil {
-		t.Fatal(err)
-	}
-	q, err := queue.New(queue.Config{SQS: env.SQS, URL: env.QueueURL("usage"), DeadLetterURL: env.QueueURL("usage-dlq")})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if f.worker, err = spendworker.New(spendworker.Config{Ledger: f.spend.Ledger, Pages: f.outbox, Queue: q, Attributions: f.marks,
-		Metrics: emf.New(f.metrics, "hookline"), Logger: testLogger(t), Now: clock, Sums: srcs, Workloads: f.spend.Workloads,
-		PollInterval: 5 * time.Minute}); err != nil {
-		t.Fatal(err)
-	}
+	f := newSumsFixture(t, omSums)
 	if _, err := f.spend.Workloads.CreateWorkload(ctx, spend.NewWorkload{ID: "wl-1", Owner: "o", Route: "rk", Cap: 1_000_000_000}); err != nil {
 		t.Fatal(err)
 	}

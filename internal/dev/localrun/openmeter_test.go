@@ -22,11 +22,11 @@ import (
 // producer tees its CloudEvents to OpenMeter and to the door's meters
 // source (docs/providers.md, "OpenMeter"), and OpenMeter notifies its
 // thresholds on the om-alerts source.
+// omSources are the usage formats' sources and OpenMeter's notifications.
+var omSources = strings.TrimSuffix(formatSources, "]") +
+	`,{"name":"om-alerts","scheme":"standard-webhooks","secret_env":"HOOKLINE_OM_ALERTS_SECRETS","queue":"usage"}]`
+
 const (
-	omSources = `[{"name":"payments","scheme":"standard-webhooks","secret_env":"HOOKLINE_PAYMENTS_SECRETS","queue":"payments"},` +
-		`{"name":"usage","scheme":"standard-webhooks","secret_env":"HOOKLINE_USAGE_SECRETS","queue":"usage"},` +
-		`{"name":"meters","scheme":"standard-webhooks","secret_env":"HOOKLINE_METERS_SECRETS","queue":"usage"},` +
-		`{"name":"om-alerts","scheme":"standard-webhooks","secret_env":"HOOKLINE_OM_ALERTS_SECRETS","queue":"usage"}]`
 	omMappings = `{"meters": {"format": "cloudevents", "usage_types": ["com.example.tokens"], "scale": 1000, "unit": "units",
 	  "max_age": "840h", "reconciled": true}, "om-alerts": {"format": "openmeter-alerts"}}`
 	omAlertsSecret = "whsec_aG9va2xpbmUtbG9jYWwtb3BlbWV0ZXIta2V5IQ=="
