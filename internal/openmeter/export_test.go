@@ -1,6 +1,7 @@
 package openmeter_test
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"net/http"
@@ -13,6 +14,7 @@ import (
 	"time"
 
 	"github.com/hookline/hookline/internal/dev/providersim"
+	"github.com/hookline/hookline/internal/emf"
 	"github.com/hookline/hookline/internal/openmeter"
 	"github.com/hookline/hookline/internal/pager"
 	"github.com/hookline/hookline/internal/usagein"
@@ -202,7 +204,8 @@ func TestPagesThatChangeUnderTheCursor(t *testing.T) {
 
 func TestARecordStoredAfterItsWindowClosedIsFoundAndTheLagKept(t *testing.T) {
 	t.Parallel()
-	r := newRig(t, nil)
+	var metrics bytes.Buffer
+	r := newRig(t, func(c *openmeter.Config) { c.Metrics = emf.New(&metrics, "hookline") })
 	// Given a record ingested at t0 that is stored only 5 minutes later
 	if _, err := r.om.IngestLate(tokens("slow", "wl-a", "4", t0), 5*time.Minute); err != nil {
 		t.Fatal(err)
@@ -226,6 +229,10 @@ func TestARecordStoredAfterItsWindowClosedIsFoundAndTheLagKept(t *testing.T) {
 	r.list(t, t0.Add(time.Minute), t0.Add(6*time.Minute))
 	if keys := r.pages.keys(); !slices.Equal(keys, []string{openmeter.LagDedupKey("meters", 5*time.Minute)}) {
 		t.Fatalf("pages %v", keys)
+	}
+	// Every listing measured it: 0 before the record was stored, 300 s after.
+	if got := strings.Count(metrics.String(), `"OpenMeterStoreLag":300`); got != 2 || !strings.Contains(metrics.String(), `"OpenMeterStoreLag":0`) {
+		t.Fatalf("lag metric lines:\n%s", metrics.String())
 	}
 }
 
