@@ -26,19 +26,102 @@ var (
 
 var sumStart = time.Date(2026, 11, 30, 0, 0, 0, 0, time.UTC)
 
-// testSources has one source, "stripe-test", over usage source "meters":
-// meter "api" keeps the first number on a downward revision, meter
-// "calls" follows it.
+// testSources has two sources. "stripe-test", over usage source
+// "meters", buckets by the hour: meter "api" keeps the first number on a
+// downward revision, meter "calls" follows it. "openai-test", over usage
+// source "llm", buckets by the day as OpenAI's costs do: meter "tokens"
+// weighs output tokens 4 to an input token, meter "spend" counts
+// micro-dollars of costs, which OpenAI shows as floats, and follows
+// downward revisions.
 func testSources(t testing.TB) sums.Sources {
 	t.Helper()
 	ss, err := sums.ParseSources(`{"stripe-test": {"provider": "stripe", "usage_source": "meters", "account": "acct_1",
 		"start": "2026-11-30T00:00:00Z", "settle": "2h", "meters": {
 		"api": {"provider_meter": "mtr_api", "aggregation": "sum"},
-		"calls": {"provider_meter": "mtr_calls", "aggregation": "count", "follow_down": true}}}}`)
+		"calls": {"provider_meter": "mtr_calls", "aggregation": "count", "follow_down": true}}},
+	  "openai-test": {"provider": "openai", "usage_source": "llm", "account": "org_1", "livemode": true,
+		"start": "2026-11-30T00:00:00Z", "width": "24h", "settle": "2h", "meters": {
+		"tokens": {"endpoint": "completions", "fields": {"input_tokens": 1, "output_tokens": 4}},
+		"spend": {"endpoint": "costs", "field": "amount.value", "currency": "usd", "scale": 1000000, "follow_down": true}}}}`)
 	if err != nil {
 		t.Fatal(err)
 	}
 	return ss
+}
+
+// sumShape is one source of the property: its meters and width, which
+// meter follows downward revisions, and how its provider shows a bucket.
+type sumShape struct {
+	source, usageSource string
+	meters              []string
+	follows             string
+	width               time.Duration
+	// minutes is how many minutes of a bucket a record may fall in.
+	minutes int
+	// fields gives a record its provider fields; value turns a bucket's
+	// fields, summed in arrival order, into what the provider shows.
+	fields func(rng *rand.Rand, meter string) []int64
+	value  func(meter string, sums []float64) float64
+}
+
+// stripeShape shows the exact sum of one value per record.
+var stripeShape = sumShape{source: "stripe-test", usageSource: "meters", meters: []string{"api", "calls"}, follows: "calls",
+	width: time.Hour, minutes: 60,
+	fields: func(rng *rand.Rand, _ string) []int64 { return []int64{1 + rng.Int64N(20)} },
+	value:  func(_ string, s []float64) float64 { return s[0] }}
+
+// openAIShape gives a tokens record input and output tokens, shown as
+// input + 4 × output, and a spend record micro-dollars, shown as a float
+// of dollars summed in arrival order, as OpenAI's costs are.
+var openAIShape = sumShape{source: "openai-test", usageSource: "llm", meters: []string{"tokens", "spend"}, follows: "spend",
+	width: sums.Day, minutes: 24 * 60,
+	fields: func(rng *rand.Rand, meter string) []int64 {
+		if meter == "spend" {
+			return []int64{1 + rng.Int64N(2_000_000)}
+		}
+		return []int64{1 + rng.Int64N(20), rng.Int64N(5)}
+	},
+	value: func(meter string, s []float64) float64 {
+		if meter == "spend" {
+			return s[0]
+		}
+		return s[0] + 4*s[1]
+	}}
+
+// units is what the webhook path counts for a record of meter with
+// fields: the same weights as the provider's, in ledger units.
+func (sh sumShape) units(meter string, fields []int64) int64 {
+	if sh.source == openAIShape.source && meter == "tokens" {
+		return fields[0] + 4*fields[1]
+	}
+	return fields[0]
+}
+
+// shown is the provider's value of fields summed, as the reconciler
+// reads it: OpenAI's costs become dollars, summed as floats, and every
+// value is rounded at the bucket to the meter's scale.
+func (sh sumShape) shown(t *testing.T, m sums.Meter, recs []bucketRec) int64 {
+	var total []float64
+	for _, r := range recs {
+		for len(total) < len(r.fields) {
+			total = append(total, 0)
+		}
+		for i, f := range r.fields {
+			v := float64(f)
+			if m.Currency != "" {
+				v /= float64(m.Scale)
+			}
+			total[i] += v
+		}
+	}
+	if len(total) == 0 {
+		return 0
+	}
+	units, ok := m.Units(sh.value(m.Name, total))
+	if !ok {
+		t.Fatalf("meter %s: %v is no count of units", m.Name, total)
+	}
+	return units
 }
 
 // ambiguousDB commits a share of transactions and then answers with an
@@ -96,20 +179,25 @@ type bucketWorld struct {
 }
 
 type bucketRec struct {
-	meter     string
-	hour      int
-	minute    int
-	units     int64
+	meter  string
+	hour   int // the bucket: hours, or days for a day source
+	minute int
+	units  int64
+	// fields are what the provider sums for the record (Stripe: its
+	// value; OpenAI: input and output tokens, or micro-dollars).
+	fields    []int64
 	webhook   bool // the webhook path delivers it
 	provider  bool // the provider ingested it
 	cancelled bool // the provider cancelled it later
 }
 
-func newBucketWorld(rng *rand.Rand) *bucketWorld {
+func newBucketWorld(rng *rand.Rand, sh sumShape) *bucketWorld {
 	w := &bucketWorld{delivered: map[int]bool{}, shown: map[string][]int64{}}
 	for range 20 + rng.IntN(20) {
-		w.recs = append(w.recs, bucketRec{meter: []string{"api", "calls"}[rng.IntN(2)], hour: rng.IntN(3),
-			minute: rng.IntN(60), units: 1 + rng.Int64N(20), webhook: rng.Float64() < 0.8,
+		meter := sh.meters[rng.IntN(2)]
+		fields := sh.fields(rng, meter)
+		w.recs = append(w.recs, bucketRec{meter: meter, hour: rng.IntN(3), minute: rng.IntN(sh.minutes),
+			units: sh.units(meter, fields), fields: fields, webhook: rng.Float64() < 0.8,
 			provider: rng.Float64() < 0.85, cancelled: rng.Float64() < 0.1})
 	}
 	return w
@@ -117,29 +205,38 @@ func newBucketWorld(rng *rand.Rand) *bucketWorld {
 
 func bucketName(meter string, hour int) string { return fmt.Sprintf("%s@%d", meter, hour) }
 
-// providerValue is the provider's sum for a bucket after step, or false
-// when it shows nothing: records become visible in order as the run
-// goes on (lag), and cancellations land in the second half.
-func (w *bucketWorld) providerValue(meter string, hour int, visible int, cancelsLanded bool) (int64, bool) {
-	var sum int64
+// providerValue is the provider's value for a bucket after step, as the
+// reconciler reads it, or false when it shows nothing: records become
+// visible in order as the run goes on (lag), and cancellations land in
+// the second half.
+func (w *bucketWorld) providerValue(t *testing.T, sh sumShape, m sums.Meter, hour int, visible int, cancelsLanded bool) (int64, bool) {
+	var counted []bucketRec
 	seen := false
 	for i, r := range w.recs {
-		if i >= visible || !r.provider || r.meter != meter || r.hour != hour {
+		if i >= visible || !r.provider || r.meter != m.Name || r.hour != hour {
 			continue
 		}
 		seen = true
 		if !(r.cancelled && cancelsLanded) {
-			sum += r.units
+			counted = append(counted, r)
 		}
 	}
-	return sum, seen
+	v := sh.shown(t, m, counted)
+	var exact int64
+	for _, r := range counted {
+		exact += r.units
+	}
+	if v != exact {
+		t.Errorf("meter %s, bucket %d: the provider's value reads as %d units, its records hold %d", m.Name, hour, v, exact)
+	}
+	return v, seen
 }
 
-func (w *bucketWorld) usage(i int) Usage {
+func (w *bucketWorld) usage(i int, sh sumShape) Usage {
 	r := w.recs[i]
-	at := sumStart.Add(time.Duration(r.hour)*time.Hour + time.Duration(r.minute)*time.Minute + 999*time.Millisecond)
+	at := sumStart.Add(time.Duration(r.hour)*sh.width + time.Duration(r.minute)*time.Minute + 999*time.Millisecond)
 	return Usage{RecordID: fmt.Sprintf("rec-%d", i), WorkloadRef: "wl-sum", Units: r.units, OccurredAt: at,
-		ObservedAt: at, Path: PathWebhook, EventID: fmt.Sprintf("evt-%d", i), Source: "meters", Meter: r.meter}
+		ObservedAt: at, Path: PathWebhook, EventID: fmt.Sprintf("evt-%d", i), Source: sh.usageSource, Meter: r.meter}
 }
 
 // retry runs op until it answers without error, as a queue redelivers a
@@ -171,28 +268,30 @@ func TestBucketMaxRuleProperty(t *testing.T) {
 		}
 	}
 	for n, seed := range seeds {
-		t.Run(fmt.Sprint(seed), func(t *testing.T) {
-			defer func() {
-				if t.Failed() {
-					t.Logf("replay: go test ./internal/spend/ -run 'TestBucketMaxRuleProperty' -bucket.seed=%d", seed)
-				}
-			}()
-			runBucketProperty(t, env, seed, fmt.Sprintf("wl-sum-%d", n))
-		})
+		for _, sh := range []sumShape{stripeShape, openAIShape} {
+			t.Run(fmt.Sprintf("%s/%d", sh.source, seed), func(t *testing.T) {
+				defer func() {
+					if t.Failed() {
+						t.Logf("replay: go test ./internal/spend/ -run 'TestBucketMaxRuleProperty' -bucket.seed=%d", seed)
+					}
+				}()
+				runBucketProperty(t, env, sh, seed, fmt.Sprintf("wl-%s-%d", sh.source, n))
+			})
+		}
 	}
 }
 
-func runBucketProperty(t *testing.T, env *localaws.Env, seed uint64, id string) {
+func runBucketProperty(t *testing.T, env *localaws.Env, sh sumShape, seed uint64, id string) {
 	ctx := context.Background()
 	rng := rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))
 	db := &ambiguousDB{DB: env.DynamoDB, rng: rng}
 	f := newSumsFixture(t, env, db)
-	f.now = sumStart.Add(3*time.Hour + 10*time.Minute)
-	capUnits := 100 + rng.Int64N(300)
+	f.now = sumStart.Add(3*sh.width + 10*time.Minute)
+	w := newBucketWorld(rng, sh)
+	capUnits := capFor(rng, w)
 	f.workload(t, id, capUnits, 1_000_000)
 	db.after, db.lost = 0.1, 0.05
-	w := newBucketWorld(rng)
-	src := testSources(t)["stripe-test"]
+	src := testSources(t)[sh.source]
 	steps := 3 * len(w.recs)
 	for step := range steps {
 		visible := len(w.recs) * (step + 1) / steps
@@ -201,18 +300,18 @@ func runBucketProperty(t *testing.T, env *localaws.Env, seed uint64, id string) 
 			if !w.recs[i].webhook {
 				continue
 			}
-			u := w.usage(i)
+			u := w.usage(i, sh)
 			u.WorkloadRef, u.RecordID, u.EventID = id, id+"-"+u.RecordID, id+"-"+u.EventID
 			retry(t, "apply "+u.RecordID, func() error { _, err := f.s.Ledger.Apply(ctx, u); return err })
 			w.delivered[i] = true
 			continue
 		}
-		meter, hour := []string{"api", "calls"}[rng.IntN(2)], rng.IntN(3)
-		v, ok := w.providerValue(meter, hour, visible, step > steps/2)
+		meter, hour := sh.meters[rng.IntN(2)], rng.IntN(3)
+		v, ok := w.providerValue(t, sh, src.Meters[meter], hour, visible, step > steps/2)
 		if !ok {
 			continue
 		}
-		k := KeyOf(src, src.Meters[meter], id, sumStart.Add(time.Duration(hour)*time.Hour))
+		k := KeyOf(src, src.Meters[meter], id, sumStart.Add(time.Duration(hour)*sh.width))
 		o := Observation{Key: k, Value: v, RunID: fmt.Sprintf("run-%d", step)}
 		retry(t, "observe "+k.String(), func() error { _, err := f.s.Recon.Observe(ctx, o); return err })
 		w.shown[bucketName(meter, hour)] = append(w.shown[bucketName(meter, hour)], v)
@@ -222,12 +321,22 @@ func runBucketProperty(t *testing.T, env *localaws.Env, seed uint64, id string) 
 		t.Fatal(err)
 	}
 	retry(t, "recheck", func() error { _, err := f.s.Recon.Recheck(ctx, wl); return err })
-	checkBuckets(t, f, w, id, src)
-	checkSettle(t, f, w, id)
+	checkBuckets(t, f, w, sh, id, src)
+	checkSettle(t, f, w, sh, id)
+}
+
+// capFor is a cap the workload may or may not cross: between a tenth and
+// all of what its records add up to.
+func capFor(rng *rand.Rand, w *bucketWorld) int64 {
+	var all int64
+	for _, r := range w.recs {
+		all += r.units
+	}
+	return max(all/10, 1) + rng.Int64N(max(all, 1))
 }
 
 // expected is what a bucket must count, and W and the provider's latest.
-func (w *bucketWorld) expected(meter string, hour int) (counted, wsum, latest int64, seen bool) {
+func (w *bucketWorld) expected(sh sumShape, meter string, hour int) (counted, wsum, latest int64, seen bool) {
 	for i, r := range w.recs {
 		if w.delivered[i] && r.meter == meter && r.hour == hour {
 			wsum += r.units
@@ -241,23 +350,23 @@ func (w *bucketWorld) expected(meter string, hour int) (counted, wsum, latest in
 	if len(shown) > 0 {
 		latest, seen = shown[len(shown)-1], true
 	}
-	if meter == "calls" && seen {
+	if meter == sh.follows && seen {
 		return max(wsum, latest), wsum, latest, seen
 	}
 	return max(wsum, pStar), wsum, latest, seen
 }
 
-func checkBuckets(t *testing.T, f *fixture, w *bucketWorld, id string, src sums.Source) {
+func checkBuckets(t *testing.T, f *fixture, w *bucketWorld, sh sumShape, id string, src sums.Source) {
 	ctx := context.Background()
 	var sum int64
-	for _, meter := range []string{"api", "calls"} {
+	for _, meter := range sh.meters {
 		for hour := range 3 {
-			k := KeyOf(src, src.Meters[meter], id, sumStart.Add(time.Duration(hour)*time.Hour))
-			h, err := f.s.Recon.readHead(ctx, k, time.Hour)
+			k := KeyOf(src, src.Meters[meter], id, sumStart.Add(time.Duration(hour)*sh.width))
+			h, err := f.s.Recon.readHead(ctx, k, sh.width)
 			if err != nil {
 				t.Fatal(err)
 			}
-			counted, wsum, latest, _ := w.expected(meter, hour)
+			counted, wsum, latest, _ := w.expected(sh, meter, hour)
 			if h.Counted != counted || h.W != wsum || h.PLatest != latest {
 				t.Errorf("bucket %s: counted=%d W=%d P_latest=%d, want counted=%d W=%d P_latest=%d (shown %v)",
 					k, h.Counted, h.W, h.PLatest, counted, wsum, latest, w.shown[bucketName(meter, hour)])
@@ -311,14 +420,14 @@ func deltaSum(t *testing.T, f *fixture, k BucketKey) int64 {
 	return sum
 }
 
-func checkSettle(t *testing.T, f *fixture, w *bucketWorld, id string) {
+func checkSettle(t *testing.T, f *fixture, w *bucketWorld, sh sumShape, id string) {
 	ctx := context.Background()
-	f.now = sumStart.Add(6 * time.Hour)
+	f.now = sumStart.Add(3*sh.width + 3*time.Hour)
 	var gapped []string
-	for _, meter := range []string{"api", "calls"} {
+	for _, meter := range sh.meters {
 		for hour := range 3 {
-			if _, wsum, latest, _ := w.expected(meter, hour); latest != wsum {
-				gapped = append(gapped, fmt.Sprintf("%s/%s@%s", "acct_1/test", meter, id))
+			if _, wsum, latest, _ := w.expected(sh, meter, hour); latest != wsum {
+				gapped = append(gapped, fmt.Sprintf("%s/%s@%s", sh.source, meter, id))
 			}
 		}
 	}
