@@ -155,6 +155,13 @@ func (s *Sums) Run(ctx context.Context, runID string) ([]SumsRun, error) {
 	return runs, errors.Join(errs...)
 }
 
+// dueSlack is how early a source is due: a tenth of its interval, at most
+// a minute. A schedule whose rate is the interval ticks a little less than
+// one interval after the clock its previous run took; without the slack
+// that tick would skip the source and the next would read it, doubling the
+// interval.
+func dueSlack(interval time.Duration) time.Duration { return min(interval/10, time.Minute) }
+
 // NextRun is when a source next runs at the latest: its state's next due
 // time, or now before its first run.
 func (s *Sums) NextRun(ctx context.Context, source string) (time.Time, error) {
@@ -170,7 +177,7 @@ func (s *Sums) runSource(ctx context.Context, src sums.Source, runID string) (Su
 	run := SumsRun{Source: src.Name, RunID: runID, StartedAt: now}
 	st, found, err := s.state(ctx, src.Name)
 	if err == nil {
-		err = s.sweep(ctx, src, &run, !found || !ddb.ParseStamp(st.NextDue).After(now))
+		err = s.sweep(ctx, src, &run, !found || !ddb.ParseStamp(st.NextDue).After(now.Add(dueSlack(src.Interval.D()))))
 	}
 	switch {
 	case err != nil:

@@ -334,3 +334,24 @@ func TestSumsExplainNamesTheBucket(t *testing.T) {
 		}
 	}
 }
+
+func TestSumsSourceDueOnItsScheduleIsNotSkipped(t *testing.T) {
+	// given a source polled every 5 minutes by a schedule of the same
+	// rate, whose first run took its clock 50 ms after its tick
+	f := newSumsFixture(t)
+	f.workload(t, "wl-tick", 1_000_000, "cus_tick")
+	f.run(t)
+	f.stripe.set("mtr_api", "cus_tick", hour0, 4)
+	// when the next tick fires exactly 5 minutes after the first
+	f.now = f.now.Add(5*time.Minute - 50*time.Millisecond)
+	runs := f.run(t)
+	// then the source runs on it, not on the tick after
+	for _, r := range runs {
+		if r.Source == "stripe-test" && r.Outcome == "skipped" {
+			t.Fatalf("run on the next tick = %+v, want the source read", r)
+		}
+	}
+	if got := f.total(t, "wl-tick"); got != 4000 {
+		t.Fatalf("total = %d, want the provider's 4000 read on the next tick", got)
+	}
+}
