@@ -13,5 +13,8 @@
 // A [Source] is one provider account's sums: its meters, their scale and
 // tolerance, its bucketing, start date and settle horizon. SUM_SOURCES
 // holds them as JSON ([ParseSources]). A [Reader] is a provider adapter
-// (package stripeusage is the first).
+// (packages stripeusage, openaiusage and openmeter). [Providers] says
+// what each provider serves: its alias prefix and widths and, for
+// OpenAI, the endpoints a meter names and the fields it may count, with
+// integer weights ([Meter.Weights]).
 package sums
