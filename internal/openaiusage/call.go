@@ -80,7 +80,12 @@ func (r *Reader) once(ctx context.Context, endpoint string, u *url.URL, out any)
 	if err := r.limiter(endpoint).Wait(ctx); err != nil {
 		return fmt.Errorf("%w: GET %s: waiting for the pace: %w", sums.ErrRead, endpoint, err)
 	}
-	status, header, body, err := r.send(ctx, u)
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
+	if err != nil {
+		return fmt.Errorf("%w: GET %s: %s", sums.ErrRead, endpoint, r.redact(err.Error()))
+	}
+	req.Header = http.Header{"Authorization": {"Bearer " + r.cfg.Key}, "Accept": {"application/json"}}
+	status, header, body, err := r.send(req)
 	if err != nil {
 		return r.lost(ctx, endpoint, err)
 	}
@@ -95,14 +100,9 @@ func (r *Reader) once(ctx context.Context, endpoint string, u *url.URL, out any)
 	return nil
 }
 
-// send is one GET of u with the admin key: its status, headers and body
-// (at most maxBody+1 bytes).
-func (r *Reader) send(ctx context.Context, u *url.URL) (int, http.Header, []byte, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
-	if err != nil {
-		return 0, nil, nil, err
-	}
-	req.Header = http.Header{"Authorization": {"Bearer " + r.cfg.Key}, "Accept": {"application/json"}}
+// send sends req: its answer's status, headers and body (at most
+// maxBody+1 bytes).
+func (r *Reader) send(req *http.Request) (int, http.Header, []byte, error) {
 	r.calls.Add(1)
 	resp, err := r.cfg.HTTPClient.Do(req)
 	if err != nil {

@@ -176,6 +176,7 @@ func add(values map[time.Time]float64, data []bucket, q sums.Query) error {
 func value(results []result, q sums.Query) (float64, error) {
 	var total int64
 	var money float64
+	weights := q.Meter.Weights()
 	for _, res := range results {
 		if res.ProjectID == nil || *res.ProjectID != q.Ref {
 			return 0, fmt.Errorf("%w: a result of project %s, not %s", ErrBadPage, orNull(res.ProjectID), q.Ref)
@@ -188,7 +189,7 @@ func value(results []result, q sums.Query) (float64, error) {
 			money += m
 			continue
 		}
-		n, err := weighted(res, q.Meter.Weights())
+		n, err := weighted(res, weights)
 		if err != nil {
 			return 0, err
 		}
@@ -217,7 +218,7 @@ func cost(res result, currency string) (float64, error) {
 // field counts 0 (OpenAI leaves some out of older answers).
 func weighted(res result, weights map[string]int64) (int64, error) {
 	var total int64
-	for _, f := range slices.Sorted(maps.Keys(weights)) {
+	for f, w := range weights {
 		raw, ok := res.fields[f]
 		if !ok || string(raw) == "null" {
 			continue
@@ -226,10 +227,12 @@ func weighted(res result, weights map[string]int64) (int64, error) {
 		if err := json.Unmarshal(raw, &n); err != nil || n < 0 {
 			return 0, fmt.Errorf("%w: field %s is %s, not a count", ErrBadPage, f, raw)
 		}
-		if n > (1<<53)/max(weights[f], 1) {
-			return 0, fmt.Errorf("%w: field %s × %d exceeds 2^53", ErrBadPage, f, weights[f])
+		if n > (1<<53)/max(w, 1) {
+			return 0, fmt.Errorf("%w: field %s × %d exceeds 2^53", ErrBadPage, f, w)
 		}
-		total += n * weights[f]
+		if total += n * w; total > 1<<53 {
+			return 0, fmt.Errorf("%w: the weighted sum exceeds 2^53", ErrBadPage)
+		}
 	}
 	return total, nil
 }
