@@ -2,6 +2,7 @@ package openaiusage_test
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -56,6 +57,8 @@ func TestSumsRefusesPagesThatCannotGoOn(t *testing.T) {
 			"has_more":false}`, day0.Unix(), day0.Unix()+60)}},
 		{name: "a field that is no count", pages: []string{hourPage(0, false, "null",
 			`{"project_id":"proj_abc","input_tokens":"many"}`)}},
+		{name: "a weighted sum past 2^53", pages: []string{hourPage(0, false, "null",
+			`{"project_id":"proj_abc","input_tokens":4503599627370496,"output_tokens":2251799813685248}`)}},
 		{name: "endless pages", pages: []string{hourPage(0, true, `"p1"`, ours), hourPage(0, true, `"p2"`, ours),
 			hourPage(0, true, `"p3"`, ours), hourPage(0, true, `"p4"`, ours)}},
 	}
@@ -159,5 +162,31 @@ func TestConfigRefusesEveryProblemAtOnce(t *testing.T) {
 		if !errors.As(err, &ce) || !errors.Is(err, openaiusage.ErrBadConfig) || !strings.Contains(err.Error(), want) {
 			t.Fatalf("err = %v, want it to name %s", err, want)
 		}
+	}
+}
+
+func TestSumsWaitsTheRetryAfterOfA503(t *testing.T) {
+	// Given a 503 that asks for two seconds, then a page,
+	var n atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		if n.Add(1) == 1 {
+			w.Header().Set("Retry-After", "2")
+			w.WriteHeader(http.StatusServiceUnavailable)
+			return
+		}
+		fmt.Fprint(w, hourPage(0, false, "null", ours))
+	}))
+	t.Cleanup(srv.Close)
+	var waits []time.Duration
+	r, err := openaiusage.New(openaiusage.Config{BaseURL: srv.URL, Key: "sk-admin-k", Rate: rate.Inf, Backoff: fixedBackoff(time.Hour),
+		Sleep: func(_ context.Context, d time.Duration) error { waits = append(waits, d); return nil }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// when an hour is read, then it waits the two seconds, not the
+	// backoff's hour, and reads the page.
+	got, err := r.Sums(t.Context(), usageQuery(tokens, day0, day0.Add(time.Hour), time.Hour))
+	if err != nil || len(got) != 1 || len(waits) != 1 || waits[0] != 2*time.Second {
+		t.Fatalf("got %+v, %v after waits %v; want one sum after 2s", got, err, waits)
 	}
 }
