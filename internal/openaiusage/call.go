@@ -36,23 +36,19 @@ func (e *transient) Unwrap() error { return e.err }
 // out, an error is not worth repeating, or [Config.MaxAttempts] calls
 // were made.
 func (r *Reader) get(ctx context.Context, endpoint string, u *url.URL, out any) error {
-	attempt := 1
-	for ; attempt < r.cfg.MaxAttempts; attempt++ {
+	for attempt := 1; ; attempt++ {
 		err := r.once(ctx, endpoint, u, out)
 		var t *transient
-		if !errors.As(err, &t) {
+		switch {
+		case !errors.As(err, &t):
 			return err
+		case attempt >= r.cfg.MaxAttempts:
+			return fmt.Errorf("%w: GET %s: gave up after %d calls: %w", sums.ErrRead, endpoint, attempt, t.err)
 		}
 		if err := r.pause(ctx, endpoint, attempt, t); err != nil {
 			return err
 		}
 	}
-	err := r.once(ctx, endpoint, u, out)
-	var t *transient
-	if errors.As(err, &t) {
-		return fmt.Errorf("%w: GET %s: gave up after %d calls: %w", sums.ErrRead, endpoint, attempt, t.err)
-	}
-	return err
 }
 
 // pause waits before the retry that follows call number attempt.
