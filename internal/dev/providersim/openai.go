@@ -7,6 +7,7 @@ import (
 	"math/big"
 	"runtime"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 	"weak"
@@ -39,7 +40,8 @@ const (
 // and GET /v1/organization/costs) answers the sums per project and UTC
 // minute, hour or day bucket (costs: day) statefully, with the faults of
 // an eventually consistent aggregate: a lag before usage shows
-// ([Sim.SetOpenAILag]), revisions up and down ([Sim.ReviseOpenAIUsage]),
+// ([Sim.SetOpenAILag]), revisions up and down ([Sim.ReviseOpenAIUsage],
+// [Sim.ReviseOpenAICost]),
 // missing buckets ([Sim.AddOpenAIGap]), pages that end early, has_more
 // true on a page shorter than its limit ([Sim.SetOpenAIPageSize]), float
 // noise in costs ([Sim.SetOpenAICostNoise]) and 429s
@@ -184,6 +186,22 @@ func (v *Sim) ReviseOpenAIUsage(endpoint, project string, at time.Time, field st
 	}
 	v.core.openai().add(&openaiRecord{endpoint: endpoint, project: project, at: at,
 		fields: map[string]int64{field: by}, revision: true}, v.core.now())
+	return nil
+}
+
+// ReviseOpenAICost changes, at once and whatever the lag, project's costs
+// of the day that holds at by by, a signed decimal ("-0.25" revises
+// down), as OpenAI may correct a day's costs.
+func (v *Sim) ReviseOpenAICost(project string, at time.Time, by string) error {
+	value, ok := parseDecimal(strings.TrimPrefix(by, "-"))
+	if project == "" || at.IsZero() || !ok || value.Sign() == 0 {
+		return fmt.Errorf("%w: a cost revision needs a project, a time and a non-zero decimal", ErrInvalidOpenAI)
+	}
+	if strings.HasPrefix(by, "-") {
+		value.Neg(value)
+	}
+	v.core.openai().add(&openaiRecord{endpoint: sums.OpenAICosts, project: project, at: at, cost: value,
+		currency: DefaultOpenAICurrency, revision: true}, v.core.now())
 	return nil
 }
 

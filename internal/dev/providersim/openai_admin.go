@@ -12,6 +12,7 @@ import (
 //	POST   /sim/openai/usage     an OpenAIUsage
 //	POST   /sim/openai/costs     an OpenAICost
 //	POST   /sim/openai/revise    {"endpoint", "project", "at", "field", "by"}: by < 0 revises down
+//	POST   /sim/openai/costs/revise {"project", "at", "by"}: a signed decimal
 //	POST   /sim/openai/lag       {"lag"}
 //	POST   /sim/openai/gaps      an OpenAIGap
 //	DELETE /sim/openai/gaps
@@ -37,6 +38,13 @@ func (s *core) openaiAdminRoutes(mux *http.ServeMux) {
 		By       int64     `json:"by"`
 	}) (any, error) {
 		return nil, sim.ReviseOpenAIUsage(c.Endpoint, c.Project, c.At, c.Field, c.By)
+	}))
+	mux.HandleFunc("POST "+p+"/costs/revise", adminJSON(func(c struct {
+		Project string    `json:"project"`
+		At      time.Time `json:"at"`
+		By      string    `json:"by"`
+	}) (any, error) {
+		return nil, sim.ReviseOpenAICost(c.Project, c.At, c.By)
 	}))
 	mux.HandleFunc("POST "+p+"/lag", adminJSON(func(c struct {
 		Lag string `json:"lag"`

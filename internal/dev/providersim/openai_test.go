@@ -99,6 +99,7 @@ func TestOpenAIFaceIsDrivenOverHTTP(t *testing.T) {
 		{"/usage", `{"endpoint": "completions", "project": "proj_b", "at": "` + at + `", "fields": {"input_tokens": 99}}`},
 		{"/revise", `{"endpoint": "completions", "project": "proj_a", "at": "` + at + `", "field": "input_tokens", "by": -3}`},
 		{"/costs", `{"project": "proj_a", "at": "` + at + `", "value": "0.5"}`},
+		{"/costs/revise", `{"project": "proj_a", "at": "` + at + `", "by": "-0.2"}`},
 		{"/pagesize", `{"buckets": 2}`},
 		{"/fail", `{"next": 1, "retry_after": "250ms"}`},
 	} {
@@ -140,10 +141,17 @@ func TestOpenAIFaceIsDrivenOverHTTP(t *testing.T) {
 	if n := sim.OpenAIUsageSum("completions", "proj_a", "input_tokens", openaiDay, openaiDay.Add(24*time.Hour)); n != 7 {
 		t.Fatalf("truth = %d, want 7", n)
 	}
-	if c := sim.OpenAICostSum("proj_a", openaiDay, openaiDay.Add(24*time.Hour)); c != "0.5" {
-		t.Fatalf("cost = %s, want 0.5", c)
+	if c := sim.OpenAICostSum("proj_a", openaiDay, openaiDay.Add(24*time.Hour)); c != "0.3" {
+		t.Fatalf("cost = %s, want 0.5 revised down to 0.3", c)
 	}
-	if c := sim.OpenAICalls(); c.Usage != 3 || c.RateLimited != 1 || c.ShortPages != 1 {
+	costs := "/v1/organization/costs?group_by[]=project_id&start_time=" + strconv.FormatInt(openaiDay.Unix(), 10) +
+		"&end_time=" + strconv.FormatInt(openaiDay.Add(24*time.Hour).Unix(), 10)
+	status, _, page = openaiGet(t, srv, providersim.OpenAIAdminKey, costs)
+	amount := page["data"].([]any)[0].(map[string]any)["results"].([]any)[0].(map[string]any)["amount"].(map[string]any)
+	if status != 200 || amount["value"] != 0.3 || amount["currency"] != "usd" {
+		t.Fatalf("costs %d %v, want 0.3 usd", status, page)
+	}
+	if c := sim.OpenAICalls(); c.Usage != 3 || c.Costs != 1 || c.RateLimited != 1 || c.ShortPages != 1 {
 		t.Fatalf("calls %+v", c)
 	}
 }
