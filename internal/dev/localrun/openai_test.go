@@ -103,7 +103,10 @@ func TestOpenAIProjectCrossingItsCapIsPausedWithinOnePoll(t *testing.T) {
 		t.Fatalf("wl-llm below its cap: %+v %v, want 800 counted and running", w, err)
 	}
 
-	// when OpenAI's bucket shows usage that crosses the cap,
+	// when OpenAI's pages end after two buckets, its next answer is a 429,
+	// and its bucket shows usage that crosses the cap,
+	openaiSim(t, sys, "/pagesize", `{"buckets": 2}`)
+	openaiSim(t, sys, "/fail", `{"next": 1, "retry_after": "50ms"}`)
 	use("proj_llm", 300, 0)
 	shown := time.Now()
 
@@ -113,17 +116,21 @@ func TestOpenAIProjectCrossingItsCapIsPausedWithinOnePoll(t *testing.T) {
 		return err == nil && w.Status == spend.StatusPaused && w.Total == 1100
 	})
 	// by the first poll that started after the bucket showed it, or an
-	// earlier one,
+	// earlier one, through the short pages and the 429,
 	runs := openAIRuns(t, sys, ledger.Spend, text)
 	first := slices.IndexFunc(runs, func(r reconcile.SumsRun) bool { return r.StartedAt.After(shown) && r.Outcome == "ok" })
 	topUp := slices.IndexFunc(runs, func(r reconcile.SumsRun) bool { return r.TopUp == 300 })
 	if first < 0 || topUp < 0 || topUp > first {
 		t.Fatalf("the top-up of 300 was run %d, the first poll after the bucket showed it %d, of runs %+v", topUp, first, runs)
 	}
+	if c := sys.Sim.OpenAICalls(); c.RateLimited != 1 || c.ShortPages == 0 {
+		t.Fatalf("calls %+v, want one 429 and pages that ended early", c)
+	}
 	// and, several polls later, paged once, the page naming the bucket;
 	// the calm project is neither paused nor paged.
 	from := sys.Sim.OpenAICalls().Usage
-	testkit.Eventually(t, settleBound, "three more polls", func() bool { return sys.Sim.OpenAICalls().Usage >= from+6 })
+	// (a poll reads two workloads, each in two short pages)
+	testkit.Eventually(t, settleBound, "three more polls", func() bool { return sys.Sim.OpenAICalls().Usage >= from+3*4 })
 	pauses := pauseKeys(sys.Sim.Pager.Pages())
 	if len(pauses["wl-llm"]) != 1 || len(pauses["wl-calm"]) != 0 {
 		t.Fatalf("pause pages = %v, want one for wl-llm and none for wl-calm", pauses)
