@@ -62,6 +62,9 @@ type batch struct {
 	resolved map[string]string
 	// first is the first record of the batch with each record ID.
 	first map[string]int
+	// buckets are the records counted in buckets of providers of sums,
+	// by bucket, in batch order.
+	buckets []*bucketGroup
 }
 
 func (b *batch) run(ctx context.Context) {
@@ -69,6 +72,11 @@ func (b *batch) run(ctx context.Context) {
 	for _, g := range groups {
 		for start := 0; start < len(g.recs); start += MaxBatchRecords {
 			b.applyGroup(ctx, g.id, g.recs[start:min(start+MaxBatchRecords, len(g.recs))])
+		}
+	}
+	for _, g := range b.buckets {
+		for start := 0; start < len(g.recs); start += MaxBucketRecords {
+			b.applyBucketGroup(ctx, g, g.recs[start:min(start+MaxBucketRecords, len(g.recs))])
 		}
 	}
 	// Records outside the groups (no workload, or a record ID given twice
@@ -128,15 +136,14 @@ func (b *batch) plan(ctx context.Context) ([]*group, []int) {
 	byID := map[string]*group{}
 	b.first = map[string]int{}
 	var single []int
+	byBucket := map[string]*bucketGroup{}
 	for i, u := range b.us {
 		if b.errs[i] != nil {
 			continue
 		}
 		id := ids[u.WorkloadRef]
 		_, seen := b.first[u.RecordID]
-		if _, _, _, bucketed := b.s.sums.bucketFor(u, id); id == "" || seen || bucketed {
-			// A record counted in a bucket of a provider of sums takes
-			// Apply's path: its delta depends on the bucket's head.
+		if id == "" || seen {
 			single = append(single, i)
 			if !seen {
 				b.first[u.RecordID] = i
@@ -144,6 +151,19 @@ func (b *batch) plan(ctx context.Context) ([]*group, []int) {
 			continue
 		}
 		b.first[u.RecordID] = i
+		if k, src, _, bucketed := b.s.sums.bucketFor(u, id); bucketed {
+			// A record counted in a bucket of a provider of sums folds
+			// with the bucket's other records: its increase depends on
+			// the bucket's head.
+			bg := byBucket[k.String()]
+			if bg == nil {
+				bg = &bucketGroup{key: k, src: src, id: id}
+				byBucket[k.String()] = bg
+				b.buckets = append(b.buckets, bg)
+			}
+			bg.recs = append(bg.recs, i)
+			continue
+		}
 		g := byID[id]
 		if g == nil {
 			g = &group{id: id}
@@ -248,6 +268,16 @@ func (b *batch) groupTx(id string, recs []int) ([]types.TransactWriteItem, []int
 // committed, and takes the cap action the workload now calls for, once,
 // in the name of the record that crossed.
 func (b *batch) committed(ctx context.Context, id string, recs []int) {
+	grown := make([]Usage, len(recs))
+	for pos, i := range recs {
+		grown[pos] = b.us[i]
+	}
+	b.committedAs(ctx, id, recs, grown)
+}
+
+// committedAs is committed for records that grew the total by grown[k].Units
+// each (their own units, or a bucket's increase).
+func (b *batch) committedAs(ctx context.Context, id string, recs []int, grown []Usage) {
 	ledgerAt := b.s.now()
 	for _, i := range recs {
 		u := b.us[i]
@@ -269,7 +299,7 @@ func (b *batch) committed(ctx context.Context, id string, recs []int) {
 	if action, _ := nextAction(w); action == "" {
 		return
 	}
-	tip := recs[b.crossing(w, recs)]
+	tip := recs[crossing(w, grown)]
 	decisions, err := b.s.enforce(ctx, w, b.us[tip], ledgerAt)
 	b.res[tip].Decisions = decisions
 	if err != nil {
@@ -277,22 +307,22 @@ func (b *batch) committed(ctx context.Context, id string, recs []int) {
 	}
 }
 
-// crossing is the position in recs of the record that carried w's total
+// crossing is the position in us of the record that carried w's total
 // over the threshold of the action it calls for (the cap for a pause, the
 // step's level for an escalation), counting from the total before this
 // batch. When another batch crossed first, it is the first record.
-func (b *batch) crossing(w Workload, recs []int) int {
+func crossing(w Workload, us []Usage) int {
 	var sum int64
-	for _, i := range recs {
-		sum += b.us[i].Units
+	for _, u := range us {
+		sum += u.Units
 	}
 	threshold := w.Cap
 	if action, k := nextAction(w); action == ActionEscalate {
 		threshold = w.Cap + k*w.Step
 	}
 	running := w.Total - sum
-	for pos, i := range recs {
-		running += b.us[i].Units
+	for pos, u := range us {
+		running += u.Units
 		if running > threshold {
 			return pos
 		}

@@ -66,11 +66,8 @@ func (h Bucket) withRecord(u Usage, follow bool, now time.Time) (Bucket, int64) 
 // total (second, as Apply's), the head, and its delta when positive.
 func (s *core) recordTx(u Usage, id string, next Bucket, delta int64) ([]types.TransactWriteItem, error) {
 	now := s.now()
-	tx, err := s.entryItems(u, id, ddb.Stamp(now))
+	entry, err := s.bucketEntry(u, id, next.BucketKey, delta, now)
 	if err != nil {
-		return nil, err
-	}
-	if err := markBucket(tx[0], next.BucketKey, u.Units-delta); err != nil {
 		return nil, err
 	}
 	total, err := s.totalUpdate(id, delta, u, ddb.Stamp(now))
@@ -81,7 +78,7 @@ func (s *core) recordTx(u Usage, id string, next Bucket, delta int64) ([]types.T
 	if err != nil {
 		return nil, err
 	}
-	tx = []types.TransactWriteItem{tx[0], total, head}
+	tx := []types.TransactWriteItem{entry, total, head}
 	if delta > 0 {
 		d, err := s.deltaPut(next.BucketKey, recordDeltaSK(u.RecordID), Delta{ID: recordDeltaID(next.BucketKey, u.RecordID),
 			Amount: delta, Cause: PathWebhook, Record: u.RecordID, Counted: next.Counted, At: now})
@@ -91,6 +88,19 @@ func (s *core) recordTx(u Usage, id string, next Bucket, delta int64) ([]types.T
 		tx = append(tx, d)
 	}
 	return tx, nil
+}
+
+// bucketEntry is a bucketed record's entry: the ledger entry, marked with
+// its bucket and the units the bucket absorbed (those that did not raise
+// its count). No per-record export holds a bucketed record (the sums do),
+// so it writes no marker for the export to find.
+func (s *core) bucketEntry(u Usage, id string, k BucketKey, delta int64, now time.Time) (types.TransactWriteItem, error) {
+	u.Unreconciled = true
+	tx, err := s.entryItems(u, id, ddb.Stamp(now))
+	if err != nil {
+		return types.TransactWriteItem{}, err
+	}
+	return tx[0], markBucket(tx[0], k, u.Units-delta)
 }
 
 // markBucket adds the bucket and the absorbed units to an entry's put.

@@ -1,0 +1,160 @@
+package spend
+
+import (
+	"context"
+	"fmt"
+	"slices"
+
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/hookline/hookline/internal/ddb"
+	"github.com/hookline/hookline/internal/sums"
+)
+
+// bucketGroup is the records of one batch counted in one bucket of a
+// provider of sums, in batch order.
+type bucketGroup struct {
+	key  BucketKey
+	src  sums.Source
+	id   string
+	recs []int
+}
+
+// MaxBucketRecords is how many records of one bucket one transaction
+// folds: an entry and at most one delta each, the workload's total and
+// the bucket's head stay within DynamoDB's 100 items a transaction.
+const MaxBucketRecords = 40
+
+// applyBucketGroup folds up to MaxBucketRecords records of one bucket in
+// one transaction, as [core.applyBucketed] folds one: their entries, the
+// workload's total grown by the increase of max(W, P*), the head
+// (conditioned on the version read) and one delta per record that raised
+// the count. A hot workload's bucket head is then written once per batch,
+// not once per record. Entries that exist already are taken out and
+// classified as duplicates; a head changed meanwhile is read again.
+func (b *batch) applyBucketGroup(ctx context.Context, g *bucketGroup, recs []int) {
+	pending := slices.Clone(recs)
+	var dups []int
+	defer func() {
+		for _, i := range dups {
+			b.res[i], b.errs[i] = b.s.conflict(ctx, b.us[i], g.id)
+		}
+	}()
+	for range bucketAttempts {
+		h, err := b.s.readHead(ctx, g.key, g.src.Width.D())
+		if err != nil {
+			b.fail(pending, err)
+			return
+		}
+		fold, err := b.foldBucket(g, h, pending)
+		if err != nil {
+			b.fail(pending, err)
+			return
+		}
+		err = b.s.transact(ctx, fold.tx)
+		if err == nil {
+			b.bucketCommitted(ctx, g.id, pending, fold.deltas)
+			return
+		}
+		failed, _, ok := cancelled(err)
+		switch {
+		case !ok:
+			b.fail(pending, fmt.Errorf("spend: apply batch to bucket %s: %w", g.key, err))
+			return
+		case failed[len(pending)]:
+			// The workload is retired, vanished, or over MaxTotal: each
+			// record takes the single path, which tells which.
+			for _, i := range pending {
+				b.res[i], b.errs[i] = b.s.apply(ctx, b.us[i], g.id)
+			}
+			return
+		}
+		pending, dups = takeDuplicates(pending, fold.owners, failed, dups)
+		if len(pending) == 0 {
+			return
+		}
+		// Otherwise another change of the head committed first: read it
+		// again and fold once more.
+	}
+	b.fail(pending, fmt.Errorf("%w: %s", ErrBucketContended, g.key))
+}
+
+// bucketFold is one attempt's transaction for a bucket group: owners[k]
+// is the record of item k (-1 for the total and the head), deltas the
+// increase each record made.
+type bucketFold struct {
+	tx     []types.TransactWriteItem
+	owners []int
+	deltas []int64
+}
+
+// foldBucket is the transaction of records recs on the head h: the
+// records' entries first, then the total, the head and the deltas.
+func (b *batch) foldBucket(g *bucketGroup, h Bucket, recs []int) (bucketFold, error) {
+	follow := g.src.Meters[g.key.Meter].FollowDown
+	now := b.s.now()
+	var f bucketFold
+	var deltas []types.TransactWriteItem
+	var deltaOwners []int
+	next, sum := h, int64(0)
+	for _, i := range recs {
+		u := b.us[i]
+		var d int64
+		next, d = next.withRecord(u, follow, now)
+		entry, err := b.s.bucketEntry(u, g.id, next.BucketKey, d, now)
+		if err != nil {
+			return f, err
+		}
+		f.tx, f.owners, f.deltas = append(f.tx, entry), append(f.owners, i), append(f.deltas, d)
+		sum += d
+		if d > 0 {
+			item, err := b.s.deltaPut(next.BucketKey, recordDeltaSK(u.RecordID), Delta{ID: recordDeltaID(next.BucketKey, u.RecordID),
+				Amount: d, Cause: PathWebhook, Record: u.RecordID, Counted: next.Counted, At: now})
+			if err != nil {
+				return f, err
+			}
+			deltas, deltaOwners = append(deltas, item), append(deltaOwners, i)
+		}
+	}
+	next.Version = h.Version + 1 // one change of the head, read at h.Version
+	total, err := b.s.totalUpdate(g.id, sum, b.us[recs[len(recs)-1]], ddb.Stamp(now))
+	if err != nil {
+		return f, err
+	}
+	head, err := b.s.headPut(next)
+	if err != nil {
+		return f, err
+	}
+	f.tx = append(append(f.tx, total, head), deltas...)
+	f.owners = append(append(f.owners, -1, -1), deltaOwners...)
+	return f, nil
+}
+
+// takeDuplicates moves the records whose items failed their condition
+// (an entry or a delta that exists) from pending to dups.
+func takeDuplicates(pending, owners []int, failed []bool, dups []int) ([]int, []int) {
+	var rest []int
+	for pos, i := range owners {
+		if i >= 0 && pos < len(failed) && failed[pos] && !slices.Contains(dups, i) {
+			dups = append(dups, i)
+		}
+	}
+	for _, i := range pending {
+		if !slices.Contains(dups, i) {
+			rest = append(rest, i)
+		}
+	}
+	return rest, dups
+}
+
+// bucketCommitted records the results of a committed bucket group and
+// takes the cap action the workload now calls for, once, in the name of
+// the record whose increase crossed.
+func (b *batch) bucketCommitted(ctx context.Context, id string, recs []int, deltas []int64) {
+	grown := make([]Usage, len(recs))
+	for pos, i := range recs {
+		grown[pos] = b.us[i]
+		grown[pos].Units = deltas[pos]
+	}
+	b.committedAs(ctx, id, recs, grown)
+}
