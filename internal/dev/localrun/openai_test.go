@@ -117,7 +117,12 @@ func TestOpenAIProjectCrossingItsCapIsPausedWithinOnePoll(t *testing.T) {
 	})
 	// by the first poll that started after the bucket showed it, or an
 	// earlier one, through the short pages and the 429,
-	runs := openAIRuns(t, sys, ledger.Spend, text)
+	// (the run that paused records itself once its sweep ends)
+	var runs []reconcile.SumsRun
+	testkit.Eventually(t, settleBound, "the top-up's run recorded", func() bool {
+		runs = openAIRuns(t, sys, ledger.Spend, text)
+		return slices.ContainsFunc(runs, func(r reconcile.SumsRun) bool { return r.TopUp == 300 })
+	})
 	first := slices.IndexFunc(runs, func(r reconcile.SumsRun) bool { return r.StartedAt.After(shown) && r.Outcome == "ok" })
 	topUp := slices.IndexFunc(runs, func(r reconcile.SumsRun) bool { return r.TopUp == 300 })
 	if first < 0 || topUp < 0 || topUp > first {
