@@ -26,23 +26,28 @@ var (
 
 var sumStart = time.Date(2026, 11, 30, 0, 0, 0, 0, time.UTC)
 
-// testSources has two sources. "stripe-test", over usage source
+// testSources has three sources. "stripe-test", over usage source
 // "meters", buckets by the hour: meter "api" keeps the first number on a
 // downward revision, meter "calls" follows it. "openai-test", over usage
 // source "llm", buckets by the day as OpenAI's costs do: meter "tokens"
 // weighs output tokens 4 to an input token, meter "spend" counts
 // micro-dollars of costs, which OpenAI shows as floats, and follows
-// downward revisions.
+// downward revisions; an application also reports its tokens to the door
+// ("webhooks": true). "openai-poll" is OpenAI read by poll alone, as
+// OpenAI sends no webhooks.
 func testSources(t testing.TB) sums.Sources {
 	t.Helper()
 	ss, err := sums.ParseSources(`{"stripe-test": {"provider": "stripe", "usage_source": "meters", "account": "acct_1",
 		"start": "2026-11-30T00:00:00Z", "settle": "2h", "meters": {
 		"api": {"provider_meter": "mtr_api", "aggregation": "sum"},
 		"calls": {"provider_meter": "mtr_calls", "aggregation": "count", "follow_down": true}}},
-	  "openai-test": {"provider": "openai", "usage_source": "llm", "account": "org_1", "livemode": true,
+	  "openai-test": {"provider": "openai", "usage_source": "llm", "account": "org_1", "livemode": true, "webhooks": true,
 		"start": "2026-11-30T00:00:00Z", "width": "24h", "settle": "2h", "meters": {
 		"tokens": {"endpoint": "completions", "fields": {"input_tokens": 1, "output_tokens": 4}},
-		"spend": {"endpoint": "costs", "field": "amount.value", "currency": "usd", "scale": 1000000, "follow_down": true}}}}`)
+		"spend": {"endpoint": "costs", "field": "amount.value", "currency": "usd", "scale": 1000000, "follow_down": true}}},
+	  "openai-poll": {"provider": "openai", "usage_source": "llm-poll", "account": "org_2", "livemode": true,
+		"start": "2026-11-30T00:00:00Z", "width": "24h", "settle": "2h", "meters": {
+		"tokens": {"endpoint": "completions", "field": "input_tokens"}}}}`)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -136,13 +136,14 @@ func (s *core) settleTx(id string, bs []Bucket, runID string) ([]types.TransactW
 	var tx []types.TransactWriteItem
 	var gaps []Gap
 	for _, b := range bs {
-		_, m, err := s.meterOf(b.BucketKey)
+		src, m, err := s.meterOf(b.BucketKey)
 		if err != nil {
 			return nil, nil, err
 		}
 		next := b
 		next.Settled, next.SettledRev, next.Version = true, b.Revisions, b.Version+1
-		if diff := b.PLatest - b.W; abs64(diff) > m.Tolerance {
+		// A source no webhook feeds has nothing to disagree with.
+		if diff := b.PLatest - b.W; src.HasWebhooks() && abs64(diff) > m.Tolerance {
 			next.Gap = diff
 			gaps = append(gaps, Gap{Bucket: next, Diff: diff})
 		}

@@ -125,6 +125,9 @@ func (s Source) normalise(name string) (Source, []error) {
 	if s.Start = s.Start.UTC(); !s.Start.Equal(s.Start.Truncate(s.Width.D())) {
 		bad("start %s is not aligned to the width %s", s.Start.Format(time.RFC3339), s.Width.D())
 	}
+	if s.Webhooks == nil {
+		s.Webhooks = &[]bool{!p.PollOnly}[0]
+	}
 	if s.AliasPrefix == "" {
 		s.AliasPrefix = p.AliasPrefix
 	}

@@ -133,3 +133,24 @@ func TestMeterUnitsRoundsMoneyAtTheBucket(t *testing.T) {
 		})
 	}
 }
+
+func TestOpenAISourceHasNoWebhookPathUnlessItSaysSo(t *testing.T) {
+	// given an OpenAI source as written, one that says webhooks feed it,
+	// and a Stripe source
+	ss, err := sums.ParseSources(`{
+	  "poll": {"provider": "openai", "usage_source": "llm", "account": "org_1", "start": "2026-11-30T00:00:00Z",
+	    "meters": {"tokens": {"endpoint": "completions", "field": "input_tokens"}}},
+	  "both": {"provider": "openai", "usage_source": "app", "account": "org_1", "start": "2026-11-30T00:00:00Z", "webhooks": true,
+	    "meters": {"tokens": {"endpoint": "completions", "field": "input_tokens"}}},
+	  "stripe": {"provider": "stripe", "usage_source": "meters", "account": "acct_1", "start": "2026-11-30T00:00:00Z",
+	    "meters": {"api": {"provider_meter": "mtr_api", "aggregation": "sum"}}}}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// then only the first is read by poll alone
+	for name, want := range map[string]bool{"poll": false, "both": true, "stripe": true} {
+		if got := ss[name].HasWebhooks(); got != want {
+			t.Errorf("%s: HasWebhooks = %v, want %v", name, got, want)
+		}
+	}
+}

@@ -7,6 +7,9 @@ import (
 
 // Provider is what [ParseSources] knows of a provider of sums.
 type Provider struct {
+	// PollOnly marks a provider that sends no usage per record: its sums
+	// are the only path ([Source.Webhooks] defaults to false).
+	PollOnly bool
 	// AliasPrefix is the default [Source.AliasPrefix]: the prefix of the
 	// provider's references among a workload's aliases.
 	AliasPrefix string
@@ -35,7 +38,7 @@ type Endpoint struct {
 // Providers known to [ParseSources], by the name a [Source.Provider] uses.
 var Providers = map[string]Provider{
 	"stripe": {AliasPrefix: "cus_"},
-	"openai": {AliasPrefix: "proj_", Widths: []time.Duration{time.Minute, time.Hour, Day}, Endpoints: OpenAIEndpoints},
+	"openai": {AliasPrefix: "proj_", PollOnly: true, Widths: []time.Duration{time.Minute, time.Hour, Day}, Endpoints: OpenAIEndpoints},
 
 	"openmeter": {Widths: []time.Duration{time.Minute, time.Hour, Day}},
 }

@@ -128,6 +128,11 @@ type Source struct {
 	Lag Duration `json:"lag,omitempty"`
 	// Interval is how often the source is polled.
 	Interval Duration `json:"interval,omitempty"`
+	// Webhooks says whether webhook records feed the meters, so that a
+	// bucket's webhook sum W is evidence to compare at settle. Default:
+	// the provider's (true, false for OpenAI, which sends none). Without
+	// them W is 0 by construction, and settle records and pages no gap.
+	Webhooks *bool `json:"webhooks,omitempty"`
 	// AliasPrefix picks, among a workload's aliases, the provider's
 	// reference for it (default: the provider's, Stripe "cus_", OpenAI
 	// "proj_").
@@ -161,6 +166,10 @@ func (s Source) MeterByProvider(id string) (Meter, bool) {
 	}
 	return Meter{}, false
 }
+
+// HasWebhooks reports whether webhook records feed the source's meters
+// ([Source.Webhooks]).
+func (s Source) HasWebhooks() bool { return s.Webhooks == nil || *s.Webhooks }
 
 // Mode is "live" or "test", as it appears in keys.
 func (s Source) Mode() string {
