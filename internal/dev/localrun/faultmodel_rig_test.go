@@ -101,6 +101,8 @@ type e2eRun struct {
 	// sumsBuckets the Stripe-metered buckets by key.
 	sumsHour    time.Time
 	sumsBuckets map[string]*e2eBucket
+	// llm are the OpenAI calls of the model.
+	llm []*e2eLLMCall
 
 	mu       sync.Mutex
 	accepted map[string]bool // webhook ID -> answered 2xx at least once
@@ -118,6 +120,7 @@ func runE2E(t *testing.T, seed uint64, mix e2eMix) e2eReport {
 		byHook: map[string]*e2eRecord{}, accepted: map[string]bool{}, refused: map[string]providersim.Delivery{}}
 	r.plan()
 	r.start()
+	r.publishLLM()
 	r.send(r.deliveries())
 	r.sumsLate(limit)
 	settled := r.settle(limit)
@@ -148,6 +151,7 @@ func (r *e2eRun) plan() {
 	}
 	nUse := r.mix.events - nPay
 	nSums := int(float64(nUse) * r.mix.sums)
+	nLLM := int(float64(nUse) * r.mix.llm)
 	nUse -= nSums
 	ghosts := nUse / 2000 // deferred: under 0.05% of the webhooks, within the success bar
 	refs := []string{"wl-near-0", "wl-near-1", "wl-near-2", "wl-near-3", "wl-cold-0", "wl-cold-1", "wl-cold-2", "wl-cold-3"}
@@ -184,6 +188,7 @@ func (r *e2eRun) plan() {
 		r.workloads = append(r.workloads, e2eWorkload{id: id, cap: max(capOf(totals[id]), 1), total: totals[id]})
 	}
 	r.planSums(nSums)
+	r.planLLM(nLLM)
 }
 
 // paymentBody is the webhook of payment i: some in upper-case currency,
@@ -246,6 +251,7 @@ func (r *e2eRun) start() {
 	r.senders = map[string]*providersim.Sender{"payments": r.sender("payments"), "usage": r.sender("usage")}
 	if len(r.sumsBuckets) > 0 {
 		r.startSums()
+		r.startLLM()
 	}
 }
 

@@ -30,15 +30,17 @@ const (
 
 // e2eSumsOverrides are the variables the Stripe part adds: the door's
 // CloudEvents source and its mapping, and the sums source that reads
-// Stripe's face from the closed bucket before the run's.
+// Stripe's face from the closed bucket before the run's, and OpenAI's
+// sources.
 func e2eSumsOverrides(start time.Time) map[string]string {
 	return map[string]string{
 		"HOOKLINE_SOURCES": sumsDoorSources,
 		"USAGE_MAPPINGS": fmt.Sprintf(`{"meters": {"format": "cloudevents", "usage_types": ["com.example.api"], "meter_name": %q,
 		  "unit": "units", "scale": %d, "max_age": "840h"}, "stripe-alerts": {"format": "stripe-alerts"}}`, e2eSumsMeter, e2eSumsScale),
 		"SUM_SOURCES": fmt.Sprintf(`{%q: {"provider": "stripe", "usage_source": "meters", "account": %q, "start": %q,
-		  "settle": "2h", "lag": "1s", "interval": "1s", "meters": {%q: {"provider_meter": "mtr_model", "aggregation": "sum", "scale": %d}}}}`,
-			e2eSumsSource, e2eSumsAccount, start.Format(time.RFC3339), e2eSumsMeter, e2eSumsScale),
+		  "settle": "2h", "lag": "1s", "interval": "1s", "meters": {%q: {"provider_meter": "mtr_model", "aggregation": "sum", "scale": %d}}},
+		  %s}`,
+			e2eSumsSource, e2eSumsAccount, start.Format(time.RFC3339), e2eSumsMeter, e2eSumsScale, e2eLLMSums(start)),
 		"HOOKLINE_METERS_SECRETS":        metersSecret,
 		"HOOKLINE_STRIPE_ALERTS_SECRETS": stripeAlertsSecret,
 	}
@@ -154,17 +156,23 @@ func (r *e2eRun) startSums() {
 		r.t.Fatal(err)
 	}
 	for _, w := range sumsWorkloads {
-		r.withRetries("alias "+w.id, func(ctx context.Context) error {
-			err := r.spend.Workloads.AddAlias(ctx, customerOf(w.id), w.id)
-			if err != nil {
-				if got, rerr := r.spend.Workloads.Resolve(ctx, customerOf(w.id)); rerr == nil && got.ID == w.id {
-					return nil // the answer was lost after the write
-				}
-			}
-			return err
-		})
+		r.alias(w.id, customerOf(w.id))
 	}
 	r.senders["meters"] = r.ceSender()
+}
+
+// alias gives workload id the provider reference ref, as an operator
+// does, through the faulty local AWS.
+func (r *e2eRun) alias(id, ref string) {
+	r.withRetries("alias "+id, func(ctx context.Context) error {
+		err := r.spend.Workloads.AddAlias(ctx, ref, id)
+		if err != nil {
+			if got, rerr := r.spend.Workloads.Resolve(ctx, ref); rerr == nil && got.ID == id {
+				return nil // the answer was lost after the write
+			}
+		}
+		return err
+	})
 }
 
 // customerOf is a Stripe-metered workload's customer at Stripe.
@@ -239,6 +247,7 @@ func (r *e2eRun) sumsLate(limit time.Duration) {
 		r.t.Errorf("the poll did not show every bucket's sum within %s", limit)
 		return
 	}
+	r.reviseLLMDown()
 	var late []e2eDelivery
 	for _, rec := range r.records {
 		if rec.sums == nil {
@@ -270,8 +279,12 @@ func (r *e2eRun) waitFor(limit time.Duration, ok func(spend.Bucket, *e2eBucket) 
 }
 
 func (r *e2eRun) bucketsMatch(ok func(spend.Bucket, *e2eBucket) bool) bool {
-	for _, w := range sumsWorkloads {
-		heads, err := r.spend.Explainer.Buckets(context.Background(), w.id, 0)
+	workloads := map[string]bool{}
+	for _, b := range r.sumsBuckets {
+		workloads[b.key.WorkloadID] = true
+	}
+	for _, id := range slices.Sorted(maps.Keys(workloads)) {
+		heads, err := r.spend.Explainer.Buckets(context.Background(), id, 0)
 		if err != nil {
 			return false
 		}
@@ -280,7 +293,7 @@ func (r *e2eRun) bucketsMatch(ok func(spend.Bucket, *e2eBucket) bool) bool {
 			byKey[h.BucketKey.String()] = h
 		}
 		for k, want := range r.sumsBuckets {
-			if want.key.WorkloadID != w.id {
+			if want.key.WorkloadID != id {
 				continue
 			}
 			if h, found := byKey[k]; !found || !ok(h, want) {
@@ -334,7 +347,8 @@ func (r *e2eRun) checkSums(rep *e2eReport) {
 		}
 	}
 	rep.sums.downPages = len(downs)
-	rep.sums.rateLimited = r.sys.Sim.MeterCalls().RateLimited[providersim.MeterSummariesEndpoint]
+	rep.sums.llmCalls = len(r.llm)
+	rep.sums.rateLimited = r.sys.Sim.MeterCalls().RateLimited[providersim.MeterSummariesEndpoint] + r.sys.Sim.OpenAICalls().RateLimited
 	for _, rec := range r.records {
 		if rec.sums != nil && rec.sums.late {
 			rep.sums.late++
@@ -343,4 +357,4 @@ func (r *e2eRun) checkSums(rep *e2eReport) {
 }
 
 // sumsOutcome is what the Stripe part measured.
-type sumsOutcome struct{ records, buckets, toppedUp, cancelled, downPages, late, rateLimited int }
+type sumsOutcome struct{ records, llmCalls, buckets, toppedUp, cancelled, downPages, late, rateLimited int }

@@ -43,6 +43,7 @@ type e2eMix struct {
 	declines       float64 // share of payments the provider declines
 	providerFaults float64 // share of charge calls that meet a hostile fault
 	sums           float64 // share of usage records of Stripe-metered workloads
+	llm            float64 // OpenAI calls, as a share of the usage records
 	aws            localaws.Faults
 }
 
@@ -50,7 +51,7 @@ type e2eMix struct {
 // provider and every AWS fault at once.
 func combinedMix(seed uint64, events int) e2eMix {
 	return e2eMix{events: events, payments: 0.3, hot: 0.65, twice: 0.05, resent: 0.03, exportOnly: 0.01,
-		declines: 0.01, providerFaults: 0.02, sums: 0.1, aws: localaws.Faults{Seed: seed, Rates: combinedAWSFaults}}
+		declines: 0.01, providerFaults: 0.02, sums: 0.1, llm: 0.05, aws: localaws.Faults{Seed: seed, Rates: combinedAWSFaults}}
 }
 
 // TestEndToEndFaultModel sends signed payment and usage webhooks over the
@@ -64,12 +65,15 @@ func combinedMix(seed uint64, events int) e2eMix {
 // Stripe's face, which lags, leaves buckets out for a while, adds float
 // noise and answers 429, while some webhooks are lost, some arrive after
 // the poll topped their usage up, some usage reaches the door alone and
-// some Stripe events are cancelled. Invariants, read from the system's
-// own stores and queues:
+// some Stripe events are cancelled. Two workloads call OpenAI
+// (faultmodel_openai_test.go), whose usage and costs only the poll reads,
+// through lag, missing buckets, short pages, 429s, float noise and
+// revisions up and down. Invariants, read from the system's own stores
+// and queues:
 // no payment charged twice; every accepted webhook ends charged, declined,
 // applied, deferred or dead-lettered with its reason; each workload's
 // total is exactly the sum of its distinct records, and a Stripe-metered
-// one's the sum over its buckets of max(W, P*), each bucket's head
+// or OpenAI one's the sum over its buckets of max(W, P*), each bucket's head
 // holding exactly that; one pause page per cap crossing, a downward
 // revision page for each bucket with a cancellation and none for
 // another, and no other page; nothing dead-lettered for a conflict or
@@ -208,14 +212,14 @@ func (r e2eReport) String() string {
 		"usage: %d webhooks, %d applied, %d deferred, %d dead-lettered %v, %d lost; "+
 		"totals exact %d/%d workloads (%d records, %d only in the export); "+
 		"pages: %d crossings, %d paged (%d deliveries), %d unexpected; "+
-		"stripe: %d records in %d buckets, %d topped up by the poll, %d late webhooks, %d with cancellations (%d paged), %d summaries answered 429; "+
+		"sums: %d records and %d OpenAI calls in %d buckets, %d topped up by the poll, %d late webhooks, %d revised down (%d paged), %d summaries answered 429; "+
 		"injected: aws [%s] provider [%s]",
 		r.profile, r.aws, r.elapsed.Round(100*time.Millisecond), r.accepted, r.unaccepted, 100*r.success(),
 		r.pay.webhooks, r.pay.charged, r.pay.declined, sumOf(r.pay.dead), r.pay.dead, r.pay.lost, r.pay.chargedTwice,
 		r.use.webhooks, r.use.applied, r.use.deferred, sumOf(r.use.dead), r.use.dead, r.use.lost,
 		r.totals.exact, r.totals.workloads, r.totals.records, r.totals.exportOnly,
 		r.pages.crossings, r.pages.paged, r.pages.deliveries, r.pages.unexpected,
-		r.sums.records, r.sums.buckets, r.sums.toppedUp, r.sums.late, r.sums.cancelled, r.sums.downPages, r.sums.rateLimited,
+		r.sums.records, r.sums.llmCalls, r.sums.buckets, r.sums.toppedUp, r.sums.late, r.sums.cancelled, r.sums.downPages, r.sums.rateLimited,
 		r.awsFired, strings.Join(prov, " "))
 }
 
