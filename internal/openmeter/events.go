@@ -194,14 +194,16 @@ func (l *listing) observe(ev IngestedEvent) {
 }
 
 // record is an event as the ledger takes it from the poll: read by the
-// source's mapping exactly as the door reads it, published when OpenMeter
-// ingested it. An event the door acknowledges without counting (another
+// source's mapping exactly as the door reads it (its source, meter and
+// unit too, so that it counts in the bucket the webhook would), published
+// when OpenMeter ingested it. An event the door acknowledges without counting (another
 // type, a zero value) is no record (ok false); one the door would refuse
 // comes back with Invalid set, for the reconciler to quarantine.
 func (c *Client) record(ev IngestedEvent) (provider.UsageRecord, bool) {
 	it := c.cfg.Mapping.ReadStoredEvent(ev.Event, c.cfg.Source, ev.IngestedAt)
 	rec := provider.UsageRecord{RecordID: it.EventID, WorkloadRef: it.Record.WorkloadRef, Units: it.Record.Units,
-		OccurredAt: cmp.Or(it.Record.OccurredAt, ev.IngestedAt), PublishedAt: ev.IngestedAt}
+		OccurredAt: cmp.Or(it.Record.OccurredAt, ev.IngestedAt), PublishedAt: ev.IngestedAt,
+		Source: c.cfg.Source, Meter: it.Record.Meter, Unit: it.Record.Unit}
 	if it.Err == nil && it.Record.Outcome != usagein.OutcomeUsage {
 		return rec, false
 	}

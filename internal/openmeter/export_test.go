@@ -134,10 +134,13 @@ func TestListUsageReadsAWindowAsTheDoorReadsItsEvents(t *testing.T) {
 	r.clock.Advance(10 * time.Minute)
 	// When the window [t0+1m, t0+2m) is read (reaching back 2m by default)
 	got := r.list(t, t0.Add(time.Minute), t0.Add(2*time.Minute))
-	// Then the usage records come oldest first, keyed and scaled as at the door
+	// Then the usage records come oldest first, keyed, scaled and metered
+	// as at the door
 	want := []provider.UsageRecord{
-		{RecordID: key("e-1"), WorkloadRef: "wl-a", Units: 12500, OccurredAt: t0.Add(-time.Minute), PublishedAt: t0},
-		{RecordID: key("e-2"), WorkloadRef: "wl-b", Units: 2000, OccurredAt: t0, PublishedAt: t0.Add(time.Minute)},
+		{RecordID: key("e-1"), WorkloadRef: "wl-a", Units: 12500, OccurredAt: t0.Add(-time.Minute), PublishedAt: t0,
+			Source: "meters", Meter: "com.example.tokens", Unit: "units"},
+		{RecordID: key("e-2"), WorkloadRef: "wl-b", Units: 2000, OccurredAt: t0, PublishedAt: t0.Add(time.Minute),
+			Source: "meters", Meter: "com.example.tokens", Unit: "units"},
 	}
 	if !slices.Equal(got, want) {
 		t.Fatalf("records:\n got %+v\nwant %+v", got, want)

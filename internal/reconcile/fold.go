@@ -262,10 +262,14 @@ func (f *fold) batch(ctx context.Context, rs []resolved) error {
 	return nil
 }
 
-// usageOf is an export record as the ledger takes it from the poll.
+// usageOf is an export record as the ledger takes it from the poll, with
+// the usage source and meter the export's adapter read (none for
+// GET /v1/usage): the ledger counts it in the bucket of a provider of sums
+// that covers them, as it counts the webhook for the same usage.
 func usageOf(rec provider.UsageRecord, now time.Time) spend.Usage {
 	return spend.Usage{RecordID: rec.RecordID, WorkloadRef: rec.WorkloadRef, Units: rec.Units,
-		OccurredAt: rec.OccurredAt, ObservedAt: now, Path: spend.PathPoll}
+		OccurredAt: rec.OccurredAt, ObservedAt: now, Path: spend.PathPoll,
+		Source: rec.Source, Meter: rec.Meter, Unit: rec.Unit}
 }
 
 // classify counts one folded record by its outcome, confirms the webhook

@@ -38,7 +38,8 @@ type Bucket struct {
 	End time.Time
 	// TZ is the time zone the bucket is aligned in (UTC).
 	TZ string
-	// W is the sum of the webhook records applied to the bucket; PStar
+	// W is the sum of the records applied to the bucket, each once,
+	// whichever path (webhook or export) brought it; PStar
 	// the highest value the provider has shown, PLatest its latest, and
 	// PSeen whether it has shown any. Counted is max(W, PStar), or
 	// max(W, PLatest) for a meter that follows downward revisions.
@@ -80,7 +81,9 @@ type Delta struct {
 	// "<bucket>#rec:<record>" for a webhook record.
 	ID     string
 	Amount int64
-	// Cause is "poll" or "webhook"; Record is the webhook record.
+	// Cause is "poll" for a value of the provider's sums, "webhook" for a
+	// record (Record), whichever path brought it: the record's entry
+	// names its paths.
 	Cause, Record string
 	Counted       int64
 	At            time.Time
@@ -91,9 +94,12 @@ type bucketing struct{ sources sums.Sources }
 
 // bucketFor is the bucket that counts u in workload id, if u's usage
 // source and meter are reconciled against sums and u happened at or after
-// the source's start.
+// the source's start. Either path's record is bucketed: a record the
+// per-record export found (OpenMeter's, which names its source and meter)
+// is in the provider's sum as the webhook for it would be, so W must hold
+// it too, or the bucket's top-up counts it again.
 func (b bucketing) bucketFor(u Usage, id string) (BucketKey, sums.Source, sums.Meter, bool) {
-	if len(b.sources) == 0 || u.Path != PathWebhook || u.Source == "" {
+	if len(b.sources) == 0 || u.Source == "" {
 		return BucketKey{}, sums.Source{}, sums.Meter{}, false
 	}
 	src, m, ok := b.sources.For(u.Source, u.Meter)

@@ -21,6 +21,15 @@ type UsageRecord struct {
 	// PublishedAt is when the record became visible in the export. The
 	// export filters and orders on it.
 	PublishedAt time.Time `json:"published_at"`
+	// Source is the door's usage source whose records the export holds,
+	// and Meter and Unit what the record counts, as the export's adapter
+	// read them with that source's mapping (OpenMeter's); empty when the
+	// export does not say (GET /v1/usage). With them, the ledger counts
+	// the record in its bucket of a provider of sums, as it counts the
+	// webhook for the same usage.
+	Source string `json:"-"`
+	Meter  string `json:"-"`
+	Unit   string `json:"-"`
 	// Invalid is set, by [DecodeUsagePage], on a record that cannot become
 	// a ledger record: it names the field and why. The reconciler
 	// quarantines such a record and never counts it.
