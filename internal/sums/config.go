@@ -18,6 +18,10 @@ const (
 	DefaultSettle   = 35 * 24 * time.Hour
 	DefaultLag      = 2 * time.Minute
 	DefaultInterval = 5 * time.Minute
+	DefaultRecent   = 48 * time.Hour
+	// DefaultQuietEvery is the default [Source.QuietEvery]: at the
+	// default interval, a quiet workload is read at least once an hour.
+	DefaultQuietEvery = 12
 )
 
 // Duration is a time.Duration written as Go's duration text ("1h",
@@ -114,13 +118,21 @@ func (s Source) normalise(name string) (Source, []error) {
 	s.Settle = Duration(orDefault(s.Settle.D(), DefaultSettle))
 	s.Lag = Duration(orDefault(s.Lag.D(), DefaultLag))
 	s.Interval = Duration(orDefault(s.Interval.D(), DefaultInterval))
+	s.Recent = Duration(orDefault(s.Recent.D(), DefaultRecent))
+	s.Budget = Duration(orDefault(s.Budget.D(), s.Interval.D()/2))
+	if s.QuietEvery == 0 {
+		s.QuietEvery = DefaultQuietEvery
+	}
 	if w := s.Width.D(); w < time.Minute || (24*time.Hour)%w != 0 {
 		bad("width %s must be at least a minute and divide a day", w)
 	} else if known && !widthAllowed(p.Widths, w) {
 		bad("width %s is not one %s serves: %v", w, s.Provider, p.Widths)
 	}
-	if s.Settle.D() < 0 || s.Lag.D() < 0 || s.Interval.D() < 0 {
-		bad("settle, lag and interval must not be negative")
+	if s.Settle.D() < 0 || s.Lag.D() < 0 || s.Interval.D() < 0 || s.Recent.D() < 0 || s.Budget.D() < 0 {
+		bad("settle, lag, interval, recent and budget must not be negative")
+	}
+	if s.QuietEvery < 1 {
+		bad("quiet_every %d must be at least 1", s.QuietEvery)
 	}
 	if s.Start = s.Start.UTC(); !s.Start.Equal(s.Start.Truncate(s.Width.D())) {
 		bad("start %s is not aligned to the width %s", s.Start.Format(time.RFC3339), s.Width.D())

@@ -128,6 +128,21 @@ type Source struct {
 	Lag Duration `json:"lag,omitempty"`
 	// Interval is how often the source is polled.
 	Interval Duration `json:"interval,omitempty"`
+	// Recent is the window read in buckets of Width before now (default
+	// 48h, widened back to a UTC midnight). The older buckets, back to the
+	// settle horizon, are read in day buckets and compared with the
+	// ledger's; a day that differs is read again in buckets of Width. A
+	// Recent at or past Settle reads the whole window in buckets of
+	// Width; a source of day buckets reads them all as they are.
+	Recent Duration `json:"recent,omitempty"`
+	// QuietEvery is the number of sweeps over which the quiet workloads
+	// are rotated: each sweep reads one slice of them, so a quiet workload
+	// is read at least once every QuietEvery sweeps (default 12).
+	QuietEvery int `json:"quiet_every,omitempty"`
+	// Budget is how long one run may read the source (default half the
+	// Interval). A run out of budget stops, records where, and the next
+	// run resumes there.
+	Budget Duration `json:"budget,omitempty"`
 	// Webhooks says whether webhook records feed the meters, so that a
 	// bucket's webhook sum W is evidence to compare at settle. Default:
 	// the provider's (true, false for OpenAI, which sends none). Without
