@@ -74,32 +74,52 @@ func newCrossRig(t *testing.T) *crossRig {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx := context.Background()
-	if _, err := r.spend.Workloads.CreateWorkload(ctx, spend.NewWorkload{ID: "wl-a", Owner: "o", Route: "rk", Cap: 1_000_000_000}); err != nil {
-		t.Fatal(err)
-	}
-	if err := r.spend.Workloads.AddAlias(ctx, "cust-a", "wl-a"); err != nil {
-		t.Fatal(err)
+	for _, id := range []string{"a", "b"} {
+		r.workload(t, "wl-"+id, "cust-"+id)
 	}
 	return r
 }
 
+// workload creates workload id, whose subject at OpenMeter (and alias)
+// is subject.
+func (r *crossRig) workload(t *testing.T, id, subject string) {
+	t.Helper()
+	ctx := context.Background()
+	if _, err := r.spend.Workloads.CreateWorkload(ctx, spend.NewWorkload{ID: id, Owner: "o", Route: "rk", Cap: 1_000_000_000}); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.spend.Workloads.AddAlias(ctx, subject, id); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // run moves the clock by d and runs the reconciler once: the export's
-// run, then the sums source's.
-func (r *crossRig) run(t *testing.T, d time.Duration) {
+// run, then the sums source's. It returns the export's run's counts.
+func (r *crossRig) run(t *testing.T, d time.Duration) reconcile.Counts {
 	t.Helper()
 	r.clock.Advance(d)
-	if _, err := r.rec.Run(context.Background(), ""); err != nil {
+	run, err := r.rec.Run(context.Background(), "")
+	if err != nil {
 		t.Fatal(err)
 	}
 	if _, err := r.rec.Sums().Run(context.Background(), ""); err != nil {
 		t.Fatal(err)
 	}
+	return run.Counts
 }
 
-func (r *crossRig) total(t *testing.T) int64 {
+// sum adds the classes of runs' counts this file checks.
+func sum(cs ...reconcile.Counts) reconcile.Counts {
+	var out reconcile.Counts
+	for _, c := range cs {
+		out.Matched, out.Missed, out.Unseen = out.Matched+c.Matched, out.Missed+c.Missed, out.Unseen+c.Unseen
+	}
+	return out
+}
+
+func (r *crossRig) total(t *testing.T, id string) int64 {
 	t.Helper()
-	w, err := r.spend.Workloads.Get(context.Background(), "wl-a")
+	w, err := r.spend.Workloads.Get(context.Background(), id)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -118,10 +138,13 @@ func (r *crossRig) door(t *testing.T, ev providersim.UsageCloudEvent) {
 	if it.Err != nil {
 		t.Fatal(it.Err)
 	}
-	if _, err := r.spend.Ledger.Apply(context.Background(), spend.Usage{RecordID: it.Record.RecordID, WorkloadRef: it.Record.WorkloadRef,
+	// The source is reconciled: its mapping says the export holds it.
+	us := []spend.Usage{{RecordID: it.Record.RecordID, WorkloadRef: it.Record.WorkloadRef,
 		Units: it.Record.Units, OccurredAt: it.Record.OccurredAt, ObservedAt: r.clock.Now(), Path: spend.PathWebhook,
-		EventID: it.EventID, Source: "meters", Meter: it.Record.Meter, Unit: it.Record.Unit}); err != nil {
-		t.Fatal(err)
+		EventID: it.EventID, Source: "meters", Meter: it.Record.Meter, Unit: it.Record.Unit}}
+	res, errs := r.spend.Ledger.ApplyBatch(context.Background(), us)
+	if errs[0] != nil || res[0].Outcome != spend.Applied {
+		t.Fatalf("door: %+v %v", res[0], errs[0])
 	}
 }
 
@@ -134,7 +157,8 @@ func mustBody(t *testing.T, ev providersim.UsageCloudEvent) []byte {
 	return body
 }
 
-func (r *crossRig) gapPages(t *testing.T) []pager.Page {
+// pages are the pages enqueued whose dedup key starts with prefix.
+func (r *crossRig) pages(t *testing.T, prefix string) []pager.Page {
 	t.Helper()
 	all, err := r.outbox.Pending(context.Background())
 	if err != nil {
@@ -142,7 +166,7 @@ func (r *crossRig) gapPages(t *testing.T) []pager.Page {
 	}
 	var out []pager.Page
 	for _, p := range all {
-		if strings.HasPrefix(p.DedupKey, "bucket-gap#") {
+		if strings.HasPrefix(p.DedupKey, prefix) {
 			out = append(out, p)
 		}
 	}
@@ -158,7 +182,58 @@ func TestARecordOnlyTheExportFoundIsCountedOnceWhenTheMeterQueryShowsIt(t *testi
 	r.run(t, 5*time.Minute)
 	r.run(t, 5*time.Minute)
 	// Then it is counted once.
-	if got := r.total(t); got != 3000 {
+	if got := r.total(t, "wl-a"); got != 3000 {
 		t.Fatalf("total %d, want 3000: the record once, not again by the meter query's top-up", got)
+	}
+}
+
+func TestTheMeterQueryCrossChecksWhatBothPathsCountedAtSettle(t *testing.T) {
+	t.Parallel()
+	r := newCrossRig(t)
+	hour := t0.Add(-time.Hour)
+	// Given, in one hour, an event both the door and OpenMeter got and one
+	// only OpenMeter got;
+	both := tokens("both", "cust-a", "2", hour.Add(10*time.Minute))
+	r.door(t, both)
+	r.ingest(t, both, tokens("poll-only", "cust-a", "3", hour.Add(20*time.Minute)))
+	// in the hour before, an event OpenMeter counted twice (its dedupe is
+	// off by default);
+	dup := tokens("dup", "cust-a", "4", hour.Add(-30*time.Minute))
+	r.ingest(t, dup, dup)
+	// and an event of another workload that only the door got.
+	r.door(t, tokens("door-only", "cust-b", "1", hour.Add(30*time.Minute)))
+
+	// When the reconciler runs
+	c := r.run(t, 5*time.Minute)
+	// Then the export confirmed the webhook record it holds, found the
+	// one the door missed and the duplicate once, and the meter query
+	// topped up the duplicate's bucket alone: 2 + 3 in one hour, 4 twice
+	// as OpenMeter shows it in the other.
+	if c.Matched != 1 || c.Missed != 2 {
+		t.Fatalf("counts %+v, want 1 matched and 2 missed", c)
+	}
+	if got := r.total(t, "wl-a"); got != 5000+8000 {
+		t.Fatalf("total %d, want 13000", got)
+	}
+
+	// When both hours settle, and the webhook OpenMeter lacks passes the
+	// export's horizon
+	c = sum(r.run(t, 3*time.Hour), r.run(t, 5*time.Minute))
+	// then the record OpenMeter lacks is paged as unseen, once,
+	if c.Unseen != 1 || len(r.pages(t, "spend-unseen:")) != 1 {
+		t.Fatalf("unseen %d, pages %v: want the door-only record once", c.Unseen, r.pages(t, "spend-unseen:"))
+	}
+	// the hour whose per-record sum is the meter query's pages nothing,
+	// and the hour the query shows higher pages its gap once.
+	gaps := r.pages(t, "bucket-gap#wl-a#")
+	if len(gaps) != 1 {
+		t.Fatalf("gap pages of wl-a %d, want 1", len(gaps))
+	}
+	lines := fmt.Sprint(gaps[0].Event.Payload.CustomDetails["buckets"])
+	if strings.Contains(lines, hour.Format(time.RFC3339)+",") || !strings.Contains(lines, "provider=8000 webhook=4000 diff=+4000") {
+		t.Fatalf("gap page of wl-a names %s, want the duplicate's hour alone", lines)
+	}
+	if got := r.total(t, "wl-a"); got != 13000 {
+		t.Fatalf("total after settle %d, want 13000", got)
 	}
 }

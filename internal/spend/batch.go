@@ -152,6 +152,11 @@ func (b *batch) plan(ctx context.Context) ([]*group, []int) {
 		}
 		b.first[u.RecordID] = i
 		if k, src, _, bucketed := b.s.sums.bucketFor(u, id); bucketed {
+			if awaitsExport(u, src) {
+				// Its marker joins its entry on Apply's path.
+				single = append(single, i)
+				continue
+			}
 			// A record counted in a bucket of a provider of sums folds
 			// with the bucket's other records: its increase depends on
 			// the bucket's head.

@@ -11,14 +11,18 @@ import (
 	"github.com/hookline/hookline/internal/sums"
 )
 
-// applyBucketed folds a webhook record counted in bucket k: W grows by
-// its units, and the workload's total by the increase of max(W, P*),
-// which is zero while the provider's value already covers it. The entry
-// (conditioned on being absent, as in Apply), the total, the head
-// (conditioned on its version) and the delta commit in one transaction;
-// when the head moved, it is read again and the record retried.
+// applyBucketed folds a record counted in bucket k, from either path: W
+// grows by its units, and the workload's total by the increase of
+// max(W, P*), which is zero while the provider's value already covers it.
+// The entry (conditioned on being absent, as in Apply, so a record both
+// paths saw is one entry and grows W once), the total, the head
+// (conditioned on its version), the record's marker when it awaits the
+// export ([awaitsExport]) and the delta commit in one transaction; when
+// the head moved, it is read again and the record retried.
 func (s *core) applyBucketed(ctx context.Context, u Usage, id string, k BucketKey, src sums.Source) (Result, error) {
-	u.Unreconciled = true // no per-record export holds it: the sums do
+	if !awaitsExport(u, src) {
+		u.Unreconciled = true // no per-record export holds it: the sums do
+	}
 	follow := src.Meters[k.Meter].FollowDown
 	for range bucketAttempts {
 		h, err := s.readHead(ctx, k, src.Width.D())
@@ -63,11 +67,15 @@ func (h Bucket) withRecord(u Usage, follow bool, now time.Time) (Bucket, int64) 
 }
 
 // recordTx is a bucketed record's transaction: its entry, the workload's
-// total (second, as Apply's), the head, and its delta when positive.
+// total (second, as Apply's), the head, its marker unless u is
+// Unreconciled, and its delta when positive.
 func (s *core) recordTx(u Usage, id string, next Bucket, delta int64) ([]types.TransactWriteItem, error) {
 	now := s.now()
-	entry, err := s.bucketEntry(u, id, next.BucketKey, delta, now)
+	entries, err := s.entryItems(u, id, ddb.Stamp(now))
 	if err != nil {
+		return nil, err
+	}
+	if err := markBucket(entries[0], next.BucketKey, u.Units-delta); err != nil {
 		return nil, err
 	}
 	total, err := s.totalUpdate(id, delta, u, ddb.Stamp(now))
@@ -78,7 +86,7 @@ func (s *core) recordTx(u Usage, id string, next Bucket, delta int64) ([]types.T
 	if err != nil {
 		return nil, err
 	}
-	tx := []types.TransactWriteItem{entry, total, head}
+	tx := append([]types.TransactWriteItem{entries[0], total, head}, entries[1:]...)
 	if delta > 0 {
 		d, err := s.deltaPut(next.BucketKey, recordDeltaSK(u.RecordID), Delta{ID: recordDeltaID(next.BucketKey, u.RecordID),
 			Amount: delta, Cause: PathWebhook, Record: u.RecordID, Counted: next.Counted, At: now})
@@ -92,8 +100,9 @@ func (s *core) recordTx(u Usage, id string, next Bucket, delta int64) ([]types.T
 
 // bucketEntry is a bucketed record's entry: the ledger entry, marked with
 // its bucket and the units the bucket absorbed (those that did not raise
-// its count). No per-record export holds a bucketed record (the sums do),
-// so it writes no marker for the export to find.
+// its count). It writes no marker for the export to find: a record that
+// awaits the export ([awaitsExport]) takes [core.applyBucketed], whose
+// transaction holds its marker.
 func (s *core) bucketEntry(u Usage, id string, k BucketKey, delta int64, now time.Time) (types.TransactWriteItem, error) {
 	u.Unreconciled = true
 	tx, err := s.entryItems(u, id, ddb.Stamp(now))
@@ -102,6 +111,22 @@ func (s *core) bucketEntry(u Usage, id string, k BucketKey, delta int64, now tim
 	}
 	return tx[0], markBucket(tx[0], k, u.Units-delta)
 }
+
+// awaitsExport reports whether a bucketed record waits to be confirmed
+// by the per-record export, as a record of no bucket does: a webhook
+// record whose source's mapping says the export holds it (reconciled,
+// so not Unreconciled), counted in a bucket of a provider that serves
+// its records one by one too (OpenMeter). Its marker is then confirmed
+// when the export shows the record, or paged as unseen past the horizon,
+// long before the bucket settles. A provider of sums alone (Stripe,
+// OpenAI) holds no record to confirm it by: its sums do, at settle.
+func awaitsExport(u Usage, src sums.Source) bool {
+	return u.Path == PathWebhook && !u.Unreconciled && recordProviders[src.Provider]
+}
+
+// recordProviders are the providers of sums that also serve their
+// records one by one, to the reconciler's per-record export.
+var recordProviders = map[string]bool{"openmeter": true}
 
 // markBucket adds the bucket and the absorbed units to an entry's put.
 func markBucket(entry types.TransactWriteItem, k BucketKey, absorbed int64) error {
