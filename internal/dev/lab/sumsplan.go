@@ -112,7 +112,9 @@ func SumsPlanFor(f SweepFigures, workloads int, l SumsLimits, p Prices) (SumsPla
 	return plan, nil
 }
 
-func seconds(s float64) time.Duration { return time.Duration(s * float64(time.Second)).Round(time.Second) }
+func seconds(s float64) time.Duration {
+	return time.Duration(s * float64(time.Second)).Round(time.Second)
+}
 
 // Write prints the plan as docs/design.md shows it.
 func (p SumsPlan) Write(w io.Writer) {
