@@ -205,6 +205,10 @@ func New(cfg Config) (*Reconciler, error) {
 	if r.now == nil {
 		r.now = time.Now
 	}
+	if cfg.Sums != nil {
+		// The providers of sums are read by this reconciler's tiers.
+		cfg.Sums.tiers = r
+	}
 	return r, nil
 }
 

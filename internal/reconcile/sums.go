@@ -49,6 +49,9 @@ type SumsConfig struct {
 	Metrics *emf.Logger
 	Logger  *slog.Logger
 	Now     func() time.Time
+	// Margin is what a run leaves of its invocation's deadline for its
+	// run record and pages. Default [DefaultSumsMargin].
+	Margin time.Duration
 }
 
 // Sums is the reconciler of the providers of sums. Each source has its
@@ -58,6 +61,9 @@ type Sums struct {
 	cfg SumsConfig
 	log *slog.Logger
 	now func() time.Time
+	// tiers classifies workloads: the export reconciler's, once [New]
+	// was given this reconciler, else the default tiers.
+	tiers classifier
 }
 
 // NewSums returns the sums reconciler for cfg.
@@ -77,7 +83,7 @@ func NewSums(cfg SumsConfig) (*Sums, error) {
 	if len(errs) > 0 {
 		return nil, fmt.Errorf("%w: %w", ErrInvalidConfig, errors.Join(errs...))
 	}
-	s := &Sums{cfg: cfg, log: cmp.Or(cfg.Logger, slog.New(slog.DiscardHandler)), now: cfg.Now}
+	s := &Sums{cfg: cfg, log: cmp.Or(cfg.Logger, slog.New(slog.DiscardHandler)), now: cfg.Now, tiers: defaultTiers()}
 	if s.now == nil {
 		s.now = time.Now
 	}
@@ -102,6 +108,17 @@ type SumsRun struct {
 	Downs, Settled, Gaps                 int
 	Decisions                            []string
 	NextDue                              time.Time
+	// Reread counts the days read again bucket by bucket because their
+	// value differed from the ledger's.
+	Reread int
+	// Tiers are the workloads the run covered and read, by risk tier.
+	Tiers map[string]TierShare
+	// Sweep is the sweep the run worked on, Resume the last workload it
+	// read of it, and Behind whether it ran out of budget before the
+	// sweep's end.
+	Sweep  int64
+	Resume string
+	Behind bool
 }
 
 type sumsStateItem struct {
@@ -110,6 +127,16 @@ type sumsStateItem struct {
 	NextDue string `dynamodbav:"next_due"`
 	LastRun string `dynamodbav:"last_run"`
 	Outcome string `dynamodbav:"outcome"`
+	// The sweep's number, the last workload it read, when it started and
+	// the runs it has taken.
+	Sweep        int64  `dynamodbav:"sweep"`
+	Resume       string `dynamodbav:"resume,omitempty"`
+	SweepStarted string `dynamodbav:"sweep_started,omitempty"`
+	SweepRuns    int    `dynamodbav:"sweep_runs"`
+}
+
+func (it sumsStateItem) sweep() sweepState {
+	return sweepState{sweep: it.Sweep, resume: it.Resume, started: ddb.ParseStamp(it.SweepStarted), runs: it.SweepRuns}
 }
 
 type sumsRunItem struct {
@@ -132,6 +159,17 @@ type sumsRunItem struct {
 	Gaps      int      `dynamodbav:"gaps"`
 	Decisions []string `dynamodbav:"decisions,omitempty"`
 	NextDue   string   `dynamodbav:"next_due,omitempty"`
+	Reread    int      `dynamodbav:"reread"`
+	// Tiers holds, by tier, the workloads covered ("of") and read.
+	Tiers  map[string]tierShareItem `dynamodbav:"tiers,omitempty"`
+	Sweep  int64                    `dynamodbav:"sweep"`
+	Resume string                   `dynamodbav:"resume,omitempty"`
+	Behind bool                     `dynamodbav:"behind"`
+}
+
+type tierShareItem struct {
+	Of   int `dynamodbav:"of"`
+	Read int `dynamodbav:"read"`
 }
 
 // Run runs every sums source that is due, or has workloads an alert asked
@@ -174,10 +212,10 @@ func (s *Sums) NextRun(ctx context.Context, source string) (time.Time, error) {
 
 func (s *Sums) runSource(ctx context.Context, src sums.Source, runID string) (SumsRun, error) {
 	now := s.now()
-	run := SumsRun{Source: src.Name, RunID: runID, StartedAt: now}
+	run := SumsRun{Source: src.Name, RunID: runID, StartedAt: now, Tiers: map[string]TierShare{}}
 	st, found, err := s.state(ctx, src.Name)
 	if err == nil {
-		err = s.sweep(ctx, src, &run, !found || !ddb.ParseStamp(st.NextDue).After(now.Add(dueSlack(src.Interval.D()))))
+		err = s.sweep(ctx, src, &run, st.sweep(), !found || !ddb.ParseStamp(st.NextDue).After(now.Add(dueSlack(src.Interval.D()))))
 	}
 	switch {
 	case err != nil:
@@ -188,7 +226,7 @@ func (s *Sums) runSource(ctx context.Context, src sums.Source, runID string) (Su
 		run.Outcome = "ok"
 		s.log.InfoContext(ctx, "sums run", "source", src.Name, "run", runID, "workloads", run.Workloads,
 			"calls", run.Calls, "buckets", run.Buckets, "revisions", run.Revisions, "top_up", run.TopUp,
-			"downs", run.Downs, "settled", run.Settled, "gaps", run.Gaps)
+			"downs", run.Downs, "settled", run.Settled, "gaps", run.Gaps, "reread", run.Reread, "behind", run.Behind)
 	}
 	s.count(MetricSumsRun, 1, src.Name)
 	s.count(MetricBucketTopUp, float64(run.TopUp), src.Name)
@@ -208,10 +246,13 @@ func (s *Sums) count(name string, n float64, source string) {
 	}
 }
 
-// sweep reads the source's window for the workloads it covers (all of
-// them when the source is due, else only those an alert asked for), then
-// settles the buckets past the settle horizon.
-func (s *Sums) sweep(ctx context.Context, src sums.Source, run *SumsRun, due bool) error {
+// sweep reads the source's window for the workloads it covers, then
+// settles the buckets past the settle horizon. An alerted workload, or
+// one near its cap, is read on every run; when the source is due, the
+// sweep goes on from where the last run stopped, over the active
+// workloads and this sweep's slice of the quiet ones, until it ends or
+// the run's budget runs out.
+func (s *Sums) sweep(ctx context.Context, src sums.Source, run *SumsRun, st sweepState, due bool) error {
 	asked, err := s.cfg.Ledger.DueWorkloads(ctx, src.Name)
 	if err != nil {
 		return err
@@ -224,29 +265,42 @@ func (s *Sums) sweep(ctx context.Context, src sums.Source, run *SumsRun, due boo
 	if err != nil {
 		return err
 	}
-	width := src.Width.D()
-	now := run.StartedAt
-	run.Since, _ = src.Bucket(now.Add(-src.Settle.D()))
-	run.Since = maxTime(run.Since, src.Start)
-	_, run.Until = src.Bucket(now)
-	for _, t := range targets {
-		if err := s.readWorkload(ctx, src, t, run); err != nil {
+	win := windowOf(src, run.StartedAt)
+	run.Since, run.Until = win.since, win.until
+	stop := s.budget(ctx, src, run.StartedAt)
+	if due && st.started.IsZero() {
+		st.started = run.StartedAt
+	}
+	p := s.planRun(src, targets, asked, st, due, run)
+	n, err := s.readAll(ctx, src, p.first, asked, win, stop, nil, run)
+	if err != nil || !due {
+		return err
+	}
+	done := false
+	if n == len(p.first) {
+		n, err = s.readAll(ctx, src, p.sweep, asked, win, stop, &st, run)
+		if err != nil {
 			return err
 		}
-		if err := s.settle(ctx, src, t.id, now.Add(-src.Settle.D()-width), run); err != nil {
-			return err
-		}
-		if at, ok := asked[t.id]; ok {
-			if err := s.cfg.Ledger.ClearDue(ctx, src.Name, t.id, at); err != nil {
-				return err
-			}
-		}
+		done = n == len(p.sweep)
 	}
-	if due {
-		run.NextDue = now.Add(src.Interval.D())
-		return s.putState(ctx, src.Name, run)
+	return s.endRun(ctx, src, st, done, run)
+}
+
+// endRun records where the sweep stands after a due run: the next sweep
+// once this one is done, else its resume point; a run short of the end is
+// behind.
+func (s *Sums) endRun(ctx context.Context, src sums.Source, st sweepState, done bool, run *SumsRun) error {
+	st.runs++
+	run.Sweep, run.Resume = st.sweep, st.resume
+	if err := s.behind(ctx, src, st, done, run); err != nil {
+		return err
 	}
-	return nil
+	if done {
+		st = sweepState{sweep: st.sweep + 1}
+	}
+	run.NextDue = run.StartedAt.Add(src.Interval.D())
+	return s.putState(ctx, src.Name, run, st)
 }
 
 // target is a workload and its references at the provider.
@@ -254,6 +308,7 @@ type target struct {
 	w    spend.Workload
 	id   string
 	refs []string
+	tier Tier
 }
 
 // targets are the workloads to read: every workload with a reference of
@@ -282,28 +337,17 @@ func (s *Sums) targets(ctx context.Context, src sums.Source, asked map[string]ti
 			out = append(out, target{w: w, id: w.ID, refs: refs})
 		}
 	}
+	sortTargets(out)
 	return out, nil
 }
 
 // readWorkload reads every meter of the workload over the run's window,
-// sums the values of its references per bucket, and observes each.
-func (s *Sums) readWorkload(ctx context.Context, src sums.Source, t target, run *SumsRun) error {
+// sums the values of its references per bucket, observes each, and then
+// rechecks the workload's cap.
+func (s *Sums) readWorkload(ctx context.Context, src sums.Source, t target, win window, run *SumsRun) error {
 	run.Workloads++
 	for _, mname := range slices.Sorted(maps.Keys(src.Meters)) {
-		m := src.Meters[mname]
-		values := map[time.Time]int64{}
-		for _, ref := range t.refs {
-			got, err := s.cfg.Readers[src.Name].Sums(ctx, sums.Query{Source: src, Meter: m, Ref: ref,
-				Start: run.Since, End: run.Until, Width: src.Width.D()})
-			run.Calls++
-			if err != nil {
-				return err
-			}
-			if err := addValues(values, got, m, run.Since); err != nil {
-				return fmt.Errorf("meter %s of %s: %w", mname, ref, err)
-			}
-		}
-		if err := s.observeAll(ctx, src, m, t.id, values, run); err != nil {
+		if err := s.readMeter(ctx, src, src.Meters[mname], t, win, run); err != nil {
 			return err
 		}
 	}
@@ -387,9 +431,10 @@ func (s *Sums) state(ctx context.Context, source string) (sumsStateItem, bool, e
 	return it, found, nil
 }
 
-func (s *Sums) putState(ctx context.Context, source string, run *SumsRun) error {
+func (s *Sums) putState(ctx context.Context, source string, run *SumsRun, st sweepState) error {
 	item, err := attributevalue.MarshalMap(sumsStateItem{PK: sumsPK(source), SK: skSumsState,
-		NextDue: ddb.Stamp(run.NextDue), LastRun: run.RunID, Outcome: "ok"})
+		NextDue: ddb.Stamp(run.NextDue), LastRun: run.RunID, Outcome: "ok",
+		Sweep: st.sweep, Resume: st.resume, SweepStarted: ddb.Stamp(st.started), SweepRuns: st.runs})
 	if err != nil {
 		return err
 	}
@@ -404,7 +449,8 @@ func (s *Sums) putRun(ctx context.Context, r SumsRun) error {
 		Source: r.Source, RunID: r.RunID, StartedAt: ddb.Stamp(r.StartedAt), Outcome: r.Outcome, Error: r.Error,
 		Since: ddb.Stamp(r.Since), Until: ddb.Stamp(r.Until), Workloads: r.Workloads, Calls: r.Calls, Buckets: r.Buckets,
 		Revisions: r.Revisions, TopUp: r.TopUp, Downs: r.Downs, Settled: r.Settled, Gaps: r.Gaps,
-		Decisions: r.Decisions, NextDue: ddb.Stamp(r.NextDue)})
+		Decisions: r.Decisions, NextDue: ddb.Stamp(r.NextDue), Reread: r.Reread, Tiers: tierItems(r.Tiers),
+		Sweep: r.Sweep, Resume: r.Resume, Behind: r.Behind})
 	if err != nil {
 		return err
 	}
@@ -425,7 +471,8 @@ func (s *Sums) Runs(ctx context.Context, source string, limit int) ([]SumsRun, e
 		out = append(out, SumsRun{Source: ri.Source, RunID: ri.RunID, StartedAt: ddb.ParseStamp(ri.StartedAt),
 			Outcome: ri.Outcome, Error: ri.Error, Since: ddb.ParseStamp(ri.Since), Until: ddb.ParseStamp(ri.Until),
 			Workloads: ri.Workloads, Calls: ri.Calls, Buckets: ri.Buckets, Revisions: ri.Revisions, TopUp: ri.TopUp,
-			Downs: ri.Downs, Settled: ri.Settled, Gaps: ri.Gaps, Decisions: ri.Decisions, NextDue: ddb.ParseStamp(ri.NextDue)})
+			Downs: ri.Downs, Settled: ri.Settled, Gaps: ri.Gaps, Decisions: ri.Decisions, NextDue: ddb.ParseStamp(ri.NextDue),
+			Reread: ri.Reread, Tiers: tierShares(ri.Tiers), Sweep: ri.Sweep, Resume: ri.Resume, Behind: ri.Behind})
 		return nil
 	})
 	return out, err
@@ -436,4 +483,20 @@ func maxTime(a, b time.Time) time.Time {
 		return a
 	}
 	return b
+}
+
+func tierItems(ts map[string]TierShare) map[string]tierShareItem {
+	out := make(map[string]tierShareItem, len(ts))
+	for k, v := range ts {
+		out[k] = tierShareItem{Of: v.Of, Read: v.Read}
+	}
+	return out
+}
+
+func tierShares(ts map[string]tierShareItem) map[string]TierShare {
+	out := make(map[string]TierShare, len(ts))
+	for k, v := range ts {
+		out[k] = TierShare{Of: v.Of, Read: v.Read}
+	}
+	return out
 }

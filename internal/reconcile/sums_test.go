@@ -17,12 +17,18 @@ import (
 )
 
 // scripted is a provider of sums whose buckets a test sets: values by
-// bucket start, per meter and reference. down makes every call fail.
+// bucket start, per meter and reference, summed into the width a query
+// asks for. down makes every call fail. It counts calls, and the pages
+// Stripe would serve them (100 buckets a page); tick, if set, runs on
+// every call (a clock moved by the calls), and asked logs every query.
 type scripted struct {
 	mu     sync.Mutex
 	values map[string]map[time.Time]float64
 	down   bool
 	calls  int
+	pages  int
+	tick   func()
+	asked  []sums.Query
 }
 
 func (p *scripted) set(meter, ref string, start time.Time, v float64) {
@@ -42,14 +48,23 @@ func (p *scripted) Sums(_ context.Context, q sums.Query) ([]sums.Sum, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.calls++
+	p.pages += max(1, int((q.End.Sub(q.Start)/q.Width+99)/100))
+	p.asked = append(p.asked, q)
+	if p.tick != nil {
+		p.tick()
+	}
 	if p.down {
 		return nil, sums.ErrRead
 	}
-	var out []sums.Sum
+	byStart := map[time.Time]float64{}
 	for start, v := range p.values[q.Meter.ProviderMeter+"/"+q.Ref] {
 		if !start.Before(q.Start) && start.Before(q.End) {
-			out = append(out, sums.Sum{Start: start, End: start.Add(q.Width), Value: v})
+			byStart[start.Truncate(q.Width)] += v
 		}
+	}
+	var out []sums.Sum
+	for start, v := range byStart {
+		out = append(out, sums.Sum{Start: start, End: start.Add(q.Width), Value: v})
 	}
 	return out, nil
 }
@@ -71,9 +86,15 @@ type sumsFixture struct {
 
 func newSumsFixture(t *testing.T) *sumsFixture {
 	t.Helper()
-	f := &sumsFixture{env: localaws.StartForTest(t), now: time.Date(2026, 11, 30, 3, 30, 0, 0, time.UTC),
-		stripe: &scripted{}, other: &scripted{}}
-	srcs, err := sums.ParseSources(sumsConfig)
+	return newSumsFixtureOf(t, sumsConfig, time.Date(2026, 11, 30, 3, 30, 0, 0, time.UTC))
+}
+
+// newSumsFixtureOf is a fixture of the SUM_SOURCES config, whose clock
+// starts at now.
+func newSumsFixtureOf(t *testing.T, config string, now time.Time) *sumsFixture {
+	t.Helper()
+	f := &sumsFixture{env: localaws.StartForTest(t), now: now, stripe: &scripted{}, other: &scripted{}}
+	srcs, err := sums.ParseSources(config)
 	if err != nil {
 		t.Fatal(err)
 	}

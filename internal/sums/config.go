@@ -19,6 +19,9 @@ const (
 	DefaultLag      = 2 * time.Minute
 	DefaultInterval = 5 * time.Minute
 	DefaultRecent   = 48 * time.Hour
+	// MinBudget is the least default [Source.Budget], whatever the
+	// interval.
+	MinBudget = time.Minute
 	// DefaultQuietEvery is the default [Source.QuietEvery]: at the
 	// default interval, a quiet workload is read at least once an hour.
 	DefaultQuietEvery = 12
@@ -119,7 +122,7 @@ func (s Source) normalise(name string) (Source, []error) {
 	s.Lag = Duration(orDefault(s.Lag.D(), DefaultLag))
 	s.Interval = Duration(orDefault(s.Interval.D(), DefaultInterval))
 	s.Recent = Duration(orDefault(s.Recent.D(), DefaultRecent))
-	s.Budget = Duration(orDefault(s.Budget.D(), s.Interval.D()/2))
+	s.Budget = Duration(orDefault(s.Budget.D(), max(s.Interval.D()/2, MinBudget)))
 	if s.QuietEvery == 0 {
 		s.QuietEvery = DefaultQuietEvery
 	}

@@ -140,7 +140,7 @@ type Source struct {
 	// is read at least once every QuietEvery sweeps (default 12).
 	QuietEvery int `json:"quiet_every,omitempty"`
 	// Budget is how long one run may read the source (default half the
-	// Interval). A run out of budget stops, records where, and the next
+	// Interval, at least [MinBudget]). A run out of budget stops, records where, and the next
 	// run resumes there.
 	Budget Duration `json:"budget,omitempty"`
 	// Webhooks says whether webhook records feed the meters, so that a

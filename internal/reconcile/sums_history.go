@@ -1,0 +1,134 @@
+package reconcile
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"slices"
+	"time"
+
+	"github.com/hookline/hookline/internal/spend"
+	"github.com/hookline/hookline/internal/sums"
+)
+
+// window is what a run reads of a source: buckets of the source's width
+// from recent to until, and days from days to recent (none when days is
+// not before recent). since is the settle horizon: no bucket before it
+// is observed.
+type window struct{ since, days, recent, until time.Time }
+
+// windowOf is the source's window at now. The recent part reaches back
+// Recent from now, widened to a UTC midnight; the days cover the rest of
+// the window from the settle horizon's day. A source of day buckets, or
+// one whose Recent reaches the horizon, reads everything at its width.
+func windowOf(src sums.Source, now time.Time) window {
+	since, _ := src.Bucket(now.Add(-src.Settle.D()))
+	since = maxTime(since, src.Start)
+	_, until := src.Bucket(now)
+	w := window{since: since, days: since, recent: since, until: until}
+	recent := now.Add(-src.Recent.D()).UTC().Truncate(sums.Day)
+	if src.Width.D() >= sums.Day || !recent.After(since) {
+		return w
+	}
+	w.days, w.recent = since.Truncate(sums.Day), recent
+	return w
+}
+
+// readMeter reads one meter of a workload: its settled history by day,
+// re-reading at the source's width each day that differs from the
+// ledger, then the recent window at the source's width.
+func (s *Sums) readMeter(ctx context.Context, src sums.Source, m sums.Meter, t target, win window, run *SumsRun) error {
+	if win.days.Before(win.recent) {
+		if err := s.readHistory(ctx, src, m, t, win, run); err != nil {
+			return err
+		}
+	}
+	values, err := s.fetch(ctx, src, m, t.refs, win.recent, win.until, src.Width.D(), win.since, run)
+	if err != nil {
+		return err
+	}
+	return s.observeAll(ctx, src, m, t.id, values, run)
+}
+
+// readHistory reads the days of the window in one call per reference,
+// and reads again at the source's width each day whose value differs from
+// the sum of the latest provider values the ledger holds for it.
+func (s *Sums) readHistory(ctx context.Context, src sums.Source, m sums.Meter, t target, win window, run *SumsRun) error {
+	days, err := s.fetch(ctx, src, m, t.refs, win.days, win.recent, sums.Day, win.days, run)
+	if err != nil || len(days) == 0 {
+		return err
+	}
+	heads, err := s.cfg.Ledger.BucketsBetween(ctx, t.id, src.Name, win.days, win.recent)
+	if err != nil {
+		return err
+	}
+	held := ledgerDays(heads, m.Name)
+	for _, day := range slices.SortedFunc(maps.Keys(days), time.Time.Compare) {
+		if !dayDiffers(days[day], held, day, m.Tolerance) {
+			continue
+		}
+		run.Reread++
+		values, err := s.fetch(ctx, src, m, t.refs, maxTime(day, win.since), day.Add(sums.Day), src.Width.D(), win.since, run)
+		if err != nil {
+			return err
+		}
+		if err := s.observeAll(ctx, src, m, t.id, values, run); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// ledgerDays sums, per UTC day, the latest provider values of the
+// meter's buckets the provider has shown; a day with none is absent.
+func ledgerDays(heads []spend.Bucket, meter string) map[time.Time]int64 {
+	out := map[time.Time]int64{}
+	for _, b := range heads {
+		if b.Meter == meter && b.PSeen {
+			out[b.Start.UTC().Truncate(sums.Day)] += b.PLatest
+		}
+	}
+	return out
+}
+
+// dayDiffers reports whether the provider's value of day must be read
+// again bucket by bucket: it is apart from the ledger's sum by more than
+// the tolerance, or the ledger has read none of the day's buckets and the
+// provider shows usage.
+func dayDiffers(value int64, held map[time.Time]int64, day time.Time, tolerance int64) bool {
+	sum, ok := held[day]
+	if !ok {
+		return value > 0
+	}
+	return abs(value-sum) > tolerance
+}
+
+func abs(n int64) int64 {
+	if n < 0 {
+		return -n
+	}
+	return n
+}
+
+// fetch reads the meter's buckets of width in [from, to) for every
+// reference, one call each, and sums them per bucket, leaving out those
+// that start before since.
+func (s *Sums) fetch(ctx context.Context, src sums.Source, m sums.Meter, refs []string, from, to time.Time,
+	width time.Duration, since time.Time, run *SumsRun) (map[time.Time]int64, error) {
+	values := map[time.Time]int64{}
+	if !from.Before(to) {
+		return values, nil
+	}
+	for _, ref := range refs {
+		got, err := s.cfg.Readers[src.Name].Sums(ctx, sums.Query{Source: src, Meter: m, Ref: ref,
+			Start: from, End: to, Width: width})
+		run.Calls++
+		if err != nil {
+			return nil, err
+		}
+		if err := addValues(values, got, m, since); err != nil {
+			return nil, fmt.Errorf("meter %s of %s: %w", m.Name, ref, err)
+		}
+	}
+	return values, nil
+}

@@ -1,0 +1,169 @@
+package reconcile
+
+import (
+	"cmp"
+	"context"
+	"hash/fnv"
+	"slices"
+	"time"
+
+	"github.com/hookline/hookline/internal/spend"
+	"github.com/hookline/hookline/internal/sums"
+)
+
+// Metrics and bounds of the sweep of a sums source.
+const (
+	// MetricSumsSweepBehind counts the runs that ran out of budget before
+	// their sweep was done.
+	MetricSumsSweepBehind = "SumsSweepBehind"
+	// behindAfter is how many intervals a sweep may take before it is
+	// paged (once per source and UTC day).
+	behindAfter = 3
+	// DefaultSumsMargin is what a run leaves of its invocation's deadline
+	// for its run record and pages.
+	DefaultSumsMargin = 15 * time.Second
+)
+
+// classifier gives a workload its risk tier; [*Reconciler] is one. The
+// sums reconciler reads by the export reconciler's tiers.
+type classifier interface {
+	Classify(w spend.Workload, now time.Time) (Tier, time.Duration, string)
+}
+
+// defaultTiers classifies by the export reconciler's default tiers.
+func defaultTiers() classifier {
+	var c Config
+	c.defaults()
+	return &Reconciler{cfg: c}
+}
+
+// TierShare is how many of a tier's workloads a run covered, and read.
+type TierShare struct{ Of, Read int }
+
+// sweepState is where a source's sweep stands: its number, the last
+// workload it read (empty before the first), when it started and the runs
+// it has taken.
+type sweepState struct {
+	sweep   int64
+	resume  string
+	started time.Time
+	runs    int
+}
+
+// plan is a run's order of reading: first the workloads read on every
+// run (alerted or near their cap), then the rest of the sweep from where
+// the last run stopped.
+type plan struct{ first, sweep []target }
+
+// planRun sorts the targets into the run's plan. The sweep holds the
+// active workloads and the quiet ones of this sweep's slice, after the
+// resume point, in ID order; it is empty when the source is not due.
+func (s *Sums) planRun(src sums.Source, targets []target, asked map[string]time.Time, st sweepState, due bool, run *SumsRun) plan {
+	var p plan
+	for _, t := range targets {
+		tier, _, _ := s.tiers.Classify(t.w, run.StartedAt)
+		t.tier = tier
+		share := run.Tiers[string(tier)]
+		share.Of++
+		run.Tiers[string(tier)] = share
+		_, alerted := asked[t.id]
+		switch {
+		case alerted || tier == TierNearCap:
+			p.first = append(p.first, t)
+		case due && t.id > st.resume && (tier != TierQuiet || quietSlice(t.id, src.QuietEvery) == st.sweep%int64(src.QuietEvery)):
+			p.sweep = append(p.sweep, t)
+		}
+	}
+	return p
+}
+
+// quietSlice is the slice of the rotation a quiet workload is read in:
+// a hash of its ID, so that it stays as workloads come and go.
+func quietSlice(id string, n int) int64 {
+	h := fnv.New32a()
+	_, _ = h.Write([]byte(id))
+	return int64(h.Sum32() % uint32(max(n, 1)))
+}
+
+// budget is when a run stops reading: its source's Budget after its
+// start, or the invocation's deadline less the margin, whichever is first.
+func (s *Sums) budget(ctx context.Context, src sums.Source, start time.Time) time.Time {
+	stop := start.Add(src.Budget.D())
+	if dl, ok := ctx.Deadline(); ok {
+		left := time.Until(dl) - cmp.Or(s.cfg.Margin, DefaultSumsMargin)
+		stop = minTime(stop, s.now().Add(left))
+	}
+	return stop
+}
+
+// readAll reads the plan's workloads in order until the budget runs out.
+// It returns how many it read; a sweep workload read moves the resume
+// point to it.
+func (s *Sums) readAll(ctx context.Context, src sums.Source, ts []target, asked map[string]time.Time, win window,
+	stop time.Time, st *sweepState, run *SumsRun) (int, error) {
+	for i, t := range ts {
+		if !s.now().Before(stop) {
+			return i, nil
+		}
+		if err := s.readOne(ctx, src, t, asked, win, run); err != nil {
+			return i, err
+		}
+		if st != nil {
+			st.resume = t.id
+		}
+	}
+	return len(ts), nil
+}
+
+// readOne reads and settles one workload, and clears its alert marker.
+func (s *Sums) readOne(ctx context.Context, src sums.Source, t target, asked map[string]time.Time, win window, run *SumsRun) error {
+	if err := s.readWorkload(ctx, src, t, win, run); err != nil {
+		return err
+	}
+	share := run.Tiers[string(t.tier)]
+	share.Read++
+	run.Tiers[string(t.tier)] = share
+	if err := s.settle(ctx, src, t.id, run.StartedAt.Add(-src.Settle.D()-src.Width.D()), run); err != nil {
+		return err
+	}
+	if at, ok := asked[t.id]; ok {
+		return s.cfg.Ledger.ClearDue(ctx, src.Name, t.id, at)
+	}
+	return nil
+}
+
+// behind records a run that stopped short of its sweep's end, and pages
+// once per source and day when the sweep has taken more than behindAfter
+// intervals.
+func (s *Sums) behind(ctx context.Context, src sums.Source, st sweepState, done bool, run *SumsRun) error {
+	if !done {
+		run.Behind = true
+		s.count(MetricSumsSweepBehind, 1, src.Name)
+		s.log.WarnContext(ctx, "sums sweep behind", "source", src.Name, "run", run.RunID, "sweep", st.sweep,
+			"resume_after", st.resume, "runs", st.runs)
+	}
+	limit := behindAfter * src.Interval.D()
+	at := s.now()
+	if at.Sub(st.started) <= limit {
+		return nil
+	}
+	b := spend.SweepBehind{Source: src.Name, Sweep: st.sweep, Started: st.started, Runs: st.runs, Limit: limit,
+		Resume: st.resume, At: at}
+	paged, err := s.cfg.Ledger.PageSweepBehind(ctx, b)
+	if paged {
+		run.Decisions = append(run.Decisions, "paged "+spend.SweepBehindLine(b))
+	}
+	return err
+}
+
+// sortTargets orders targets by workload ID, the sweep's order.
+func sortTargets(ts []target) {
+	slices.SortFunc(ts, func(a, b target) int { return cmp.Compare(a.id, b.id) })
+}
+
+func minTime(a, b time.Time) time.Time {
+	if a.Before(b) {
+		return a
+	}
+	return b
+}
