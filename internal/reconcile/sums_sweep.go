@@ -133,8 +133,9 @@ func (s *Sums) readOne(ctx context.Context, src sums.Source, t target, asked map
 }
 
 // behind records a run that stopped short of its sweep's end, and pages
-// once per source and day when the sweep has taken more than behindAfter
-// intervals.
+// once per source and day when a sweep that had to resume has taken more
+// than behindAfter intervals. A sweep done in its first run is not
+// behind, however long that run took.
 func (s *Sums) behind(ctx context.Context, src sums.Source, st sweepState, done bool, run *SumsRun) error {
 	if !done {
 		run.Behind = true
@@ -144,7 +145,7 @@ func (s *Sums) behind(ctx context.Context, src sums.Source, st sweepState, done 
 	}
 	limit := behindAfter * src.Interval.D()
 	at := s.now()
-	if at.Sub(st.started) <= limit {
+	if (done && st.runs == 1) || at.Sub(st.started) <= limit {
 		return nil
 	}
 	b := spend.SweepBehind{Source: src.Name, Sweep: st.sweep, Started: st.started, Runs: st.runs, Limit: limit,

@@ -259,3 +259,16 @@ func TestSumsRunStopsBeforeTheInvocationsDeadline(t *testing.T) {
 		t.Fatalf("next run read %d workloads, behind %v; want 2, not behind", run.Workloads, run.Behind)
 	}
 }
+
+func TestSumsSweepDoneInOneRunIsNotBehind(t *testing.T) {
+	// given one workload whose one call takes longer than three intervals
+	f := newSumsFixtureOf(t, tierConfig, time.Date(2026, 11, 30, 3, 30, 0, 0, time.UTC))
+	f.workload(t, "wl-slow", 1_000_000, "cus_slow")
+	f.stripe.tick = func() { f.now = f.now.Add(16 * time.Minute) }
+	// when the run reads it and ends its sweep
+	run := f.stripeRun(t)
+	// then the sweep is not behind: it never had to resume
+	if run.Behind || run.Workloads != 1 || len(f.pages(t, "sums-behind#")) != 0 {
+		t.Fatalf("run = behind %v, %d workloads, pages %v; want none behind", run.Behind, run.Workloads, f.pages(t, "sums-behind#"))
+	}
+}
