@@ -287,20 +287,22 @@ func (s *Sums) sweep(ctx context.Context, src sums.Source, run *SumsRun, st swee
 	return s.endRun(ctx, src, st, done, run)
 }
 
-// endRun records where the sweep stands after a due run: the next sweep
-// once this one is done, else its resume point; a run short of the end is
-// behind.
+// endRun records where the sweep stands after a due run (the next sweep
+// once this one is done, else its resume point), then says whether the
+// run was behind. The state is written first, so that a failed page
+// loses no progress.
 func (s *Sums) endRun(ctx context.Context, src sums.Source, st sweepState, done bool, run *SumsRun) error {
 	st.runs++
 	run.Sweep, run.Resume = st.sweep, st.resume
-	if err := s.behind(ctx, src, st, done, run); err != nil {
-		return err
-	}
+	next := st
 	if done {
-		st = sweepState{sweep: st.sweep + 1}
+		next = sweepState{sweep: st.sweep + 1}
 	}
 	run.NextDue = run.StartedAt.Add(src.Interval.D())
-	return s.putState(ctx, src.Name, run, st)
+	if err := s.putState(ctx, src.Name, run, next); err != nil {
+		return err
+	}
+	return s.behind(ctx, src, st, done, run)
 }
 
 // target is a workload and its references at the provider.
