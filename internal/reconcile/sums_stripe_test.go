@@ -14,10 +14,17 @@ import (
 	"github.com/hookline/hookline/internal/sums"
 )
 
-func TestSumsAgainstStripesFace(t *testing.T) {
-	// given Stripe's face with a meter whose summaries lag, revise, go
-	// missing and answer 429, read through the Stripe adapter
-	clock := providersim.NewManualClock(time.Date(2026, 11, 30, 0, 50, 0, 0, time.UTC))
+// stripeFace is the sums reconciler of config's source stripe-test read
+// through the Stripe adapter from Stripe's face, on clock, with one
+// workload wl-s whose customer is cus_s.
+type stripeFace struct {
+	sim *providersim.Sim
+	sp  *spend.Spend
+	rec *reconcile.Sums
+}
+
+func newStripeFace(t *testing.T, clock *providersim.ManualClock, config string) stripeFace {
+	t.Helper()
 	sim, err := providersim.New(providersim.Config{Now: clock.Now, APIKey: "sk_test_face", Seed: 7})
 	if err != nil {
 		t.Fatal(err)
@@ -29,16 +36,13 @@ func TestSumsAgainstStripesFace(t *testing.T) {
 	if _, err := sim.AddMeter(providersim.BillingMeter{ID: "mtr_api", EventName: "api_call", Aggregation: "sum"}); err != nil {
 		t.Fatal(err)
 	}
-	sim.SetMeterFloatNoise(true)
 	reader, err := stripeusage.New(stripeusage.Config{BaseURL: sim.URL(), Key: "sk_test_face",
 		Sleep: func(context.Context, time.Duration) error { return nil }})
 	if err != nil {
 		t.Fatal(err)
 	}
 	env := localaws.StartForTest(t)
-	srcs, err := sums.ParseSources(`{"stripe-test": {"provider": "stripe", "usage_source": "meters", "account": "acct_1",
-		"start": "2026-11-30T00:00:00Z", "settle": "2h", "meters": {"api": {"provider_meter": "mtr_api", "aggregation": "sum",
-		"scale": 10, "tolerance": 0}}}}`)
+	srcs, err := sums.ParseSources(config)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -65,13 +69,48 @@ func TestSumsAgainstStripesFace(t *testing.T) {
 	if err := sp.Workloads.AddAlias(ctx, "cus_s", "wl-s"); err != nil {
 		t.Fatal(err)
 	}
-	meter := func(id, value string, at time.Time) {
-		t.Helper()
-		if _, err := sim.RecordMeterEvent(providersim.MeterEvent{EventName: "api_call", Customer: "cus_s", Value: value,
-			Identifier: id, Timestamp: at}); err != nil {
-			t.Fatal(err)
-		}
+	return stripeFace{sim: sim, sp: sp, rec: rec}
+}
+
+// meter sends a meter event of cus_s to the face.
+func (f stripeFace) meter(t *testing.T, id, value string, at time.Time) {
+	t.Helper()
+	if _, err := f.sim.RecordMeterEvent(providersim.MeterEvent{EventName: "api_call", Customer: "cus_s", Value: value,
+		Identifier: id, Timestamp: at}); err != nil {
+		t.Fatal(err)
 	}
+}
+
+// run runs the reconciler and returns its run of stripe-test.
+func (f stripeFace) run(t *testing.T) reconcile.SumsRun {
+	t.Helper()
+	runs, err := f.rec.Run(context.Background(), "run")
+	if err != nil || len(runs) != 1 {
+		t.Fatalf("runs = %+v, %v", runs, err)
+	}
+	return runs[0]
+}
+
+// total is wl-s's total.
+func (f stripeFace) total(t *testing.T) int64 {
+	t.Helper()
+	w, err := f.sp.Workloads.Get(context.Background(), "wl-s")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return w.Total
+}
+
+func TestSumsAgainstStripesFace(t *testing.T) {
+	// given Stripe's face with a meter whose summaries lag, revise, go
+	// missing and answer 429, read through the Stripe adapter
+	clock := providersim.NewManualClock(time.Date(2026, 11, 30, 0, 50, 0, 0, time.UTC))
+	face := newStripeFace(t, clock, `{"stripe-test": {"provider": "stripe", "usage_source": "meters", "account": "acct_1",
+		"start": "2026-11-30T00:00:00Z", "settle": "2h", "meters": {"api": {"provider_meter": "mtr_api", "aggregation": "sum",
+		"scale": 10, "tolerance": 0}}}}`)
+	sim, sp, ctx := face.sim, face.sp, context.Background()
+	sim.SetMeterFloatNoise(true)
+	meter := func(id, value string, at time.Time) { face.meter(t, id, value, at) }
 	webhook := func(id string, units int64, at time.Time) {
 		t.Helper()
 		if _, err := sp.Ledger.Apply(ctx, spend.Usage{RecordID: id, WorkloadRef: "cus_s", Units: units, OccurredAt: at,
@@ -79,20 +118,8 @@ func TestSumsAgainstStripesFace(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	run := func() {
-		t.Helper()
-		if _, err := rec.Run(ctx, "run"); err != nil {
-			t.Fatal(err)
-		}
-	}
-	total := func() int64 {
-		t.Helper()
-		w, err := sp.Workloads.Get(ctx, "wl-s")
-		if err != nil {
-			t.Fatal(err)
-		}
-		return w.Total
-	}
+	run := func() { face.run(t) }
+	total := func() int64 { return face.total(t) }
 	h0 := time.Date(2026, 11, 30, 0, 0, 0, 0, time.UTC)
 	// usage sent both ways (0.1 + 0.2 at scale 10 is 3 units, float noise and all), and one event the webhooks lost
 	meter("e1", "0.1", h0.Add(time.Minute))
