@@ -70,6 +70,7 @@ func (s *System) functionLookup(function string) (func(string) (string, bool), e
 		"GOCARDLESS_API_URL": s.GoCardless.URL(), "GOCARDLESS_ACCESS_TOKEN": providersim.GoCardlessAccessToken,
 		"STRIPE_USAGE_API_KEY": cmp.Or(s.cfg.Sim.APIKey, StripeUsageKey),
 		"OPENAI_ADMIN_KEY":     providersim.OpenAIAdminKey,
+		"OPENMETER_URL":        s.OpenMeter.URL(), "OPENMETER_API_KEY": providersim.OpenMeterAPIKey,
 	}
 	if s.cfg.PaymentProvider != "" {
 		local["PAYMENT_PROVIDER"] = s.cfg.PaymentProvider
@@ -92,7 +93,11 @@ func (s *System) functionLookup(function string) (func(string) (string, bool), e
 	return func(name string) (string, bool) {
 		if v, ok := override(name); ok {
 			if name == "SUM_SOURCES" {
-				return localSumSources(v, s.Sim.URL()), true
+				om := s.OpenMeter.URL()
+				if _, set := override("OPENMETER_URL"); set {
+					om = "" // the reader falls back to OPENMETER_URL
+				}
+				return localSumSources(v, s.Sim.URL(), om), true
 			}
 			return v, true
 		}
@@ -124,10 +129,12 @@ func localSources(text string) (string, error) {
 }
 
 // localSumSources points every source of SUM_SOURCES that names no
-// base_url at the simulator, whose faces serve each provider's sums.
-// Text that does not parse is returned as it is, for the configuration to
-// refuse with its own error.
-func localSumSources(text, simURL string) string {
+// base_url at the simulator, whose faces serve each provider's sums: an
+// openmeter source at the OpenMeter face, on its own port (or, when
+// openMeterURL is "", at OPENMETER_URL, by naming none), the others at
+// simURL. Text that does not parse is returned as it is, for the
+// configuration to refuse with its own error.
+func localSumSources(text, simURL, openMeterURL string) string {
 	var sources map[string]map[string]any
 	if err := json.Unmarshal([]byte(text), &sources); err != nil || len(sources) == 0 {
 		return text
@@ -136,7 +143,13 @@ func localSumSources(text, simURL string) string {
 		if src == nil {
 			return text
 		}
-		if _, ok := src["base_url"]; !ok {
+		_, named := src["base_url"]
+		switch {
+		case named:
+		case src["provider"] == "openmeter" && openMeterURL == "":
+		case src["provider"] == "openmeter":
+			src["base_url"] = openMeterURL
+		default:
 			src["base_url"] = simURL
 		}
 	}

@@ -107,6 +107,10 @@ type System struct {
 	// payments from.
 	PayPalAPI  *providersim.PayPalAPI
 	GoCardless *providersim.GoCardlessAPI
+	// OpenMeter is the simulator's OpenMeter face, on a port of its own:
+	// the reconciler's export with USAGE_EXPORT=openmeter and no
+	// OPENMETER_URL, and an openmeter sums source's without base_url.
+	OpenMeter *providersim.OpenMeter
 	// Mappings are the running SQS event sources, by logical ID.
 	Mappings map[string]*lambdalocal.SQSMapping
 
@@ -140,8 +144,8 @@ func Start(ctx context.Context, cfg Config) (*System, error) {
 	}
 	if cfg.Out != nil {
 		env.Describe(cfg.Out)
-		fmt.Fprintf(cfg.Out, "http api  %s\nprovider  %s\nmollie    %s\npaypal    %s (cert_hosts [%q])\npaypal api %s\ngocardless %s\n",
-			s.URL, s.Sim.URL(), s.Mollie.URL(), s.PayPal.CertURL(), s.PayPal.Host(), s.PayPalAPI.URL(), s.GoCardless.URL())
+		fmt.Fprintf(cfg.Out, "http api  %s\nprovider  %s\nmollie    %s\npaypal    %s (cert_hosts [%q])\npaypal api %s\ngocardless %s\nopenmeter %s\n",
+			s.URL, s.Sim.URL(), s.Mollie.URL(), s.PayPal.CertURL(), s.PayPal.Host(), s.PayPalAPI.URL(), s.GoCardless.URL(), s.OpenMeter.URL())
 	}
 	return s, nil
 }
@@ -287,6 +291,9 @@ func (s *System) Close() error {
 	}
 	if s.GoCardless != nil {
 		errs = append(errs, s.GoCardless.Close())
+	}
+	if s.OpenMeter != nil {
+		errs = append(errs, s.OpenMeter.Close())
 	}
 	errs = append(errs, s.AWS.Close())
 	return errors.Join(errs...)

@@ -33,34 +33,38 @@ const (
 )
 
 // omSumSources is the OpenMeter sums source of the meters source's
-// tokens: what a threshold is compared with. Its references are aliases
-// starting om:, which no workload here has, so the settle-time cross-check
-// reads nothing in this run.
-func omSumSources(url string, start time.Time) string {
+// tokens, hourly, settled two hours after a bucket ends: the cross-check
+// of what the export and the door counted, and what a threshold is
+// compared with. It names no base_url, so the local run points it at its
+// OpenMeter face, and no alias_prefix, so a workload's references are
+// all its aliases: the subjects the door and the export resolve.
+func omSumSources(start time.Time) string {
 	return fmt.Sprintf(`{"om": {"provider": "openmeter", "usage_source": "meters", "account": "ns_default", "start": %q,
-	  "base_url": %q, "alias_prefix": "om:",
+	  "settle": "2h", "lag": "1s", "interval": "1s",
 	  "meters": {"com.example.tokens": {"provider_meter": "tokens_total", "aggregation": "sum", "scale": 1000}}}}`,
-		start.Format(time.RFC3339), url)
+		start.Format(time.RFC3339))
 }
 
 func TestOpenMeterExportFindsWhatTheDoorMissedOnce(t *testing.T) {
 	t.Parallel()
-	om := providersim.NewOpenMeter(providersim.OpenMeterConfig{APIKey: "om_local_key"})
-	if err := om.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { om.Close() })
 	now := time.Now().UTC()
 	day := now.Truncate(24 * time.Hour)
+	// OPENMETER_URL is not set: the export reads the run's own face, as
+	// the sums source does.
 	env := map[string]string{"HOOKLINE_SOURCES": omSources, "USAGE_MAPPINGS": omMappings, "HOOKLINE_METERS_SECRETS": metersSecret,
 		"HOOKLINE_OM_ALERTS_SECRETS": omAlertsSecret, "USAGE_EXPORT": "openmeter", "USAGE_EXPORT_SOURCE": "meters",
-		"OPENMETER_URL": om.URL(), "OPENMETER_API_KEY": "om_local_key", "SUM_SOURCES": omSumSources(om.URL(), day.Add(-24*time.Hour))}
-	sys, err := localrun.Start(context.Background(), localrun.Config{Addr: "127.0.0.1:0", ScheduleEvery: time.Second,
+		"SUM_SOURCES": omSumSources(day.Add(-24 * time.Hour))}
+	clock := &localrun.Clock{}
+	sys, err := localrun.Start(context.Background(), localrun.Config{Addr: "127.0.0.1:0", ScheduleEvery: time.Second, Clock: clock,
 		Lookup: func(k string) (string, bool) { v, ok := env[k]; return v, ok }})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { sys.Close() })
+	om := sys.OpenMeter
+	if err := om.AddMeter(providersim.OpenMeterMeter{Slug: "tokens_total", EventType: "com.example.tokens", Aggregation: "SUM"}); err != nil {
+		t.Fatal(err)
+	}
 	ledger, err := sys.Ledger()
 	if err != nil {
 		t.Fatal(err)
@@ -69,10 +73,14 @@ func TestOpenMeterExportFindsWhatTheDoorMissedOnce(t *testing.T) {
 	if _, err := ledger.Spend.Workloads.CreateWorkload(ctx, spend.NewWorkload{ID: "wl-om", Owner: "o", Route: "rk", Cap: 1_000_000_000}); err != nil {
 		t.Fatal(err)
 	}
-	ev := func(id, value string) providersim.UsageCloudEvent {
-		return providersim.UsageCloudEvent{Source: "/meter/om", ID: id, Type: "com.example.tokens", Subject: "wl-om",
-			Time: now.Add(-time.Minute).Truncate(time.Second), Value: value}
+	if err := ledger.Spend.Workloads.AddAlias(ctx, "cust-om", "wl-om"); err != nil {
+		t.Fatal(err)
 	}
+	at := now.Add(-time.Minute).Truncate(time.Second)
+	evAt := func(id, value string, at time.Time) providersim.UsageCloudEvent {
+		return providersim.UsageCloudEvent{Source: "/meter/om", ID: id, Type: "com.example.tokens", Subject: "cust-om", Time: at, Value: value}
+	}
+	ev := func(id, value string) providersim.UsageCloudEvent { return evAt(id, value, at) }
 	ingest := func(e providersim.UsageCloudEvent) {
 		t.Helper()
 		if _, err := om.Ingest(e); err != nil {
@@ -85,6 +93,7 @@ func TestOpenMeterExportFindsWhatTheDoorMissedOnce(t *testing.T) {
 	if code, got := ceSend(t, sys, "msg_om_both", false, false, both); code != 200 {
 		t.Fatalf("door: %d %s", code, got)
 	}
+	waitTotal(t, ledger, "wl-om", 2000) // the door's path first, as the explain below says
 	ingest(both)
 	// one only OpenMeter got,
 	ingest(ev("om-poll", "3"))
@@ -140,9 +149,9 @@ func TestOpenMeterExportFindsWhatTheDoorMissedOnce(t *testing.T) {
 		t.Fatalf("OpenMeter refused: %v", ref)
 	}
 
-	// Given a threshold at 1000 tokens today, while the ledger's webhooks
-	// hold 2 (the poll's records are no bucket's)
-	body, err := providersim.OpenMeterThreshold{ID: "01J0THRE5H0000000000000000", Subject: "wl-om", MeterSlug: "tokens_total",
+	// Given a threshold at 1000 tokens today, while the ledger's bucket
+	// holds 10 (each record once, whichever path found it)
+	body, err := providersim.OpenMeterThreshold{ID: "01J0THRE5H0000000000000000", Subject: "cust-om", MeterSlug: "tokens_total",
 		Usage: "1000", PeriodFrom: day, PeriodTo: day.Add(24 * time.Hour), At: now}.Body()
 	if err != nil {
 		t.Fatal(err)
@@ -161,6 +170,64 @@ func TestOpenMeterExportFindsWhatTheDoorMissedOnce(t *testing.T) {
 	if n := countOf(pageKeys(sys), key); n != 1 {
 		t.Fatalf("threshold paged %d times, want once", n)
 	}
+
+	// Given, two hours earlier, an event OpenMeter counted twice (its
+	// dedupe is off by default), which the export finds once
+	dupHour := at.Truncate(time.Hour).Add(-2 * time.Hour)
+	dup := evAt("om-dup", "4", dupHour.Add(10*time.Minute))
+	ingest(dup)
+	ingest(dup)
+	waitTotal(t, ledger, "wl-om", 10000+8000)
+	// When both hours pass their settle horizon
+	clock.Advance(3*time.Hour + time.Minute)
+	settled := func(start time.Time) spend.Bucket {
+		t.Helper()
+		var got spend.Bucket
+		testkit.Eventually(t, settleBound, "the bucket of "+start.Format(time.RFC3339)+" settled", func() bool {
+			bs, err := ledger.Spend.Explainer.Buckets(ctx, "wl-om", 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			i := slices.IndexFunc(bs, func(b spend.Bucket) bool { return b.Start.Equal(start) && b.Settled })
+			if i >= 0 {
+				got = bs[i]
+			}
+			return i >= 0
+		})
+		return got
+	}
+	// then the hour whose records the meter query sums alike settles with
+	// no gap, and the one it shows higher with its gap, paged once;
+	if b := settled(at.Truncate(time.Hour)); b.Gap != 0 || b.W != 10000 || b.Counted != 10000 {
+		t.Fatalf("the hour both paths agree on: %+v, want W=P=10000 and no gap", b)
+	}
+	if b := settled(dupHour); b.Gap != 4000 || b.W != 4000 || b.Counted != 8000 {
+		t.Fatalf("the duplicate's hour: %+v, want W=4000, counted 8000, gap +4000", b)
+	}
+	waitRuns(t, sys, 2)
+	gaps := prefixed(pageKeys(sys), "bucket-gap#wl-om#")
+	if len(gaps) != 1 {
+		t.Fatalf("gap pages %v, want one", gaps)
+	}
+	// nothing was counted twice, and the webhook record the export
+	// confirmed is never paged as unseen.
+	if got := total(); got != 18000 {
+		t.Fatalf("total %d, want 18000", got)
+	}
+	if unseen := prefixed(pageKeys(sys), "spend-unseen:"); len(unseen) > 0 {
+		t.Fatalf("unseen pages %v, want none", unseen)
+	}
+}
+
+// prefixed are the keys that start with prefix.
+func prefixed(keys []string, prefix string) []string {
+	var out []string
+	for _, k := range keys {
+		if strings.HasPrefix(k, prefix) {
+			out = append(out, k)
+		}
+	}
+	return out
 }
 
 func pageKeys(sys *localrun.System) []string {
@@ -179,4 +246,36 @@ func countOf(keys []string, key string) int {
 		}
 	}
 	return n
+}
+
+func TestTheLocalRunStartsItsOpenMeterFace(t *testing.T) {
+	t.Parallel()
+	// Given a local run started as make run starts it
+	var out bytes.Buffer
+	sys, err := localrun.Start(context.Background(), localrun.Config{Addr: "127.0.0.1:0", Out: &out, NoWorkers: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Then it describes its OpenMeter face, which answers with the local key
+	url := sys.OpenMeter.URL()
+	if !strings.Contains(out.String(), "openmeter "+url+"\n") {
+		t.Fatalf("description:\n%s\nwant the line openmeter %s", out.String(), url)
+	}
+	req, err := http.NewRequest(http.MethodGet, url+"/api/v2/events", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Authorization", "Bearer "+providersim.OpenMeterAPIKey)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("GET /api/v2/events: %d", resp.StatusCode)
+	}
+	// and the run stops it with the rest.
+	if err := sys.Close(); err != nil {
+		t.Fatal(err)
+	}
 }

@@ -30,8 +30,12 @@ func (s *System) startSim() error {
 // startDoubles starts the doubles of the providers whose webhooks need
 // a call back: Mollie's, PayPal's and GoCardless's APIs, which the
 // payment worker fetches from, and PayPal's certificate host, which the
-// receiver fetches from.
+// receiver fetches from; and OpenMeter's face, which the reconciler reads
+// with USAGE_EXPORT=openmeter or an openmeter sums source.
 func (s *System) startDoubles() error {
+	if err := s.startOpenMeter(); err != nil {
+		return err
+	}
 	mollie, err := providersim.StartMollieAPI()
 	if err != nil {
 		return fmt.Errorf("localrun: mollie double: %w", err)
@@ -131,4 +135,16 @@ func (s *System) scheduleHandler(function string) (lambdalocal.ScheduleHandler, 
 		return nil, cmp.Or(err, fmt.Errorf("localrun: %s does not take schedule events", function))
 	}
 	return h.Schedule, nil
+}
+
+// startOpenMeter starts the simulator's OpenMeter face on a port of its
+// own, on the run's clock, checking the key [providersim.OpenMeterAPIKey].
+func (s *System) startOpenMeter() error {
+	om := providersim.NewOpenMeter(providersim.OpenMeterConfig{Now: s.now(), APIKey: providersim.OpenMeterAPIKey,
+		Logger: s.cfg.Sim.Logger})
+	if err := om.Start(); err != nil {
+		return fmt.Errorf("localrun: openmeter face: %w", err)
+	}
+	s.OpenMeter = om
+	return nil
 }

@@ -15,6 +15,10 @@ import (
 	"time"
 )
 
+// OpenMeterAPIKey is the key a local run's face checks and its reconciler
+// sends (OPENMETER_API_KEY), unless they are set.
+const OpenMeterAPIKey = "om_local_key"
+
 // OpenMeterConfig configures [NewOpenMeter].
 type OpenMeterConfig struct {
 	// Now is the face's clock: an event is readable once Now reaches its
