@@ -71,11 +71,8 @@ func (h Bucket) withRecord(u Usage, follow bool, now time.Time) (Bucket, int64) 
 // Unreconciled, and its delta when positive.
 func (s *core) recordTx(u Usage, id string, next Bucket, delta int64) ([]types.TransactWriteItem, error) {
 	now := s.now()
-	entries, err := s.entryItems(u, id, ddb.Stamp(now))
+	entries, err := s.bucketEntries(u, id, next.BucketKey, delta, now)
 	if err != nil {
-		return nil, err
-	}
-	if err := markBucket(entries[0], next.BucketKey, u.Units-delta); err != nil {
 		return nil, err
 	}
 	total, err := s.totalUpdate(id, delta, u, ddb.Stamp(now))
@@ -105,11 +102,21 @@ func (s *core) recordTx(u Usage, id string, next Bucket, delta int64) ([]types.T
 // transaction holds its marker.
 func (s *core) bucketEntry(u Usage, id string, k BucketKey, delta int64, now time.Time) (types.TransactWriteItem, error) {
 	u.Unreconciled = true
-	tx, err := s.entryItems(u, id, ddb.Stamp(now))
+	tx, err := s.bucketEntries(u, id, k, delta, now)
 	if err != nil {
 		return types.TransactWriteItem{}, err
 	}
-	return tx[0], markBucket(tx[0], k, u.Units-delta)
+	return tx[0], nil
+}
+
+// bucketEntries are a bucketed record's entry, marked as bucketEntry's,
+// and its marker unless u is Unreconciled.
+func (s *core) bucketEntries(u Usage, id string, k BucketKey, delta int64, now time.Time) ([]types.TransactWriteItem, error) {
+	tx, err := s.entryItems(u, id, ddb.Stamp(now))
+	if err != nil {
+		return nil, err
+	}
+	return tx, markBucket(tx[0], k, u.Units-delta)
 }
 
 // awaitsExport reports whether a bucketed record waits to be confirmed
