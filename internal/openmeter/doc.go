@@ -16,7 +16,9 @@
 // ([usagein.CloudEventKey], through [usagein.Mapping.ReadStoredEvent]),
 // so that a record seen by webhook and by the poll is one ledger entry.
 // Its workload reference is the event's subject (or the OpenMeter customer
-// it belongs to), resolved through the workloads' aliases.
+// it belongs to), resolved through the workloads' aliases. It carries the
+// usage source, meter and unit the mapping read, so that the ledger counts
+// it in the same bucket of an OpenMeter sums source as its webhook.
 //
 // OpenMeter stores an event some time after it ingests it (storedAt −
 // ingestedAt), and a window on ingestedAt that closed before a record was
