@@ -73,9 +73,15 @@ type usageBench struct {
 // startUsageBench starts the system (concurrency 0: the default) and
 // creates the workloads.
 func startUsageBench(b *testing.B, workloads, concurrency int) *usageBench {
+	return startUsageBenchEnv(b, workloads, concurrency, nil)
+}
+
+// startUsageBenchEnv is startUsageBench with the system's variables read
+// from env instead of none.
+func startUsageBenchEnv(b *testing.B, workloads, concurrency int, env map[string]string) *usageBench {
 	u := &usageBench{paged: map[string]time.Time{}}
 	sys, err := localrun.Start(context.Background(), localrun.Config{
-		Addr: "127.0.0.1:0", MaxConcurrency: concurrency, Lookup: func(string) (string, bool) { return "", false },
+		Addr: "127.0.0.1:0", MaxConcurrency: concurrency, Lookup: func(k string) (string, bool) { v, ok := env[k]; return v, ok },
 		Sim: providersim.Config{OnPage: u.onPage},
 	})
 	if err != nil {
@@ -297,22 +303,29 @@ func BenchmarkHotWorkload(b *testing.B) {
 	for range b.N {
 		off := runHot(b, false, *hotEvents, 500)
 		on := runHot(b, true, *hotEvents, 500)
-		b.ReportMetric(on.rate/off.rate, "ratio_on/off")
-		b.ReportMetric(off.rate, "off_events/s")
-		b.ReportMetric(on.rate, "on_events/s")
-		b.ReportMetric(float64(off.p99.Milliseconds()), "off_ledger_p99_ms")
-		b.ReportMetric(float64(on.p99.Milliseconds()), "on_ledger_p99_ms")
-		b.ReportMetric(float64(off.dead+on.dead), "dead_letters")
-		b.ReportMetric(float64(on.throttles), "on_throttles")
+		reportHot(b, off, on)
 		b.ReportMetric(on.workloadWCU, "on_workload_wcu/s")
-		b.ReportMetric(0, "ns/op")
 		fmt.Printf("hot workload: %d events at 500/s to one workload; limits off %.0f/s (event→ledger p99 %s), on %.0f/s (p99 %s, %d throttles answered, the workload's item at %.0f write units/s of 1,000); ratio on/off %.2f; %d dead letters\n",
 			*hotEvents, off.rate, off.p99.Round(time.Millisecond), on.rate, on.p99.Round(time.Millisecond), on.throttles, on.workloadWCU,
 			on.rate/off.rate, off.dead+on.dead)
 	}
 }
 
-// hotRun is one half of BenchmarkHotWorkload.
+// reportHot reports the metrics both halves of a hot-workload benchmark
+// share: the ratio on/off, each half's rate and p99, the dead letters and
+// the throttles.
+func reportHot(b *testing.B, off, on hotRun) {
+	b.ReportMetric(on.rate/off.rate, "ratio_on/off")
+	b.ReportMetric(off.rate, "off_events/s")
+	b.ReportMetric(on.rate, "on_events/s")
+	b.ReportMetric(float64(off.p99.Milliseconds()), "off_ledger_p99_ms")
+	b.ReportMetric(float64(on.p99.Milliseconds()), "on_ledger_p99_ms")
+	b.ReportMetric(float64(off.dead+on.dead), "dead_letters")
+	b.ReportMetric(float64(on.throttles), "on_throttles")
+	b.ReportMetric(0, "ns/op")
+}
+
+// hotRun is one half of a hot-workload benchmark.
 type hotRun struct {
 	rate      float64
 	p99       time.Duration
@@ -323,23 +336,56 @@ type hotRun struct {
 	workloadWCU float64
 }
 
+// hotUnits is what each event of a hot-workload benchmark counts.
+const hotUnits = 3
+
+// hotLoad is what a hot-workload benchmark sends to its one workload,
+// "hot": the system's variables, the door's path, how a delivery is
+// signed, and event i's message ID, body and ledger record ID. measured,
+// when set, reads what it needs from the system before it closes.
+type hotLoad struct {
+	env      map[string]string
+	path     string
+	sign     providersim.Signer
+	event    func(i int) (msgID string, body []byte, record string)
+	measured func(u *usageBench)
+}
+
+// usageHot is BenchmarkHotWorkload's load: usage.recorded webhooks on the
+// usage source.
+func usageHot() hotLoad {
+	return hotLoad{path: "/webhooks/usage",
+		sign: providersim.StandardSigner(localrun.DevSecrets[localrun.SecretVar("usage")], "application/json", false),
+		event: func(i int) (string, []byte, string) {
+			rec := fmt.Sprintf("ur_hot_%06d", i)
+			ev := provider.UsageEvent{ID: "evt_" + rec, Type: provider.UsageEventType, Created: time.Now().UTC(),
+				Data: provider.UsageRecord{RecordID: rec, WorkloadRef: "hot", Units: hotUnits, OccurredAt: time.Now().UTC()}}
+			body, _ := json.Marshal(ev)
+			return ev.ID, body, rec
+		}}
+}
+
 // runHot sends n usage events for one workload at rate/s with the
 // model on or off, waits for the exact total and measures.
 func runHot(b *testing.B, model bool, n, rate int) hotRun {
+	return runHotLoad(b, model, n, rate, usageHot())
+}
+
+// runHotLoad is runHot for any load.
+func runHotLoad(b *testing.B, model bool, n, rate int, load hotLoad) hotRun {
 	b.Setenv(localaws.ModelEnv, map[bool]string{true: "on", false: "off"}[model])
-	u := startUsageBench(b, 0, 0)
+	u := startUsageBenchEnv(b, 0, 0, load.env)
 	defer u.sys.Close()
 	ctx := context.Background()
-	const units = 3
-	want := int64(n) * units
+	want := int64(n) * hotUnits
 	// A cap far above the run's total: the bench measures attribution,
 	// not enforcement.
 	if _, err := u.spend.Workloads.CreateWorkload(ctx, spend.NewWorkload{ID: "hot", Owner: "bench", Route: "rk", Cap: 1000 * want}); err != nil {
 		b.Fatal(err)
 	}
-	secret := localrun.DevSecrets[localrun.SecretVar("usage")]
 	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 512}}
 	sent := make([]time.Time, n)
+	records := make([]string, n)
 	var wg sync.WaitGroup
 	b.ResetTimer()
 	start := time.Now()
@@ -347,16 +393,13 @@ func runHot(b *testing.B, model bool, n, rate int) hotRun {
 	for i := range n {
 		time.Sleep(time.Until(start.Add(time.Duration(i) * interval)))
 		wg.Go(func() {
-			rec := fmt.Sprintf("ur_hot_%06d", i)
-			ev := provider.UsageEvent{ID: "evt_" + rec, Type: provider.UsageEventType, Created: time.Now().UTC(),
-				Data: provider.UsageRecord{RecordID: rec, WorkloadRef: "hot", Units: units, OccurredAt: time.Now().UTC()}}
-			body, _ := json.Marshal(ev)
+			msgID, body, rec := load.event(i)
+			records[i] = rec
 			sent[i] = time.Now()
 			for attempt, wait := 1, 100*time.Millisecond; ; attempt, wait = attempt+1, wait*2 {
-				h, _ := webhook.SignHeaders(webhook.SchemeStandard, []string{secret}, ev.ID, time.Now(), body)
-				req, _ := http.NewRequest(http.MethodPost, u.sys.URL+"/webhooks/usage", bytes.NewReader(body))
+				h, _ := load.sign(msgID, time.Now(), body)
+				req, _ := http.NewRequest(http.MethodPost, u.sys.URL+load.path, bytes.NewReader(body))
 				req.Header = h
-				req.Header.Set("Content-Type", "application/json")
 				resp, err := client.Do(req)
 				status := 0
 				if err == nil {
@@ -368,7 +411,7 @@ func runHot(b *testing.B, model bool, n, rate int) hotRun {
 					return
 				}
 				if (err == nil && status < 500) || attempt == 6 {
-					b.Errorf("usage webhook %s: status %d, %v (attempt %d)", ev.ID, status, err, attempt)
+					b.Errorf("usage webhook %s: status %d, %v (attempt %d)", msgID, status, err, attempt)
 					return
 				}
 				time.Sleep(wait)
@@ -394,7 +437,7 @@ func runHot(b *testing.B, model bool, n, rate int) hotRun {
 	}
 	lat := make([]time.Duration, 0, n)
 	for i := range n {
-		e, err := u.spend.Ledger.Entry(ctx, fmt.Sprintf("ur_hot_%06d", i))
+		e, err := u.spend.Ledger.Entry(ctx, records[i])
 		if err != nil {
 			b.Fatalf("entry %d: %v", i, err)
 		}
@@ -412,6 +455,9 @@ func runHot(b *testing.B, model bool, n, rate int) hotRun {
 		for _, ix := range t.Indexes {
 			run.throttles += ix.ReadThrottles + ix.WriteThrottles
 		}
+	}
+	if load.measured != nil {
+		load.measured(u)
 	}
 	return run
 }
