@@ -48,3 +48,35 @@ func TestSettleOfAPollOnlySourcePagesNoGap(t *testing.T) {
 		t.Fatalf("unsettled after settle = %+v, %v; want none", left, err)
 	}
 }
+
+func TestADeferredBucketedRecordRedrivenIsCountedOnceWithItsBucket(t *testing.T) {
+	t.Parallel()
+	env := localaws.StartForTest(t)
+	f := newSumsFixture(t, env, env.DynamoDB)
+	f.now = sumStart.Add(90 * time.Minute)
+	ctx := context.Background()
+	// given a webhook record of a Stripe-reconciled meter whose customer
+	// no workload has yet: it is deferred
+	u := Usage{RecordID: "ur_early", WorkloadRef: "cus_late", Units: 10, OccurredAt: sumStart.Add(time.Hour + time.Minute),
+		ObservedAt: sumStart.Add(time.Hour + 2*time.Minute), Path: PathWebhook, EventID: "evt_early", Source: "meters", Meter: "api"}
+	if res := f.apply(t, u); res.Outcome != Deferred {
+		t.Fatalf("outcome = %s, want deferred", res.Outcome)
+	}
+	// when the alias is added, the record redriven, and Stripe shows the same 10
+	f.workload(t, "wl-late", 1_000_000, 1_000_000)
+	if err := f.s.Workloads.AddAlias(ctx, "cus_late", "wl-late"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.s.Ledger.Redrive(ctx, "ur_early"); err != nil {
+		t.Fatal(err)
+	}
+	src := testSources(t)["stripe-test"]
+	k := KeyOf(src, src.Meters["api"], "wl-late", sumStart.Add(time.Hour))
+	if _, err := f.s.Recon.Observe(ctx, Observation{Key: k, Value: 10, RunID: "run-1"}); err != nil {
+		t.Fatal(err)
+	}
+	// then the record landed in its bucket, and the poll adds nothing
+	if got := f.total(t, "wl-late"); got != 10 {
+		t.Fatalf("total = %d, want 10: the record and Stripe's sum are the same usage", got)
+	}
+}

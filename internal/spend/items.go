@@ -125,6 +125,14 @@ type deferredItem struct {
 	DeferredAt  string `dynamodbav:"deferred_at"`
 	Deadline    string `dynamodbav:"deadline"`
 	ResolvedAt  string `dynamodbav:"resolved_at,omitempty"`
+	// Source, Meter, Unit, SeenAt and Unreconciled are the record's as it
+	// arrived, so that a redriven record lands in its bucket of a
+	// provider of sums and keeps its export's rule.
+	Source       string `dynamodbav:"source,omitempty"`
+	Meter        string `dynamodbav:"meter,omitempty"`
+	Unit         string `dynamodbav:"unit,omitempty"`
+	SeenAt       string `dynamodbav:"seen_at,omitempty"`
+	Unreconciled bool   `dynamodbav:"unreconciled,omitempty"`
 }
 
 func (it deferredItem) deferred() DeferredRecord {
@@ -138,7 +146,8 @@ func (it deferredItem) deferred() DeferredRecord {
 func (it deferredItem) usage() Usage {
 	return Usage{RecordID: it.RecordID, WorkloadRef: it.WorkloadRef, Units: it.Units,
 		OccurredAt: ddb.ParseStamp(it.OccurredAt), ObservedAt: ddb.ParseStamp(it.ObservedAt),
-		Path: it.Path, EventID: it.EventID}
+		Path: it.Path, EventID: it.EventID, Source: it.Source, Meter: it.Meter, Unit: it.Unit,
+		SeenAt: ddb.ParseStamp(it.SeenAt), Unreconciled: it.Unreconciled}
 }
 
 // disagreementItem is the stored form of a [Disagreement].

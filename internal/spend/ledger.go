@@ -439,7 +439,8 @@ func (s *core) deferUsage(ctx context.Context, u Usage, id string, hold bool, re
 		GSI1PK: deferredOpen, GSI1SK: stampedSK(ddb.Stamp(deadline), u.RecordID),
 		RecordID: u.RecordID, WorkloadRef: u.WorkloadRef, WorkloadID: id, Units: u.Units, EventID: u.EventID,
 		Path: u.Path, Reason: reason, Owner: s.owner, Hold: hold, Status: "open",
-		OccurredAt: ddb.Stamp(u.OccurredAt), ObservedAt: ddb.Stamp(u.ObservedAt), DeferredAt: ddb.Stamp(now), Deadline: ddb.Stamp(deadline)}
+		OccurredAt: ddb.Stamp(u.OccurredAt), ObservedAt: ddb.Stamp(u.ObservedAt), DeferredAt: ddb.Stamp(now), Deadline: ddb.Stamp(deadline),
+		Source: u.Source, Meter: u.Meter, Unit: u.Unit, SeenAt: ddb.Stamp(u.SeenAt), Unreconciled: u.Unreconciled}
 	item, err := attributevalue.MarshalMap(di)
 	if err != nil {
 		return Result{}, fmt.Errorf("spend: encode deferred %s: %w", u.RecordID, err)
