@@ -71,6 +71,8 @@ bench: deps ## Run the benchmarks (5-8 min on 2 cores); every ratio names what i
 	$(GO) test -run '^$$' -bench HotWorkload -benchtime 1x ./internal/dev/localrun
 	@echo "== one hot workload paced at 500/s with bucket heads (CloudEvents on a door source of a Stripe sums source): ratio_on/off = rate with the local DynamoDB's AWS limits on / off, same run; event->ledger p99, dead letters, head writes per event"
 	$(GO) test -run '^$$' -bench HotBucket -benchtime 1x ./internal/dev/localrun
+	@echo "== a sweep of sums: 1,000 workloads (1% near cap, 9% active) against Stripe's face limited to 250 calls/s; calls and reads a run, reads/covered per tier; then the capacity plan for 10,000 workloads on Stripe and on OpenAI worked from them (a run's time = its calls at the provider's limit)"
+	$(GO) test -run '^$$' -bench SumsSweep -benchtime 1x ./internal/reconcile
 
 .PHONY: lab
 lab: deps ## Payments lab: idempotency off, on, a 3x spike, and on with a 5.8 KB Stripe body, 500 webhooks/s for 60 s each; writes docs/lab/.
