@@ -128,12 +128,8 @@ func (s *core) bucketEntries(u Usage, id string, k BucketKey, delta int64, now t
 // long before the bucket settles. A provider of sums alone (Stripe,
 // OpenAI) holds no record to confirm it by: its sums do, at settle.
 func awaitsExport(u Usage, src sums.Source) bool {
-	return u.Path == PathWebhook && !u.Unreconciled && recordProviders[src.Provider]
+	return u.Path == PathWebhook && !u.Unreconciled && sums.Providers[src.Provider].Records
 }
-
-// recordProviders are the providers of sums that also serve their
-// records one by one, to the reconciler's per-record export.
-var recordProviders = map[string]bool{"openmeter": true}
 
 // markBucket adds the bucket and the absorbed units to an entry's put.
 func markBucket(entry types.TransactWriteItem, k BucketKey, absorbed int64) error {

@@ -10,6 +10,10 @@ type Provider struct {
 	// PollOnly marks a provider that sends no usage per record: its sums
 	// are the only path ([Source.Webhooks] defaults to false).
 	PollOnly bool
+	// Records marks a provider that also serves its records one by one,
+	// to the reconciler's per-record export (OpenMeter): a webhook record
+	// of its sums then awaits the export as any record does.
+	Records bool
 	// AliasPrefix is the default [Source.AliasPrefix]: the prefix of the
 	// provider's references among a workload's aliases.
 	AliasPrefix string
@@ -40,7 +44,7 @@ var Providers = map[string]Provider{
 	"stripe": {AliasPrefix: "cus_"},
 	"openai": {AliasPrefix: "proj_", PollOnly: true, Widths: []time.Duration{time.Minute, time.Hour, Day}, Endpoints: OpenAIEndpoints},
 
-	"openmeter": {Widths: []time.Duration{time.Minute, time.Hour, Day}},
+	"openmeter": {Records: true, Widths: []time.Duration{time.Minute, time.Hour, Day}},
 }
 
 // Day is a day bucket's width: OpenAI's 1d, Stripe's day.
