@@ -86,7 +86,7 @@ func (s *core) recordTx(u Usage, id string, next Bucket, delta int64) ([]types.T
 	tx := append([]types.TransactWriteItem{entries[0], total, head}, entries[1:]...)
 	if delta > 0 {
 		d, err := s.deltaPut(next.BucketKey, recordDeltaSK(u.RecordID), Delta{ID: recordDeltaID(next.BucketKey, u.RecordID),
-			Amount: delta, Cause: PathWebhook, Record: u.RecordID, Counted: next.Counted, At: now})
+			Amount: delta, Cause: u.Path, Record: u.RecordID, Counted: next.Counted, At: now})
 		if err != nil {
 			return nil, err
 		}

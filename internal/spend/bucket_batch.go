@@ -109,7 +109,7 @@ func (b *batch) foldBucket(g *bucketGroup, h Bucket, recs []int) (bucketFold, er
 		sum += d
 		if d > 0 {
 			item, err := b.s.deltaPut(next.BucketKey, recordDeltaSK(u.RecordID), Delta{ID: recordDeltaID(next.BucketKey, u.RecordID),
-				Amount: d, Cause: PathWebhook, Record: u.RecordID, Counted: next.Counted, At: now})
+				Amount: d, Cause: u.Path, Record: u.RecordID, Counted: next.Counted, At: now})
 			if err != nil {
 				return f, err
 			}

@@ -80,3 +80,22 @@ func TestADeferredBucketedRecordRedrivenIsCountedOnceWithItsBucket(t *testing.T)
 		t.Fatalf("total = %d, want 10: the record and Stripe's sum are the same usage", got)
 	}
 }
+
+func TestABucketDeltaNamesThePathThatFoundTheRecord(t *testing.T) {
+	t.Parallel()
+	env := localaws.StartForTest(t)
+	f := newSumsFixture(t, env, env.DynamoDB)
+	f.now = sumStart.Add(90 * time.Minute)
+	f.workload(t, "wl-path", 1_000_000, 1_000_000)
+	// given a record of a bucketed meter that the export found, not the door
+	at := sumStart.Add(time.Hour + time.Minute)
+	f.apply(t, Usage{RecordID: "ur_polled", WorkloadRef: "wl-path", Units: 7, OccurredAt: at, ObservedAt: at,
+		Path: PathPoll, Source: "meters", Meter: "api"})
+	// then its bucket's delta says the poll found it
+	src := testSources(t)["stripe-test"]
+	id := recordDeltaID(KeyOf(src, src.Meters["api"], "wl-path", sumStart.Add(time.Hour)), "ur_polled")
+	d, _, err := f.s.Explainer.BucketDelta(context.Background(), id)
+	if err != nil || d.Cause != PathPoll || d.Amount != 7 {
+		t.Fatalf("delta %s = %+v, %v; want 7 found by the poll", id, d, err)
+	}
+}
