@@ -650,7 +650,10 @@ func orDash(s string) string {
 // writeDelta prints one delta of a bucket of a provider of sums.
 func writeDelta(w io.Writer, d spend.Delta, b spend.Bucket) {
 	found := "the webhook record " + d.Record
-	if d.Cause == spend.PathPoll {
+	switch {
+	case d.Cause == spend.PathPoll && d.Record != "":
+		found = "the export's record " + d.Record
+	case d.Cause == spend.PathPoll:
 		found = "the reconciler's poll of the provider's sums"
 	}
 	fmt.Fprintf(w, "delta %s: %+d units to %s, found by %s at %s; the bucket then counted %d\n",
