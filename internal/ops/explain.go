@@ -656,6 +656,9 @@ func writeDelta(w io.Writer, d spend.Delta, b spend.Bucket) {
 	case d.Cause == spend.PathPoll:
 		found = "the reconciler's poll of the provider's sums"
 	}
+	if n := len(d.Records); n > 1 {
+		found += fmt.Sprintf(" and %d more records of its batch (%s)", n-1, strings.Join(d.Records[1:], ", "))
+	}
 	fmt.Fprintf(w, "delta %s: %+d units to %s, found by %s at %s; the bucket then counted %d\n",
 		d.ID, d.Amount, b.WorkloadID, found, stamp(d.At), d.Counted)
 	fmt.Fprintf(w, "bucket [%s,%s) %s meter %s of %s/%s/%s: webhook W=%d, provider latest %d, highest P*=%d, counted %d, %d revisions (%d down)\n",

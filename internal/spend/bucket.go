@@ -81,12 +81,14 @@ type Delta struct {
 	// "<bucket>#rec:<record>" for a webhook record.
 	ID     string
 	Amount int64
-	// Cause is "poll" for a value of the provider's sums, "webhook" for a
-	// record (Record), whichever path brought it: the record's entry
-	// names its paths.
+	// Cause is "poll" for a value of the provider's sums (no Record), else
+	// the path of the record (Record) that raised the count.
 	Cause, Record string
-	Counted       int64
-	At            time.Time
+	// Records, when a batch's records raised the count together, are all
+	// of them, Record first: one delta for the batch's increase.
+	Records []string
+	Counted int64
+	At      time.Time
 }
 
 // bucketing says which sums source, if any, buckets a record.
@@ -216,28 +218,29 @@ func (s *core) headPut(h Bucket) (types.TransactWriteItem, error) {
 
 // deltaItem is the stored form of a [Delta], in its bucket's partition.
 type deltaItem struct {
-	PK      string `dynamodbav:"pk"`
-	SK      string `dynamodbav:"sk"`
-	GSI1PK  string `dynamodbav:"gsi1pk,omitempty"`
-	GSI1SK  string `dynamodbav:"gsi1sk,omitempty"`
-	ID      string `dynamodbav:"delta_id"`
-	Bucket  string `dynamodbav:"bucket"`
-	Amount  int64  `dynamodbav:"amount"`
-	Cause   string `dynamodbav:"cause"`
-	Record  string `dynamodbav:"record,omitempty"`
-	Counted int64  `dynamodbav:"counted"`
-	At      string `dynamodbav:"at"`
+	PK      string   `dynamodbav:"pk"`
+	SK      string   `dynamodbav:"sk"`
+	GSI1PK  string   `dynamodbav:"gsi1pk,omitempty"`
+	GSI1SK  string   `dynamodbav:"gsi1sk,omitempty"`
+	ID      string   `dynamodbav:"delta_id"`
+	Bucket  string   `dynamodbav:"bucket"`
+	Amount  int64    `dynamodbav:"amount"`
+	Cause   string   `dynamodbav:"cause"`
+	Record  string   `dynamodbav:"record,omitempty"`
+	Records []string `dynamodbav:"records,omitempty"`
+	Counted int64    `dynamodbav:"counted"`
+	At      string   `dynamodbav:"at"`
 }
 
 func (it deltaItem) delta() Delta {
-	return Delta{ID: it.ID, Amount: it.Amount, Cause: it.Cause, Record: it.Record, Counted: it.Counted,
+	return Delta{ID: it.ID, Amount: it.Amount, Cause: it.Cause, Record: it.Record, Records: it.Records, Counted: it.Counted,
 		At: ddb.ParseStamp(it.At)}
 }
 
 // deltaPut appends a delta, once: its key is deterministic.
 func (s *core) deltaPut(k BucketKey, sk string, d Delta) (types.TransactWriteItem, error) {
 	item, err := attributevalue.MarshalMap(deltaItem{PK: bucketPK(k), SK: sk, GSI1PK: deltaGSI1PK(d.ID),
-		GSI1SK: sk, ID: d.ID, Bucket: k.String(), Amount: d.Amount, Cause: d.Cause, Record: d.Record,
+		GSI1SK: sk, ID: d.ID, Bucket: k.String(), Amount: d.Amount, Cause: d.Cause, Record: d.Record, Records: d.Records,
 		Counted: d.Counted, At: ddb.Stamp(d.At)})
 	if err != nil {
 		return types.TransactWriteItem{}, fmt.Errorf("spend: encode delta %s: %w", d.ID, err)

@@ -18,8 +18,9 @@ import (
 // head.
 type headWrites struct {
 	DB
-	mu sync.Mutex
-	n  int
+	mu     sync.Mutex
+	n      int
+	deltas int // delta items those transactions wrote
 }
 
 func (d *headWrites) TransactWriteItems(ctx context.Context, in *dynamodb.TransactWriteItemsInput, opts ...func(*dynamodb.Options)) (*dynamodb.TransactWriteItemsOutput, error) {
@@ -27,12 +28,17 @@ func (d *headWrites) TransactWriteItems(ctx context.Context, in *dynamodb.Transa
 	if err != nil {
 		return out, err
 	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
 	for _, it := range in.TransactItems {
-		if it.Put != nil && strings.HasPrefix(stringAttr(it.Put.Item, "pk"), "BKT#") && stringAttr(it.Put.Item, "sk") == skHead {
-			d.mu.Lock()
+		if it.Put == nil || !strings.HasPrefix(stringAttr(it.Put.Item, "pk"), "BKT#") {
+			continue
+		}
+		switch sk := stringAttr(it.Put.Item, "sk"); {
+		case sk == skHead:
 			d.n++
-			d.mu.Unlock()
-			break
+		case strings.HasPrefix(sk, prefixDeltaRecord):
+			d.deltas++
 		}
 	}
 	return out, err
@@ -79,8 +85,8 @@ func TestApplyBatchWritesAHotBucketsHeadOncePerBatch(t *testing.T) {
 	noErrors(t, errs)
 	// then the head is written once, W counts each record once, the total
 	// is max(W, P*), and the record that crossed the cap pauses once
-	if db.n != 1 {
-		t.Fatalf("head written by %d committed transactions, want 1", db.n)
+	if db.n != 1 || db.deltas != 1 {
+		t.Fatalf("head written by %d committed transactions with %d record deltas, want 1 and 1", db.n, db.deltas)
 	}
 	if res[0].Outcome != Duplicate {
 		t.Fatalf("the repeat = %s, want duplicate", res[0].Outcome)
@@ -91,6 +97,12 @@ func TestApplyBatchWritesAHotBucketsHeadOncePerBatch(t *testing.T) {
 	}
 	if h := heads[0]; h.W != 220 || h.PStar != 50 || h.Counted != 220 || f.total(t, "wl-hot") != 220 {
 		t.Fatalf("head W=%d P*=%d counted=%d, total %d; want 220, 50, 220 and 220", h.W, h.PStar, h.Counted, f.total(t, "wl-hot"))
+	}
+	// and the one delta is the batch's increase, naming the 25 records
+	// that raised the count (W passed P* = 50 with ur_hot_05)
+	d, _, err := f.s.Explainer.BucketDelta(ctx, recordDeltaID(k, "ur_hot_05"))
+	if err != nil || d.Amount != 170 || len(d.Records) != 25 || d.Records[0] != "ur_hot_05" {
+		t.Fatalf("the batch's delta = %+v, %v; want 170 units from 25 records, ur_hot_05 first", d, err)
 	}
 	var paused []string
 	for i, r := range res {
