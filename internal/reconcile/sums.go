@@ -119,6 +119,9 @@ type SumsRun struct {
 	Sweep  int64
 	Resume string
 	Behind bool
+	// Refused are the workloads whose reads the provider refused
+	// ([sums.ErrRefused]): skipped this run, and paged.
+	Refused []string
 }
 
 type sumsStateItem struct {
@@ -165,6 +168,8 @@ type sumsRunItem struct {
 	Sweep  int64                    `dynamodbav:"sweep"`
 	Resume string                   `dynamodbav:"resume,omitempty"`
 	Behind bool                     `dynamodbav:"behind"`
+	// Refused are the workloads the provider refused to sum.
+	Refused []string `dynamodbav:"refused,omitempty"`
 }
 
 type tierShareItem struct {
@@ -372,7 +377,7 @@ func addValues(values map[time.Time]int64, got []sums.Sum, m sums.Meter, since t
 		}
 		units, ok := m.Units(v.Value)
 		if !ok {
-			return fmt.Errorf("bucket %s: value %v is not a count of units", v.Start.UTC().Format(time.RFC3339), v.Value)
+			return fmt.Errorf("%w: bucket %s: value %v is not a count of units", sums.ErrRefused, v.Start.UTC().Format(time.RFC3339), v.Value)
 		}
 		values[v.Start.UTC()] += units
 	}
@@ -451,7 +456,7 @@ func (s *Sums) putRun(ctx context.Context, r SumsRun) error {
 		Source: r.Source, RunID: r.RunID, StartedAt: ddb.Stamp(r.StartedAt), Outcome: r.Outcome, Error: r.Error,
 		Since: ddb.Stamp(r.Since), Until: ddb.Stamp(r.Until), Workloads: r.Workloads, Calls: r.Calls, Buckets: r.Buckets,
 		Revisions: r.Revisions, TopUp: r.TopUp, Downs: r.Downs, Settled: r.Settled, Gaps: r.Gaps,
-		Decisions: r.Decisions, NextDue: ddb.Stamp(r.NextDue), Reread: r.Reread, Tiers: tierItems(r.Tiers),
+		Decisions: r.Decisions, NextDue: ddb.Stamp(r.NextDue), Reread: r.Reread, Tiers: tierItems(r.Tiers), Refused: r.Refused,
 		Sweep: r.Sweep, Resume: r.Resume, Behind: r.Behind})
 	if err != nil {
 		return err
@@ -474,7 +479,8 @@ func (s *Sums) Runs(ctx context.Context, source string, limit int) ([]SumsRun, e
 			Outcome: ri.Outcome, Error: ri.Error, Since: ddb.ParseStamp(ri.Since), Until: ddb.ParseStamp(ri.Until),
 			Workloads: ri.Workloads, Calls: ri.Calls, Buckets: ri.Buckets, Revisions: ri.Revisions, TopUp: ri.TopUp,
 			Downs: ri.Downs, Settled: ri.Settled, Gaps: ri.Gaps, Decisions: ri.Decisions, NextDue: ddb.ParseStamp(ri.NextDue),
-			Reread: ri.Reread, Tiers: tierShares(ri.Tiers), Sweep: ri.Sweep, Resume: ri.Resume, Behind: ri.Behind})
+			Reread: ri.Reread, Tiers: tierShares(ri.Tiers), Sweep: ri.Sweep, Resume: ri.Resume, Behind: ri.Behind,
+			Refused: ri.Refused})
 		return nil
 	})
 	return out, err

@@ -3,6 +3,7 @@ package reconcile
 import (
 	"cmp"
 	"context"
+	"errors"
 	"hash/fnv"
 	"slices"
 	"time"
@@ -16,6 +17,9 @@ const (
 	// MetricSumsSweepBehind counts the runs that ran out of budget before
 	// their sweep was done.
 	MetricSumsSweepBehind = "SumsSweepBehind"
+	// MetricSumsReadRefused counts the workloads whose reads the provider
+	// refused ([sums.ErrRefused]), skipped for the run.
+	MetricSumsReadRefused = "SumsReadRefused"
 	// behindAfter is how many intervals a sweep may take before it is
 	// paged (once per source and UTC day).
 	behindAfter = 3
@@ -105,7 +109,11 @@ func (s *Sums) readAll(ctx context.Context, src sums.Source, ts []target, asked 
 		if !s.now().Before(stop) {
 			return i, nil
 		}
-		if err := s.readOne(ctx, src, t, asked, win, run); err != nil {
+		if err := s.readOne(ctx, src, t, asked, win, run); errors.Is(err, sums.ErrRefused) {
+			if err := s.refused(ctx, src, t.id, err, run); err != nil {
+				return i, err
+			}
+		} else if err != nil {
 			return i, err
 		}
 		if st != nil {
@@ -130,6 +138,19 @@ func (s *Sums) readOne(ctx context.Context, src sums.Source, t target, asked map
 		return s.cfg.Ledger.ClearDue(ctx, src.Name, t.id, at)
 	}
 	return nil
+}
+
+// refused records a workload whose read the provider refused: it is
+// skipped this run (the sweep goes on past it, so one workload never holds
+// back the others), counted, logged and paged once per source, workload
+// and UTC day.
+func (s *Sums) refused(ctx context.Context, src sums.Source, id string, cause error, run *SumsRun) error {
+	run.Refused = append(run.Refused, id)
+	s.count(MetricSumsReadRefused, 1, src.Name)
+	s.log.ErrorContext(ctx, "sums read refused: workload skipped this run", "source", src.Name, "workload", id, "err", cause)
+	_, err := s.cfg.Ledger.PageReadRefused(ctx, spend.ReadRefused{Source: src.Name, WorkloadID: id, Reason: cause.Error(),
+		At: s.now()})
+	return err
 }
 
 // behind records a run that stopped short of its sweep's end, and pages

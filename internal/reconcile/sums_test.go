@@ -29,6 +29,9 @@ type scripted struct {
 	pages  int
 	tick   func()
 	asked  []sums.Query
+	// refuse answers the references in it with the error given, as a
+	// provider refuses a customer it does not know.
+	refuse map[string]error
 }
 
 func (p *scripted) set(meter, ref string, start time.Time, v float64) {
@@ -55,6 +58,9 @@ func (p *scripted) Sums(_ context.Context, q sums.Query) ([]sums.Sum, error) {
 	}
 	if p.down {
 		return nil, sums.ErrRead
+	}
+	if err := p.refuse[q.Ref]; err != nil {
+		return nil, err
 	}
 	byStart := map[time.Time]float64{}
 	for start, v := range p.values[q.Meter.ProviderMeter+"/"+q.Ref] {

@@ -65,20 +65,54 @@ func SweepBehindLine(b SweepBehind) string {
 // enqueued the page.
 func (s *Recon) PageSweepBehind(ctx context.Context, b SweepBehind) (bool, error) {
 	dedup := "sums-behind#" + b.Source + "#" + b.At.UTC().Format(time.DateOnly)
+	return s.pageOnce(ctx, dedup, b.At, &pager.Payload{Summary: SweepBehindLine(b), Component: b.Source,
+		Class: "sums_sweep_behind", CustomDetails: map[string]any{"source": b.Source, "sweep": b.Sweep,
+			"started": b.Started.UTC().Format(time.RFC3339), "runs": b.Runs, "limit": b.Limit.String(),
+			"resume_after": b.Resume, "owner": s.owner}})
+}
+
+// ReadRefused is a workload whose read of a sums source the provider
+// refused (sums.ErrRefused): the reconciler skipped it for a run.
+type ReadRefused struct {
+	Source, WorkloadID string
+	// Reason is the refusal as the adapter reported it (no secret: the
+	// adapters redact their keys).
+	Reason string
+	At     time.Time
+}
+
+// ReadRefusedLine is the page's summary.
+func ReadRefusedLine(r ReadRefused) string {
+	return fmt.Sprintf("sums read refused: source=%s workload=%s skipped until the provider answers; reason: %s",
+		r.Source, r.WorkloadID, r.Reason)
+}
+
+// PageReadRefused pages the reconciliation owner that the provider
+// refuses to sum a workload, once per source, workload and UTC day. It
+// reports whether this call enqueued the page.
+func (s *Recon) PageReadRefused(ctx context.Context, r ReadRefused) (bool, error) {
+	dedup := "sums-refused#" + r.Source + "#" + r.WorkloadID + "#" + r.At.UTC().Format(time.DateOnly)
+	return s.pageOnce(ctx, dedup, r.At, &pager.Payload{Summary: ReadRefusedLine(r), Component: r.Source,
+		Class: "sums_read_refused", CustomDetails: map[string]any{"source": r.Source, "workload_id": r.WorkloadID,
+			"reason": r.Reason, "owner": s.owner}})
+}
+
+// pageOnce enqueues a warning to the reconciliation owner under dedup,
+// once: a second call with the same key enqueues nothing and reports
+// false.
+func (s *Recon) pageOnce(ctx context.Context, dedup string, at time.Time, p *pager.Payload) (bool, error) {
+	p.Source, p.Severity, p.Timestamp, p.Group = s.source, pager.SeverityWarning, at.UTC(), s.owner
 	item, err := s.pages.EnqueueItem(pager.Event{RoutingKey: s.route, EventAction: pager.ActionTrigger, DedupKey: dedup,
-		Payload: &pager.Payload{Summary: SweepBehindLine(b), Source: s.source, Severity: pager.SeverityWarning,
-			Timestamp: b.At.UTC(), Component: b.Source, Group: s.owner, Class: "sums_sweep_behind",
-			CustomDetails: map[string]any{"source": b.Source, "sweep": b.Sweep, "started": b.Started.UTC().Format(time.RFC3339),
-				"runs": b.Runs, "limit": b.Limit.String(), "resume_after": b.Resume, "owner": s.owner}}}, b.At)
+		Payload: p}, at)
 	if err != nil {
-		return false, fmt.Errorf("spend: sweep behind page of %s: %w", b.Source, err)
+		return false, fmt.Errorf("spend: page %s: %w", dedup, err)
 	}
 	err = s.transact(ctx, []types.TransactWriteItem{item})
 	if _, _, ok := cancelled(err); ok {
 		return false, nil
 	}
 	if err != nil {
-		return false, fmt.Errorf("spend: sweep behind page of %s: %w", b.Source, err)
+		return false, fmt.Errorf("spend: page %s: %w", dedup, err)
 	}
 	return true, nil
 }

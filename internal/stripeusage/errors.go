@@ -97,3 +97,8 @@ func (e *APIError) Error() string {
 
 // Unwrap is [sums.ErrRead].
 func (e *APIError) Unwrap() error { return sums.ErrRead }
+
+// Is reports a refusal of this one query ([sums.Refusal]) as
+// [sums.ErrRefused], so the reconciler skips its workload and reads the
+// others.
+func (e *APIError) Is(target error) bool { return target == sums.ErrRefused && sums.Refusal(e.Status) }

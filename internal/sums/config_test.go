@@ -154,3 +154,11 @@ func TestOpenAISourceHasNoWebhookPathUnlessItSaysSo(t *testing.T) {
 		}
 	}
 }
+
+func TestOnlyAQueryOfItsOwnIsRefusedForGood(t *testing.T) {
+	for status, want := range map[int]bool{400: true, 404: true, 410: true, 401: false, 403: false, 408: false, 429: false, 500: false, 200: false} {
+		if got := sums.Refusal(status); got != want {
+			t.Errorf("Refusal(%d) = %v, want %v", status, got, want)
+		}
+	}
+}

@@ -16,6 +16,24 @@ var ErrBadSource = errors.New("sums: bad sums source")
 // read in that call may be taken as complete.
 var ErrRead = errors.New("sums: provider read failed")
 
+// ErrRefused marks a read that asking again cannot mend: the provider
+// refused the query (a 4xx other than 429: a customer or project it does
+// not know, a meter deleted) or answered a value that is no count of
+// units. The reconciler skips that workload for the run, pages, and reads
+// the others.
+var ErrRefused = errors.New("sums: the provider refused the query")
+
+// Refusal reports whether a provider's answer status refuses one query
+// for good ([ErrRefused]): a 4xx, but not 401 or 403 (the key, which
+// fails every query of the source), 408 or 429 (asking again helps).
+func Refusal(status int) bool {
+	switch status {
+	case 401, 403, 408, 429:
+		return false
+	}
+	return status >= 400 && status < 500
+}
+
 // Aggregations a meter may have. Only those that add up across buckets
 // are accepted: a sum of bucket values is then the sum over their union.
 const (
