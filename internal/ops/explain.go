@@ -64,6 +64,12 @@ type ReconRunView struct {
 	// run's.
 	Interval        time.Duration `json:"interval_ns"`
 	IntervalChanged bool          `json:"interval_changed"`
+	// Applied and Redriven repeat Missed and Reattributed under the names
+	// earlier builds printed, for scripts that read them. They go once
+	// no run record of an earlier build is left to explain (its retention,
+	// 35 days, after the release that renamed them).
+	Applied  int64 `json:"applied"`
+	Redriven int64 `json:"redriven"`
 }
 
 // Runbook is the runbook on one screen for a workload: what caused its
@@ -106,7 +112,7 @@ func NewRunbook(x spend.Explanation, now time.Time) Runbook {
 		r.LastAction = &d
 	}
 	for i, run := range x.ReconRuns {
-		v := ReconRunView{ReconRun: run, Interval: interval(run)}
+		v := ReconRunView{ReconRun: run, Interval: interval(run), Applied: run.Missed, Redriven: run.Reattributed}
 		if i+1 < len(x.ReconRuns) {
 			prev := interval(x.ReconRuns[i+1])
 			v.IntervalChanged = v.Interval != 0 && prev != 0 && prev != v.Interval
@@ -444,7 +450,7 @@ func (r Runbook) WriteText(w io.Writer) error {
 	if len(r.ReconRuns) > 0 {
 		fmt.Fprintln(w, "\nreconciliation runs (newest first)")
 		tw = tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-		fmt.Fprintln(tw, "  STARTED\tRECORDS\tAPPLIED\tDUPLICATES\tDISAGREE\tDEFERRED\tNEXT\tINTERVAL\tNOTE")
+		fmt.Fprintln(tw, "  STARTED\tRECORDS\tMISSED\tDUPLICATES\tDISAGREE\tDEFERRED\tNEXT\tINTERVAL\tNOTE")
 		for _, run := range r.ReconRuns {
 			iv := "-"
 			if run.Interval > 0 {
@@ -453,7 +459,7 @@ func (r Runbook) WriteText(w io.Writer) error {
 					iv += " (changed)"
 				}
 			}
-			fmt.Fprintf(tw, "  %s\t%d\t%d\t%d\t%d\t%d\t%s\t%s\t%s\n", stamp(run.StartedAt), run.Records, run.Applied,
+			fmt.Fprintf(tw, "  %s\t%d\t%d\t%d\t%d\t%d\t%s\t%s\t%s\n", stamp(run.StartedAt), run.Records, run.Missed,
 				run.Duplicates, run.Disagreements, run.Deferred, stamp(run.NextReconAt), iv, run.Note)
 		}
 		tw.Flush()

@@ -66,7 +66,7 @@ func TestRunbookOfAPausedWorkload(t *testing.T) {
 	next := time.Now().Add(4 * time.Minute).UTC().Truncate(time.Second)
 	started := time.Now().Add(-time.Minute).UTC().Truncate(time.Second)
 	must(t, h.spend.Recon.PutReconRun(ctx, spend.ReconRun{WorkloadID: "workload-7", StartedAt: started.Add(-10 * time.Minute),
-		FinishedAt: started.Add(-10 * time.Minute), Records: 1, Applied: 1, NextReconAt: started}))
+		FinishedAt: started.Add(-10 * time.Minute), Records: 1, Missed: 1, Reattributed: 1, NextReconAt: started}))
 	must(t, h.spend.Recon.PutReconRun(ctx, spend.ReconRun{WorkloadID: "workload-7", StartedAt: started, FinishedAt: started,
 		Records: 2, Duplicates: 2, NextReconAt: next}))
 	x, err := h.spend.Explainer.Explain(ctx, "workload-7")
@@ -105,6 +105,32 @@ func TestRunbookOfAPausedWorkload(t *testing.T) {
 	for _, want := range []string{"event evt_2: record rec_2, 112 units attributed to workload-7", "this event took: spend cap action=pause", "workload-7  status=paused"} {
 		if !strings.Contains(text.String(), want) {
 			t.Errorf("event runbook lacks %q:\n%s", want, text.String())
+		}
+	}
+}
+
+// TestRunbookJSONKeepsTheEarlierCountNames: a script written against an
+// earlier build reads a run's missed and reattributed records under the
+// names that build printed, applied and redriven, as well as under the
+// new ones.
+func TestRunbookJSONKeepsTheEarlierCountNames(t *testing.T) {
+	t.Parallel()
+	run := spend.ReconRun{WorkloadID: "workload-7", StartedAt: time.Date(2026, 11, 30, 3, 0, 0, 0, time.UTC),
+		Records: 5, Missed: 3, Reattributed: 2}
+	// when a runbook with the run is printed as JSON
+	js, err := json.Marshal(ops.NewRunbook(spend.Explanation{ReconRuns: []spend.ReconRun{run}}, run.StartedAt))
+	must(t, err)
+	var got struct {
+		ReconRuns []map[string]any `json:"recon_runs"`
+	}
+	must(t, json.Unmarshal(js, &got))
+	// then the run carries each count under both names
+	if len(got.ReconRuns) != 1 {
+		t.Fatalf("recon_runs = %v", got.ReconRuns)
+	}
+	for name, want := range map[string]float64{"missed": 3, "applied": 3, "reattributed": 2, "redriven": 2} {
+		if n, _ := got.ReconRuns[0][name].(float64); n != want {
+			t.Errorf("%s = %v, want %v in %s", name, got.ReconRuns[0][name], want, js)
 		}
 	}
 }

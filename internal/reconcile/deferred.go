@@ -29,8 +29,8 @@ func UnresolvedDedupKey(owner string, until time.Time) string {
 // maxPageRecords bounds the record IDs one page lists in its details.
 const maxPageRecords = 50
 
-// deferred resolves deferred records whose reference now maps to a live
-// workload (through [spend.Recon.Redrive]); past their deadline, it holds
+// deferred reattributes deferred records whose reference now maps to a
+// live workload (through [spend.Recon.Reattribute]); past their deadline, it holds
 // the unresolved ones whose workload holds, and pages the rest once, one
 // page per owner for this run's window.
 func (r *Reconciler) deferred(ctx context.Context, run *Run, plan map[string]*planned) error {
@@ -52,7 +52,7 @@ func (r *Reconciler) deferred(ctx context.Context, run *Run, plan map[string]*pl
 		if known && w.Status != spend.StatusRetired {
 			p := plan[w.ID]
 			if past || p == nil || p.due {
-				ok, err := r.redrive(ctx, run, d, w, p)
+				ok, err := r.reattribute(ctx, run, d, w, p)
 				if err != nil {
 					return err
 				}
@@ -93,25 +93,25 @@ func (r *Reconciler) deferred(ctx context.Context, run *Run, plan map[string]*pl
 	return nil
 }
 
-// redrive applies a deferred record to the workload its reference now maps
-// to. It reports false when the record stays deferred (or disagrees).
-func (r *Reconciler) redrive(ctx context.Context, run *Run, d spend.DeferredRecord, w spend.Workload, p *planned) (bool, error) {
-	res, err := r.cfg.Ledger.Redrive(ctx, d.RecordID)
+// reattribute applies a deferred record to the workload its reference now
+// maps to. It reports false when the record stays deferred (or disagrees).
+func (r *Reconciler) reattribute(ctx context.Context, run *Run, d spend.DeferredRecord, w spend.Workload, p *planned) (bool, error) {
+	res, err := r.cfg.Ledger.Reattribute(ctx, d.RecordID)
 	if err != nil {
-		return false, fmt.Errorf("reconcile: redrive %s: %w", d.RecordID, err)
+		return false, fmt.Errorf("reconcile: reattribute %s: %w", d.RecordID, err)
 	}
 	if res.Outcome != spend.Applied && res.Outcome != spend.Duplicate {
 		return false, nil
 	}
-	line := fmt.Sprintf("redrive record=%s ref=%s workload=%s units=%d outcome=%s",
+	line := fmt.Sprintf("reattribute record=%s ref=%s workload=%s units=%d outcome=%s",
 		d.RecordID, d.WorkloadRef, res.WorkloadID, d.Units, res.Outcome)
-	run.Redriven++
+	run.Reattributed++
 	run.Decisions = append(run.Decisions, line)
 	for _, dec := range res.Decisions {
 		run.Decisions = append(run.Decisions, dec.Line)
 	}
 	if p != nil {
-		p.redriven++
+		p.reattributed++
 		p.decisions = append(p.decisions, line)
 		for _, dec := range res.Decisions {
 			p.decisions = append(p.decisions, dec.Line)

@@ -32,16 +32,16 @@
 //     idempotent. A failed export page (a 5xx after retries) or fold
 //     fails the run with an error, the cursor stays, and the next run
 //     catches up.
-//  3. Flags webhook entries the export still lacks although it has been
-//     read up to Horizon past when hookline first saw them (not when they
-//     happened: a source may send usage weeks old): a durable flag and one
-//     page each ([spend.Recon.FlagUnseen]).
+//  3. Marks unseen the webhook entries the export still lacks although it
+//     has been read up to Horizon past when hookline first saw them (not
+//     when they happened: a source may send usage weeks old): a durable
+//     mark and one page each ([spend.Recon.MarkUnseen]).
 //  4. Classifies every workload into a risk tier ([Reconciler.Classify]):
 //     near its cap (every run), active (ActiveInterval) or quiet
 //     (QuietInterval). Every change of tier or interval is stored with its
 //     reason and time ([Store.IntervalChanges]).
 //  5. Attributes deferred records whose reference now maps to a workload
-//     ([spend.Recon.Redrive]). Past their deadline, the unresolved ones of
+//     ([spend.Recon.Reattribute]). Past their deadline, the unresolved ones of
 //     a workload that holds get an explicit hold decision; the others get
 //     one page per owner and run window, summary
 //     "unresolved attribution amount=<units> oldest=<RFC3339> records=<n>".

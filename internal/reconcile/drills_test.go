@@ -132,7 +132,7 @@ func TestWebhookNeverArrivesCapTripsFromPoll(t *testing.T) {
 	if err != nil || len(runs) != 1 {
 		t.Fatalf("recon runs = %v, %v", runs, err)
 	}
-	if r := runs[0]; r.Applied != 1 || r.Matched != 1 || len(r.Decisions) != 1 || r.Decisions[0] != want || r.NextReconAt.IsZero() {
+	if r := runs[0]; r.Missed != 1 || r.Matched != 1 || len(r.Decisions) != 1 || r.Decisions[0] != want || r.NextReconAt.IsZero() {
 		t.Fatalf("recon run = %+v", r)
 	}
 }
@@ -167,7 +167,7 @@ func TestDisagreementPagesOnceWithBothValues(t *testing.T) {
 	if got := f.total(t, "w1"); got != 7 {
 		t.Fatalf("total = %d, want 7", got)
 	}
-	// And the export did show the record: it is not also flagged unseen
+	// And the export did show the record: it is not also marked unseen
 	f.clock.Advance(2 * horizon)
 	if run := f.run(t); run.Unseen != 0 {
 		t.Fatalf("unseen = %d, want 0", run.Unseen)
@@ -292,7 +292,7 @@ func TestProviderFailureMidPaginationThenCatchUp(t *testing.T) {
 	}
 }
 
-func TestWebhookEntryMissingFromExportIsFlaggedOnce(t *testing.T) {
+func TestWebhookEntryMissingFromExportIsUnseenOnce(t *testing.T) {
 	t.Parallel()
 	// Given two webhook entries: one the export shows, one it never does
 	f := newFixture(t, options{})
@@ -309,7 +309,7 @@ func TestWebhookEntryMissingFromExportIsFlaggedOnce(t *testing.T) {
 	f.clock.Advance(5 * time.Minute)
 	again := f.run(t)
 
-	// Then only the missing one is flagged, once, with a page naming it
+	// Then only the missing one is unseen, once, with a page naming it
 	if early.Unseen != 0 || early.Matched != 1 {
 		t.Fatalf("early run = %+v", early.Counts)
 	}
@@ -369,8 +369,8 @@ func TestDeferredResolvedHeldAndPaged(t *testing.T) {
 
 	// Then the aliased record is attributed, the held one gets a hold
 	// decision, and the rest get one unresolved page
-	if notDue.Redriven != 0 || second.Redriven != 1 || f.total(t, "w1") != 11 {
-		t.Fatalf("redriven = %d then %d, total = %d", notDue.Redriven, second.Redriven, f.total(t, "w1"))
+	if notDue.Reattributed != 0 || second.Reattributed != 1 || f.total(t, "w1") != 11 {
+		t.Fatalf("reattributed = %d then %d, total = %d", notDue.Reattributed, second.Reattributed, f.total(t, "w1"))
 	}
 	if third.Held != 1 || third.UnresolvedPaged != 2 || fourth.UnresolvedPaged != 0 || fourth.Held != 0 {
 		t.Fatalf("third = held %d paged %d; fourth = held %d paged %d",

@@ -93,7 +93,7 @@ type Config struct {
 	Lag time.Duration
 	// Horizon is the consistency horizon: the maximum age of a webhook
 	// entry the export has not shown, measured against the cursor, before
-	// it is flagged and paged. Default 30m.
+	// it is marked unseen and paged. Default 30m.
 	Horizon time.Duration
 	// InitialLookback places the first run's cursor before now. Default 1h.
 	InitialLookback time.Duration
@@ -313,7 +313,7 @@ func (r *Reconciler) run(ctx context.Context, run *Run) error {
 	run.Decisions = append(run.Decisions, f.decisionLines()...)
 	r.emitDiscovery(f.latencies())
 
-	if err := r.flagUnseen(ctx, run, f); err != nil {
+	if err := r.markUnseen(ctx, run, f); err != nil {
 		return err
 	}
 	plan, err := r.plan(ctx, run)
@@ -334,16 +334,17 @@ func (r *Reconciler) run(ctx context.Context, run *Run) error {
 	return nil
 }
 
-// flagUnseen flags the webhook entries the export still lacks although it
-// has been read up to Horizon past when hookline first saw them.
-func (r *Reconciler) flagUnseen(ctx context.Context, run *Run, f *fold) error {
+// markUnseen marks unseen, and pages, the webhook entries the export still
+// lacks although it has been read up to Horizon past when hookline first
+// saw them.
+func (r *Reconciler) markUnseen(ctx context.Context, run *Run, f *fold) error {
 	due := run.CursorAfter.Add(-r.cfg.Horizon)
 	entries, err := r.cfg.Ledger.UnconfirmedBefore(ctx, due)
 	if err != nil {
 		return err
 	}
 	for _, e := range entries {
-		ok, err := r.cfg.Ledger.FlagUnseen(ctx, e, r.cfg.Horizon)
+		ok, err := r.cfg.Ledger.MarkUnseen(ctx, e, r.cfg.Horizon)
 		if err != nil {
 			return err
 		}

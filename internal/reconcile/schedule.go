@@ -72,8 +72,8 @@ type planned struct {
 	// deferred records resolved in this run.
 	due bool
 	// What the deferred step did for the workload.
-	redriven  int64
-	decisions []string
+	reattributed int64
+	decisions    []string
 	// rechecked are the cap actions the run took on the workload's total
 	// alone (a workload resumed over its cap is paused again).
 	rechecked []string
@@ -201,12 +201,12 @@ func (r *Reconciler) reconcileWorkload(ctx context.Context, run *Run, f *fold, i
 	ds = append(ds, p.decisions...)
 	ds = append(ds, p.rechecked...)
 	rr := spend.ReconRun{WorkloadID: id, StartedAt: run.StartedAt, FinishedAt: r.now(),
-		Records: total.Records, Applied: total.Missed, Duplicates: total.Matched + total.Repeats,
+		Records: total.Records, Missed: total.Missed, Duplicates: total.Matched + total.Repeats,
 		Disagreements: total.Disagreements, Deferred: total.Deferred, NextReconAt: next,
 		Note:  fmt.Sprintf("tier %s every %s; %d repeats from the overlap", p.tier, p.interval, total.Repeats),
 		RunID: run.RunID, Since: run.Since, Until: run.Until,
 		CursorBefore: run.CursorBefore, CursorAfter: run.CursorAfter, Matched: total.Matched,
-		Unseen: total.Unseen, Redriven: p.redriven,
+		Unseen: total.Unseen, Reattributed: p.reattributed,
 		Decisions: ds, Tier: string(p.tier), Interval: p.interval}
 	if !p.sched.LastReconciled.IsZero() {
 		rr.Since = p.sched.LastReconciled.Add(-r.cfg.Lag - r.cfg.Overlap)

@@ -98,7 +98,7 @@ func TestRiskPartitionedSchedule(t *testing.T) {
 	// And the active workload's second record carries the record folded
 	// in a run it was not due in
 	busy, _ := f.spend.Recon.ReconRuns(ctx, "busy", 10)
-	if len(busy) != 2 || busy[0].Applied != 1 || busy[1].Applied != 1 || busy[0].Tier != string(reconcile.TierActive) {
+	if len(busy) != 2 || busy[0].Missed != 1 || busy[1].Missed != 1 || busy[0].Tier != string(reconcile.TierActive) {
 		t.Errorf("busy records = %+v", busy)
 	}
 

@@ -30,7 +30,7 @@ func TestAnOldRecordIsJudgedFromWhenItWasSeen(t *testing.T) {
 		t.Fatalf("unseen pages = %+v", pages)
 	}
 	// And once the export has been read a horizon past its sighting
-	// without it, it is flagged, once
+	// without it, it is unseen, once
 	f.clock.Advance(horizon + 10*time.Minute)
 	if late := f.run(t); late.Unseen != 1 {
 		t.Fatalf("unseen = %d past the horizon, want 1", late.Unseen)

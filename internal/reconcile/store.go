@@ -1,6 +1,7 @@
 package reconcile
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -138,9 +139,10 @@ type Run struct {
 	Since, Until              time.Time
 	CursorBefore, CursorAfter time.Time
 	Counts
-	// Redriven, UnresolvedPaged and Held count deferred records attributed
-	// now, named in an unresolved-attribution page, and held.
-	Redriven, UnresolvedPaged, Held int64
+	// Reattributed, UnresolvedPaged and Held count deferred records
+	// attributed now that their reference resolves, named in an
+	// unresolved-attribution page, and held.
+	Reattributed, UnresolvedPaged, Held int64
 	// UnresolvedUnits and UnresolvedOldest describe every open deferred
 	// record after the run.
 	UnresolvedUnits  int64
@@ -166,8 +168,8 @@ type Counts struct {
 	Disagreements int64
 	// Deferred could not be attributed to a workload.
 	Deferred int64
-	// Unseen are webhook entries flagged: the export lacks them past the
-	// consistency horizon.
+	// Unseen are webhook entries marked unseen: the export lacks them past
+	// the consistency horizon.
 	Unseen int64
 	// Quarantined were refused by the ledger (negative or oversized units,
 	// missing fields, a total that would overflow): stored with the reason
@@ -208,7 +210,7 @@ type runItem struct {
 	Deferred         int64    `dynamodbav:"deferred"`
 	Unseen           int64    `dynamodbav:"unseen"`
 	Quarantined      int64    `dynamodbav:"quarantined"`
-	Redriven         int64    `dynamodbav:"redriven"`
+	Reattributed     int64    `dynamodbav:"reattributed"`
 	UnresolvedPaged  int64    `dynamodbav:"unresolved_paged"`
 	Held             int64    `dynamodbav:"held"`
 	UnresolvedUnits  int64    `dynamodbav:"unresolved_units"`
@@ -216,7 +218,16 @@ type runItem struct {
 	Reconciled       int      `dynamodbav:"reconciled"`
 	Decisions        []string `dynamodbav:"decisions,omitempty"`
 	DurationMS       int64    `dynamodbav:"duration_ms"`
+
+	// EarlierRedriven is Reattributed as builds before that name stored it
+	// ("redriven"). It is read, never written, for the retention window
+	// (35 days) after the upgrade; by then the latest run records are all
+	// this build's.
+	EarlierRedriven int64 `dynamodbav:"redriven,omitempty"`
 }
+
+// reattributed is the run's Reattributed count under either name.
+func (ri runItem) reattributed() int64 { return cmp.Or(ri.Reattributed, ri.EarlierRedriven) }
 
 // PutRun stores a run record.
 func (s *Store) PutRun(ctx context.Context, r Run) error {
@@ -225,8 +236,8 @@ func (s *Store) PutRun(ctx context.Context, r Run) error {
 		Error: r.Error, Since: ddb.Stamp(r.Since), Until: ddb.Stamp(r.Until), CursorBefore: ddb.Stamp(r.CursorBefore),
 		CursorAfter: ddb.Stamp(r.CursorAfter), Records: r.Records, Missed: r.Missed, Matched: r.Matched,
 		Repeats: r.Repeats, Disagreements: r.Disagreements, Deferred: r.Deferred, Unseen: r.Unseen,
-		Quarantined: r.Quarantined,
-		Redriven:    r.Redriven, UnresolvedPaged: r.UnresolvedPaged, Held: r.Held, UnresolvedUnits: r.UnresolvedUnits,
+		Quarantined:  r.Quarantined,
+		Reattributed: r.Reattributed, UnresolvedPaged: r.UnresolvedPaged, Held: r.Held, UnresolvedUnits: r.UnresolvedUnits,
 		UnresolvedOldest: ddb.Stamp(r.UnresolvedOldest), Reconciled: r.Reconciled, Decisions: r.Decisions,
 		DurationMS: r.Duration.Milliseconds()})
 	if err != nil {
@@ -253,7 +264,7 @@ func (s *Store) Runs(ctx context.Context, limit int) ([]Run, error) {
 			Counts: Counts{Records: ri.Records, Missed: ri.Missed, Matched: ri.Matched, Repeats: ri.Repeats,
 				Disagreements: ri.Disagreements, Deferred: ri.Deferred, Unseen: ri.Unseen,
 				Quarantined: ri.Quarantined},
-			Redriven: ri.Redriven, UnresolvedPaged: ri.UnresolvedPaged, Held: ri.Held,
+			Reattributed: ri.reattributed(), UnresolvedPaged: ri.UnresolvedPaged, Held: ri.Held,
 			UnresolvedUnits: ri.UnresolvedUnits, UnresolvedOldest: ddb.ParseStamp(ri.UnresolvedOldest),
 			Reconciled: ri.Reconciled, Decisions: ri.Decisions, Duration: time.Duration(ri.DurationMS) * time.Millisecond})
 		return nil

@@ -17,12 +17,7 @@ func TestChangeTierRetriesAThrottlingCancellation(t *testing.T) {
 	t.Parallel()
 	// Given a workload's schedule partition that throttles its next three
 	// requests
-	env := localaws.StartForTest(t)
-	table := env.TableName("LedgerTable")
-	store, err := reconcile.NewStore(reconcile.StoreConfig{DB: env.DynamoDB, Table: table})
-	if err != nil {
-		t.Fatal(err)
-	}
+	env, table, store := newStore(t)
 	localaws.ThrottlePartitionRequests(t, env, table, "WL#w1", 3)
 	// When the first run moves the workload to a tier
 	changed, err := store.ChangeTier(context.Background(), reconcile.Schedule{}, false, reconcile.IntervalChange{

@@ -49,7 +49,7 @@ func TestSettleOfAPollOnlySourcePagesNoGap(t *testing.T) {
 	}
 }
 
-func TestADeferredBucketedRecordRedrivenIsCountedOnceWithItsBucket(t *testing.T) {
+func TestADeferredBucketedRecordReattributedIsCountedOnceWithItsBucket(t *testing.T) {
 	t.Parallel()
 	env := localaws.StartForTest(t)
 	f := newSumsFixture(t, env, env.DynamoDB)
@@ -62,12 +62,12 @@ func TestADeferredBucketedRecordRedrivenIsCountedOnceWithItsBucket(t *testing.T)
 	if res := f.apply(t, u); res.Outcome != Deferred {
 		t.Fatalf("outcome = %s, want deferred", res.Outcome)
 	}
-	// when the alias is added, the record redriven, and Stripe shows the same 10
+	// when the alias is added, the record reattributed, and Stripe shows the same 10
 	f.workload(t, "wl-late", 1_000_000, 1_000_000)
 	if err := f.s.Workloads.AddAlias(ctx, "cus_late", "wl-late"); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := f.s.Ledger.Redrive(ctx, "ur_early"); err != nil {
+	if _, err := f.s.Ledger.Reattribute(ctx, "ur_early"); err != nil {
 		t.Fatal(err)
 	}
 	src := testSources(t)["stripe-test"]

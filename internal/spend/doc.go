@@ -74,7 +74,7 @@
 // The entry's and the decision's gsi1 keys are set only when the record
 // came with an event ID. A resolved deferred item moves to gsi1pk
 // DEFERRED#resolved, so the DEFERRED#open partition only holds open items;
-// a marker moves to CONFIRMED#<shard> or FLAGGED#<shard> (recon.go).
+// a marker moves to CONFIRMED#<shard> or UNSEEN#<shard> (recon.go).
 // (Items move between index partitions by SET rather than REMOVE, which
 // the embedded DynamoDB ignores.) keys.go spells every key of both tables.
 //
@@ -84,7 +84,7 @@
 //   - Apply a record: TransactWriteItems [Put REC#<record>/ENTRY if absent,
 //     Update WL#<id> ADD total if it exists and is not retired, and on the
 //     webhook path Put the record's marker, which reconciliation confirms
-//     against the export or flags (recon.go)].
+//     against the export or marks unseen (recon.go)].
 //   - Apply a queue batch ([Ledger.ApplyBatch]): one BatchGetItem of the
 //     records' aliases, then per workload (up to [MaxBatchRecords] records)
 //     one TransactWriteItems [each record's entry if absent and marker,

@@ -30,7 +30,7 @@ type ReconRun struct {
 	StartedAt     time.Time
 	FinishedAt    time.Time
 	Records       int64
-	Applied       int64
+	Missed        int64
 	Duplicates    int64
 	Disagreements int64
 	Deferred      int64
@@ -43,15 +43,16 @@ type ReconRun struct {
 	RunID                     string
 	Since, Until              time.Time
 	CursorBefore, CursorAfter time.Time
-	// Applied counts records the poll path applied (the webhook path had
-	// missed them); Matched counts those of Duplicates that the webhook
-	// path had applied first.
+	// Missed counts records the poll path applied because the webhook
+	// path had missed them; Matched counts those of Duplicates that the
+	// webhook path had applied first.
 	Matched int64
-	// Unseen counts webhook entries flagged because the export still lacked
-	// them past the consistency horizon.
+	// Unseen counts webhook entries marked unseen because the export still
+	// lacked them past the consistency horizon.
 	Unseen int64
-	// Redriven counts deferred records attributed to the workload now.
-	Redriven int64
+	// Reattributed counts deferred records attributed to the workload now
+	// that their reference resolves.
+	Reattributed int64
 	// Decisions are one line per cap action or hold decision taken.
 	Decisions []string
 	// Tier and Interval are the workload's reconciliation tier and interval.
@@ -367,11 +368,11 @@ func (s *Recon) PutReconRun(ctx context.Context, run ReconRun) error {
 	}
 	item, err := attributevalue.MarshalMap(reconRunItem{PK: WorkloadPK(run.WorkloadID), SK: reconRunSK(run.StartedAt),
 		WorkloadID: run.WorkloadID, StartedAt: ddb.Stamp(run.StartedAt), FinishedAt: ddb.Stamp(run.FinishedAt),
-		Records: run.Records, Applied: run.Applied, Duplicates: run.Duplicates, Disagreements: run.Disagreements,
+		Records: run.Records, Missed: run.Missed, Duplicates: run.Duplicates, Disagreements: run.Disagreements,
 		Deferred: run.Deferred, Note: run.Note, NextReconAt: ddb.Stamp(run.NextReconAt),
 		RunID: run.RunID, WindowStart: ddb.Stamp(run.Since), WindowEnd: ddb.Stamp(run.Until),
 		CursorBefore: ddb.Stamp(run.CursorBefore), CursorAfter: ddb.Stamp(run.CursorAfter), Matched: run.Matched,
-		Unseen: run.Unseen, Redriven: run.Redriven,
+		Unseen: run.Unseen, Reattributed: run.Reattributed,
 		Decisions: run.Decisions, Tier: run.Tier, Interval: durationText(run.Interval)})
 	if err != nil {
 		return fmt.Errorf("spend: encode recon run: %w", err)
@@ -392,12 +393,12 @@ func (s *Recon) ReconRuns(ctx context.Context, workloadID string, limit int) ([]
 		And(expression.Key("sk").BeginsWith(prefixReconRun))
 	err := queryItems(ctx, s.db, s.ledger, "", kc, false, limit, func(ri reconRunItem) error {
 		runs = append(runs, ReconRun{WorkloadID: ri.WorkloadID, StartedAt: ddb.ParseStamp(ri.StartedAt),
-			FinishedAt: ddb.ParseStamp(ri.FinishedAt), Records: ri.Records, Applied: ri.Applied,
+			FinishedAt: ddb.ParseStamp(ri.FinishedAt), Records: ri.Records, Missed: ri.missed(),
 			Duplicates: ri.Duplicates, Disagreements: ri.Disagreements, Deferred: ri.Deferred,
 			Note: ri.Note, NextReconAt: ddb.ParseStamp(ri.NextReconAt),
 			RunID: ri.RunID, Since: ddb.ParseStamp(ri.WindowStart), Until: ddb.ParseStamp(ri.WindowEnd),
 			CursorBefore: ddb.ParseStamp(ri.CursorBefore), CursorAfter: ddb.ParseStamp(ri.CursorAfter), Matched: ri.Matched,
-			Unseen: ri.Unseen, Redriven: ri.Redriven,
+			Unseen: ri.Unseen, Reattributed: ri.reattributed(),
 			Decisions: ri.Decisions, Tier: ri.Tier, Interval: parseDurationText(ri.Interval)})
 		return nil
 	})

@@ -1,6 +1,7 @@
 package spend
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 
@@ -126,7 +127,7 @@ type deferredItem struct {
 	Deadline    string `dynamodbav:"deadline"`
 	ResolvedAt  string `dynamodbav:"resolved_at,omitempty"`
 	// Source, Meter, Unit, SeenAt and Unreconciled are the record's as it
-	// arrived, so that a redriven record lands in its bucket of a
+	// arrived, so that a reattributed record lands in its bucket of a
 	// provider of sums and keeps its export's rule.
 	Source       string `dynamodbav:"source,omitempty"`
 	Meter        string `dynamodbav:"meter,omitempty"`
@@ -220,7 +221,7 @@ type reconRunItem struct {
 	StartedAt     string `dynamodbav:"started_at"`
 	FinishedAt    string `dynamodbav:"finished_at,omitempty"`
 	Records       int64  `dynamodbav:"records"`
-	Applied       int64  `dynamodbav:"applied"`
+	Missed        int64  `dynamodbav:"missed"`
 	Duplicates    int64  `dynamodbav:"duplicates"`
 	Disagreements int64  `dynamodbav:"disagreements"`
 	Deferred      int64  `dynamodbav:"deferred"`
@@ -234,11 +235,25 @@ type reconRunItem struct {
 	CursorAfter  string   `dynamodbav:"cursor_after,omitempty"`
 	Matched      int64    `dynamodbav:"matched,omitempty"`
 	Unseen       int64    `dynamodbav:"unseen,omitempty"`
-	Redriven     int64    `dynamodbav:"redriven,omitempty"`
+	Reattributed int64    `dynamodbav:"reattributed,omitempty"`
 	Decisions    []string `dynamodbav:"decisions,omitempty"`
 	Tier         string   `dynamodbav:"tier,omitempty"`
 	Interval     string   `dynamodbav:"interval,omitempty"`
+
+	// EarlierApplied and EarlierRedriven are Missed and Reattributed as
+	// builds before those names stored them ("applied", "redriven"). They
+	// are read, never written, for the retention window (35 days) after
+	// the upgrade; by then every workload's latest records are this
+	// build's.
+	EarlierApplied  int64 `dynamodbav:"applied,omitempty"`
+	EarlierRedriven int64 `dynamodbav:"redriven,omitempty"`
 }
+
+// missed is the run's Missed count under either name.
+func (it reconRunItem) missed() int64 { return cmp.Or(it.Missed, it.EarlierApplied) }
+
+// reattributed is the run's Reattributed count under either name.
+func (it reconRunItem) reattributed() int64 { return cmp.Or(it.Reattributed, it.EarlierRedriven) }
 
 // cancelled reports, for a cancelled transaction, which items failed their
 // condition and whether a conflict or throttling cancelled it

@@ -55,7 +55,7 @@ const (
 	prefixDisagree    = "DISAGREE#"
 	prefixUnconfirmed = "UNCONFIRMED#"
 	prefixConfirmed   = "CONFIRMED#"
-	prefixFlagged     = "FLAGGED#"
+	prefixUnseen      = "UNSEEN#"
 )
 
 // WorkloadPK is the partition key of a workload's items, "WL#<id>", in
@@ -79,6 +79,8 @@ func eventRefSK(rec string) string      { return prefixEventRef + rec }
 func reconRunSK(at time.Time) string    { return prefixReconRun + ddb.Stamp(at) }
 func entryGSI1SK(rec string) string     { return prefixRecord + rec }
 func unconfirmedPK(shard string) string { return prefixUnconfirmed + shard }
+func confirmedPK(shard string) string   { return prefixConfirmed + shard }
+func unseenPK(shard string) string      { return prefixUnseen + shard }
 
 func disagreeSK(otherWorkload string, units int64) string {
 	return prefixDisagree + otherWorkload + "#" + strconv.FormatInt(units, 10)

@@ -548,10 +548,10 @@ func (s *Ledger) OpenDeferred(ctx context.Context, due time.Time) ([]DeferredRec
 	return ds, nil
 }
 
-// Redrive applies a deferred record again (after an alias was added or a
-// workload created) and resolves the deferred item once the record is in
-// the ledger.
-func (s *Ledger) Redrive(ctx context.Context, recordID string) (Result, error) {
+// Reattribute applies a deferred record again, once its reference resolves
+// (after an alias was added or a workload created), and resolves the
+// deferred item once the record is in the ledger.
+func (s *Ledger) Reattribute(ctx context.Context, recordID string) (Result, error) {
 	out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(s.ledger),
 		Key: deferredKey(recordID), ConsistentRead: aws.Bool(true)})
 	if err != nil {

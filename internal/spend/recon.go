@@ -28,7 +28,7 @@ import (
 //	item     pk            sk           gsi1pk                   gsi1sk
 //	marker   REC#<record>  UNCONFIRMED  UNCONFIRMED#<shard>      <seen>#<record>
 //
-// The marker moves to FLAGGED#<shard> when the export still lacks the record
+// The marker moves to UNSEEN#<shard> when the export still lacks the record
 // past its consistency horizon (and a page goes out, once), and to
 // CONFIRMED#<shard> once the export shows it. The shard (0-15, a hash of the
 // record ID) spreads the index partition of a busy webhook path.
@@ -38,9 +38,23 @@ const (
 
 	// Marker statuses.
 	MarkerUnconfirmed = "unconfirmed"
-	MarkerFlagged     = "flagged"
+	MarkerUnseen      = "unseen"
 	MarkerConfirmed   = "confirmed"
+
+	// markerFlagged is MarkerUnseen as builds before that name stored it
+	// (under gsi1pk FLAGGED#<shard>, with flagged_at). Confirm reads it as
+	// MarkerUnseen for the retention window (35 days) after the upgrade:
+	// no path keeps a record longer, so no later export shows one.
+	markerFlagged = "flagged"
 )
+
+// markerStatus is a stored marker status under this build's names.
+func markerStatus(stored string) string {
+	if stored == markerFlagged {
+		return MarkerUnseen
+	}
+	return stored
+}
 
 func markerShard(rec string) string {
 	h := fnv.New32a()
@@ -63,7 +77,7 @@ type markerItem struct {
 	OccurredAt  string `dynamodbav:"occurred_at,omitempty"`
 	ObservedAt  string `dynamodbav:"observed_at,omitempty"`
 	AcceptedAt  string `dynamodbav:"accepted_at"`
-	FlaggedAt   string `dynamodbav:"flagged_at,omitempty"`
+	UnseenAt    string `dynamodbav:"unseen_at,omitempty"`
 	ConfirmedAt string `dynamodbav:"confirmed_at,omitempty"`
 	DedupKey    string `dynamodbav:"dedup_key,omitempty"`
 }
@@ -76,7 +90,7 @@ type UnconfirmedEntry struct {
 	WorkloadRef string
 	Units       int64
 	EventID     string
-	// Status is "unconfirmed", "flagged" or "confirmed".
+	// Status is "unconfirmed", "unseen" or "confirmed".
 	Status string
 	// Due is the time the horizon counts from: when hookline first saw
 	// the record (markers of earlier builds: its occurrence).
@@ -84,7 +98,7 @@ type UnconfirmedEntry struct {
 	OccurredAt  time.Time
 	ObservedAt  time.Time
 	AcceptedAt  time.Time
-	FlaggedAt   time.Time
+	UnseenAt    time.Time
 	ConfirmedAt time.Time
 	DedupKey    string
 }
@@ -93,7 +107,7 @@ func (it markerItem) entry() UnconfirmedEntry {
 	e := UnconfirmedEntry{RecordID: it.RecordID, WorkloadID: it.WorkloadID, WorkloadRef: it.WorkloadRef,
 		Units: it.Units, EventID: it.EventID, Status: it.Status, OccurredAt: ddb.ParseStamp(it.OccurredAt),
 		ObservedAt: ddb.ParseStamp(it.ObservedAt), AcceptedAt: ddb.ParseStamp(it.AcceptedAt),
-		FlaggedAt: ddb.ParseStamp(it.FlaggedAt), ConfirmedAt: ddb.ParseStamp(it.ConfirmedAt), DedupKey: it.DedupKey}
+		UnseenAt: ddb.ParseStamp(it.UnseenAt), ConfirmedAt: ddb.ParseStamp(it.ConfirmedAt), DedupKey: it.DedupKey}
 	due, _, _ := strings.Cut(it.GSI1SK, "#")
 	e.Due = ddb.ParseStamp(due)
 	return e
@@ -121,7 +135,7 @@ func (s *core) markerPut(u Usage, id, now string) (types.TransactWriteItem, erro
 }
 
 // UnconfirmedBefore lists the webhook entries the export has not confirmed
-// and that are not flagged yet, whose usage occurred at or before before,
+// and that are not unseen yet, whose usage occurred at or before before,
 // oldest first within each shard.
 func (s *Recon) UnconfirmedBefore(ctx context.Context, before time.Time) ([]UnconfirmedEntry, error) {
 	var out []UnconfirmedEntry
@@ -140,13 +154,13 @@ func (s *Recon) UnconfirmedBefore(ctx context.Context, before time.Time) ([]Unco
 }
 
 // Confirm records that the export showed a record. It returns the marker's
-// status before: "unconfirmed", "flagged" (the flag is now resolved), or ""
+// status before: "unconfirmed", "unseen" (the export shows it at last), or ""
 // when the record has no open marker (it was applied by the poll path, or
 // is already confirmed).
 func (s *Recon) Confirm(ctx context.Context, recordID string) (string, error) {
 	upd := expression.Set(expression.Name("status"), expression.Value(MarkerConfirmed)).
 		Set(expression.Name("confirmed_at"), expression.Value(ddb.Stamp(s.now()))).
-		Set(expression.Name("gsi1pk"), expression.Value(prefixConfirmed+markerShard(recordID)))
+		Set(expression.Name("gsi1pk"), expression.Value(confirmedPK(markerShard(recordID))))
 	cond := expression.AttributeExists(expression.Name("pk")).
 		And(expression.Name("status").NotEqual(expression.Value(MarkerConfirmed)))
 	expr, err := expression.NewBuilder().WithUpdate(upd).WithCondition(cond).Build()
@@ -163,20 +177,20 @@ func (s *Recon) Confirm(ctx context.Context, recordID string) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("spend: confirm %s: %w", recordID, err)
 	}
-	return stringAttr(out.Attributes, "status"), nil
+	return markerStatus(stringAttr(out.Attributes, "status")), nil
 }
 
-// FlagUnseen flags a webhook entry that the export still lacks past the
-// consistency horizon, and pages the reconciliation owner, in one
+// MarkUnseen marks unseen a webhook entry that the export still lacks past
+// the consistency horizon, and pages the reconciliation owner, in one
 // transaction, once per record. It reports false when the marker was
-// already flagged or confirmed.
-func (s *Recon) FlagUnseen(ctx context.Context, e UnconfirmedEntry, horizon time.Duration) (bool, error) {
+// already unseen or confirmed.
+func (s *Recon) MarkUnseen(ctx context.Context, e UnconfirmedEntry, horizon time.Duration) (bool, error) {
 	now := s.now()
 	dedup := "spend-unseen:" + e.RecordID
-	upd := expression.Set(expression.Name("status"), expression.Value(MarkerFlagged)).
-		Set(expression.Name("flagged_at"), expression.Value(ddb.Stamp(now))).
+	upd := expression.Set(expression.Name("status"), expression.Value(MarkerUnseen)).
+		Set(expression.Name("unseen_at"), expression.Value(ddb.Stamp(now))).
 		Set(expression.Name("dedup_key"), expression.Value(dedup)).
-		Set(expression.Name("gsi1pk"), expression.Value(prefixFlagged+markerShard(e.RecordID)))
+		Set(expression.Name("gsi1pk"), expression.Value(unseenPK(markerShard(e.RecordID))))
 	cond := expression.Name("status").Equal(expression.Value(MarkerUnconfirmed))
 	expr, err := expression.NewBuilder().WithUpdate(upd).WithCondition(cond).Build()
 	if err != nil {
@@ -196,7 +210,7 @@ func (s *Recon) FlagUnseen(ctx context.Context, e UnconfirmedEntry, horizon time
 		return false, nil
 	}
 	if err != nil {
-		return false, fmt.Errorf("spend: flag unseen %s: %w", e.RecordID, err)
+		return false, fmt.Errorf("spend: mark unseen %s: %w", e.RecordID, err)
 	}
 	s.log.WarnContext(ctx, "usage unseen by export", "record", e.RecordID, "workload", e.WorkloadID,
 		"units", e.Units, "due", e.Due, "horizon", horizon)
@@ -321,9 +335,9 @@ func (s *Recon) ApplyBatchResolved(ctx context.Context, us []Usage, ids map[stri
 	return s.asLedger().ApplyBatchResolved(ctx, us, ids)
 }
 
-// Redrive is [Ledger.Redrive].
-func (s *Recon) Redrive(ctx context.Context, recordID string) (Result, error) {
-	return s.asLedger().Redrive(ctx, recordID)
+// Reattribute is [Ledger.Reattribute].
+func (s *Recon) Reattribute(ctx context.Context, recordID string) (Result, error) {
+	return s.asLedger().Reattribute(ctx, recordID)
 }
 
 // Quarantine is [Ledger.Quarantine].

@@ -266,20 +266,20 @@ func TestDeferred(t *testing.T) {
 		t.Errorf("deferred count = %d, want 2", got)
 	}
 
-	t.Run("redrive after alias", func(t *testing.T) {
+	t.Run("reattribute after alias", func(t *testing.T) {
 		// given the unknown reference now aliases a workload
 		if err := f.s.Workloads.AddAlias(ctx, "acct-unknown", "w-bystander"); err != nil {
 			t.Fatal(err)
 		}
-		// when the deferred record is redriven
-		res, err := f.s.Ledger.Redrive(ctx, "rec-defer-acct-unknown")
+		// when the deferred record is reattributed
+		res, err := f.s.Ledger.Reattribute(ctx, "rec-defer-acct-unknown")
 		// then it is applied to that workload and no longer open
 		if err != nil || res.Outcome != Applied || res.WorkloadID != "w-bystander" || res.Total != 70 {
-			t.Fatalf("Redrive = %+v, %v", res, err)
+			t.Fatalf("Reattribute = %+v, %v", res, err)
 		}
 		open, _ := f.s.Ledger.OpenDeferred(ctx, time.Time{})
 		if containsRecord(open, "rec-defer-acct-unknown") {
-			t.Errorf("redriven record still open")
+			t.Errorf("reattributed record still open")
 		}
 	})
 }

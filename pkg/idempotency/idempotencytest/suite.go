@@ -190,7 +190,7 @@ func takeoverFencesOldHolder(t *testing.T, f *Fixture) {
 	f.Clock.Advance(Window + time.Millisecond)
 	// when another worker claims the key,
 	taker := mustClaim(t, f.Registry, "evt_1", hashA)
-	// then it gets a new token and a new window, flagged as a takeover,
+	// then it gets a new token and a new window, marked as a takeover,
 	if taker.Token == old.Token || !taker.HeldUntil.After(old.HeldUntil) || !taker.Takeover || taker.Attempt != 2 {
 		t.Fatalf("takeover = %+v, old = %+v", taker, old)
 	}
