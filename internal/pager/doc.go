@@ -16,7 +16,8 @@
 // sending and before marking, the page is sent again after the lease, and
 // PagerDuty collapses the repeat on its dedup_key.
 //
-// Item layout (in the table named by [OutboxConfig.Table]):
+// Item layout (in the table named by [OutboxConfig.Table]; keys.go spells
+// every key):
 //
 //	pk = PAGE#<dedup_key>   sk = PAGE
 //	gsi1pk = OUTBOX#pending | OUTBOX#sent | OUTBOX#failed

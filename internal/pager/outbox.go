@@ -29,9 +29,6 @@ const (
 	StatusFailed  = "failed"
 )
 
-// indexName is the table's secondary index that lists pages by status.
-const indexName = "gsi1"
-
 // OutboxConfig configures an [Outbox].
 type OutboxConfig struct {
 	DB DB
@@ -144,12 +141,6 @@ type pageItem struct {
 	LeaseOwner    string `dynamodbav:"lease_owner,omitempty"`
 }
 
-func pageKey(dedupKey string) map[string]types.AttributeValue {
-	return ddb.Key("PAGE#"+dedupKey, "PAGE")
-}
-
-func statusPartition(status string) string { return "OUTBOX#" + status }
-
 // EnqueueItem returns the outbox Put for ev as a transaction item, for the
 // caller's own TransactWriteItems. The Put is conditioned on
 // attribute_not_exists(pk): a second enqueue of the same dedup key cancels
@@ -192,8 +183,8 @@ func (o *Outbox) put(ev Event, now time.Time) (*dynamodb.PutItemInput, error) {
 	}
 	created := ddb.Stamp(now)
 	item, err := attributevalue.MarshalMap(pageItem{
-		PK: "PAGE#" + ev.DedupKey, SK: "PAGE",
-		GSI1PK: statusPartition(StatusPending), GSI1SK: created + "#" + ev.DedupKey,
+		PK: pagePK(ev.DedupKey), SK: skPage,
+		GSI1PK: statusPartition(StatusPending), GSI1SK: statusSK(created, ev.DedupKey),
 		DedupKey: ev.DedupKey, Status: StatusPending, Event: string(raw),
 		CreatedAt: created, NextAttemptAt: created,
 	})
@@ -354,7 +345,7 @@ func (o *Outbox) markSent(ctx context.Context, p Page, token string) error {
 	upd := expression.Set(expression.Name("status"), expression.Value(StatusSent)).
 		Set(expression.Name("sent_at"), expression.Value(sent)).
 		Set(expression.Name("gsi1pk"), expression.Value(statusPartition(StatusSent))).
-		Set(expression.Name("gsi1sk"), expression.Value(sent+"#"+p.DedupKey)).
+		Set(expression.Name("gsi1sk"), expression.Value(statusSK(sent, p.DedupKey))).
 		Add(expression.Name("attempts"), expression.Value(1)).
 		Set(expression.Name("lease_until"), expression.Value("")).Set(expression.Name("lease_owner"), expression.Value(""))
 	if err := o.update(ctx, p.DedupKey, upd, leaseHeld(token)); err != nil {
@@ -379,7 +370,7 @@ func (o *Outbox) markFailed(ctx context.Context, p Page, token string, cause err
 	upd := expression.Set(expression.Name("status"), expression.Value(StatusFailed)).
 		Set(expression.Name("last_error"), expression.Value(cause.Error())).
 		Set(expression.Name("gsi1pk"), expression.Value(statusPartition(StatusFailed))).
-		Set(expression.Name("gsi1sk"), expression.Value(now+"#"+p.DedupKey)).
+		Set(expression.Name("gsi1sk"), expression.Value(statusSK(now, p.DedupKey))).
 		Add(expression.Name("attempts"), expression.Value(1)).
 		Set(expression.Name("lease_until"), expression.Value("")).Set(expression.Name("lease_owner"), expression.Value(""))
 	if err := o.update(ctx, p.DedupKey, upd, leaseHeld(token)); err != nil {
