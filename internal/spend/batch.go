@@ -65,6 +65,37 @@ type batch struct {
 	// buckets are the records counted in buckets of providers of sums,
 	// by bucket, in batch order.
 	buckets []*bucketGroup
+	// checks are the workloads the groups' transactions grew, in commit
+	// order, for the one cap check the batch makes of each.
+	checks []*capCheck
+	// dups are the records the groups found in the ledger already.
+	dups []dup
+}
+
+// dup is a record of workload id that a group's transaction found in the
+// ledger already.
+type dup struct {
+	i  int
+	id string
+}
+
+// classifyLater keeps records recs of workload id, found in the ledger
+// already, for classifyDuplicates.
+func (b *batch) classifyLater(id string, recs []int) {
+	for _, i := range recs {
+		b.dups = append(b.dups, dup{i: i, id: id})
+	}
+}
+
+// classifyDuplicates classifies the records the groups found in the
+// ledger already, one by one as Apply classifies a duplicate, after the
+// batch's cap checks: a repeat of a record in a batch that carried its
+// workload over the cap then meets the workload paused, and the pause
+// names the record that crossed, not the repeat.
+func (b *batch) classifyDuplicates(ctx context.Context) {
+	for _, d := range b.dups {
+		b.res[d.i], b.errs[d.i] = b.s.conflict(ctx, b.us[d.i], d.id)
+	}
 }
 
 func (b *batch) run(ctx context.Context) {
@@ -74,11 +105,9 @@ func (b *batch) run(ctx context.Context) {
 			b.applyGroup(ctx, g.id, g.recs[start:min(start+MaxBatchRecords, len(g.recs))])
 		}
 	}
-	for _, g := range b.buckets {
-		for start := 0; start < len(g.recs); start += MaxBucketRecords {
-			b.applyBucketGroup(ctx, g, g.recs[start:min(start+MaxBucketRecords, len(g.recs))])
-		}
-	}
+	b.applyBuckets(ctx)
+	b.checkCaps(ctx)
+	b.classifyDuplicates(ctx)
 	// Records outside the groups (no workload, or a record ID given twice
 	// in the batch) take Apply's own path, after the groups, so that a
 	// repeat meets the entry its first copy wrote.
@@ -194,11 +223,7 @@ func (b *batch) applyGroup(ctx context.Context, id string, recs []int) {
 	// The records taken out as duplicates are classified whatever becomes
 	// of the rest: a duplicate left without a result would read as
 	// applied to no workload.
-	defer func() {
-		for _, i := range dups {
-			b.res[i], b.errs[i] = b.s.conflict(ctx, b.us[i], id)
-		}
-	}()
+	defer func() { b.classifyLater(id, dups) }()
 	for len(pending) > 0 {
 		tx, owners, err := b.groupTx(id, pending)
 		if err != nil {
@@ -207,7 +232,7 @@ func (b *batch) applyGroup(ctx context.Context, id string, recs []int) {
 		}
 		err = b.s.transactBatch(ctx, tx)
 		if err == nil {
-			b.committed(ctx, id, pending)
+			b.committed(id, pending)
 			break
 		}
 		failed, _, ok := cancelled(err)
@@ -270,19 +295,19 @@ func (b *batch) groupTx(id string, recs []int) ([]types.TransactWriteItem, []int
 }
 
 // committed records the results of records recs, whose transaction
-// committed, and takes the cap action the workload now calls for, once,
-// in the name of the record that crossed.
-func (b *batch) committed(ctx context.Context, id string, recs []int) {
+// committed, for the batch's cap check of the workload.
+func (b *batch) committed(id string, recs []int) {
 	grown := make([]Usage, len(recs))
 	for pos, i := range recs {
 		grown[pos] = b.us[i]
 	}
-	b.committedAs(ctx, id, recs, grown)
+	b.committedAs(id, recs, grown)
 }
 
 // committedAs is committed for records that grew the total by grown[k].Units
-// each (their own units, or a bucket's increase).
-func (b *batch) committedAs(ctx context.Context, id string, recs []int, grown []Usage) {
+// each (their own units, or a bucket's increase). The workload's cap is
+// checked once all the batch's groups have committed.
+func (b *batch) committedAs(id string, recs []int, grown []Usage) {
 	ledgerAt := b.s.now()
 	for _, i := range recs {
 		u := b.us[i]
@@ -293,19 +318,61 @@ func (b *batch) committedAs(ctx context.Context, id string, recs []int, grown []
 		}
 		b.res[i] = Result{Outcome: Applied, WorkloadID: id}
 	}
-	w, err := b.s.asWorkloads().Get(ctx, id)
-	if err != nil {
-		b.fail(recs, fmt.Errorf("spend: applied batch for %s, cap check: %w", id, err))
+	for _, c := range b.checks {
+		if c.id == id {
+			c.recs, c.grown = append(c.recs, recs...), append(c.grown, grown...)
+			return
+		}
+	}
+	b.checks = append(b.checks, &capCheck{id: id, recs: slices.Clone(recs), grown: grown, ledgerAt: ledgerAt})
+}
+
+// capCheck is what a batch's transactions committed to one workload:
+// the records, in commit order, and what each grew its total by.
+type capCheck struct {
+	id       string
+	recs     []int
+	grown    []Usage
+	ledgerAt time.Time
+}
+
+// checkCaps reads every workload the batch's groups grew, with one
+// BatchGetItem for up to 100 of them rather than one read each, and takes
+// the cap action each calls for, once, in the name of the record that
+// crossed.
+func (b *batch) checkCaps(ctx context.Context) {
+	if len(b.checks) == 0 {
 		return
 	}
-	for _, i := range recs {
+	ids := make([]string, len(b.checks))
+	for k, c := range b.checks {
+		ids[k] = c.id
+	}
+	ws, err := b.s.workloadsByID(ctx, ids)
+	for _, c := range b.checks {
+		w, ok := ws[c.id]
+		switch {
+		case err != nil:
+			b.fail(c.recs, fmt.Errorf("spend: applied batch for %s, cap check: %w", c.id, err))
+		case !ok:
+			b.fail(c.recs, fmt.Errorf("spend: applied batch for %s, cap check: workload %s: %w", c.id, c.id, ErrUnknownWorkload))
+		default:
+			b.capAction(ctx, w, c)
+		}
+	}
+}
+
+// capAction records w's total in c's results and takes the cap action w
+// calls for.
+func (b *batch) capAction(ctx context.Context, w Workload, c *capCheck) {
+	for _, i := range c.recs {
 		b.res[i].Total = w.Total
 	}
 	if action, _ := nextAction(w); action == "" {
 		return
 	}
-	tip := recs[crossing(w, grown)]
-	decisions, err := b.s.enforce(ctx, w, b.us[tip], ledgerAt)
+	tip := c.recs[crossing(w, c.grown)]
+	decisions, err := b.s.enforce(ctx, w, b.us[tip], c.ledgerAt)
 	b.res[tip].Decisions = decisions
 	if err != nil {
 		b.errs[tip] = fmt.Errorf("spend: applied %s, enforce cap: %w", b.us[tip].RecordID, err)

@@ -191,9 +191,14 @@ func (s *core) readHead(ctx context.Context, k BucketKey, width time.Duration) (
 		return Bucket{}, fmt.Errorf("spend: read bucket %s: %w", k, err)
 	}
 	if !found {
-		return Bucket{BucketKey: k, End: k.Start.Add(width), TZ: "UTC"}, nil
+		return freshBucket(k, width), nil
 	}
 	return it.bucket(), nil
+}
+
+// freshBucket is the head of a bucket nobody has written: version 0.
+func freshBucket(k BucketKey, width time.Duration) Bucket {
+	return Bucket{BucketKey: k, End: k.Start.Add(width), TZ: "UTC"}
 }
 
 // headPut writes the head h, which was read at version h.Version-1,

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/hookline/hookline/internal/ddb"
@@ -19,12 +20,66 @@ type bucketGroup struct {
 	src  sums.Source
 	id   string
 	recs []int
+	// head is the bucket's head as last read or written by this batch;
+	// known is false until then, or once a write's outcome is unknown.
+	head  Bucket
+	known bool
 }
 
 // MaxBucketRecords is how many records of one bucket one transaction
 // folds: an entry and at most one delta each, the workload's total and
 // the bucket's head stay within DynamoDB's 100 items a transaction.
 const MaxBucketRecords = 40
+
+// applyBuckets reads the heads of the batch's buckets together and folds
+// each bucket's records, MaxBucketRecords a transaction.
+func (b *batch) applyBuckets(ctx context.Context) {
+	if len(b.buckets) == 0 {
+		return
+	}
+	if err := b.readHeads(ctx); err != nil {
+		for _, g := range b.buckets {
+			b.fail(g.recs, err)
+		}
+		return
+	}
+	for _, g := range b.buckets {
+		for start := 0; start < len(g.recs); start += MaxBucketRecords {
+			b.applyBucketGroup(ctx, g, g.recs[start:min(start+MaxBucketRecords, len(g.recs))])
+		}
+	}
+}
+
+// readHeads reads the heads of the batch's buckets with consistent
+// BatchGetItem reads, 100 a call, rather than one read a bucket: a batch
+// of records of many workloads touches as many buckets. An absent head
+// is a fresh bucket.
+func (b *batch) readHeads(ctx context.Context) error {
+	keys := make([]map[string]types.AttributeValue, len(b.buckets))
+	for k, g := range b.buckets {
+		keys[k] = ddb.Key(bucketPK(g.key), skHead)
+	}
+	found := make(map[string]Bucket, len(keys))
+	err := b.s.batchGet(ctx, b.s.ledger, keys, func(item map[string]types.AttributeValue) error {
+		var it headItem
+		if err := attributevalue.UnmarshalMap(item, &it); err != nil {
+			return fmt.Errorf("decode bucket head: %w", err)
+		}
+		found[it.PK] = it.bucket()
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("spend: read bucket heads: %w", err)
+	}
+	for _, g := range b.buckets {
+		h, ok := found[bucketPK(g.key)]
+		if !ok {
+			h = freshBucket(g.key, g.src.Width.D())
+		}
+		g.head, g.known = h, true
+	}
+	return nil
+}
 
 // applyBucketGroup folds up to MaxBucketRecords records of one bucket in
 // one transaction, as [core.applyBucketed] folds one: their entries, the
@@ -36,13 +91,9 @@ const MaxBucketRecords = 40
 func (b *batch) applyBucketGroup(ctx context.Context, g *bucketGroup, recs []int) {
 	pending := slices.Clone(recs)
 	var dups []int
-	defer func() {
-		for _, i := range dups {
-			b.res[i], b.errs[i] = b.s.conflict(ctx, b.us[i], g.id)
-		}
-	}()
+	defer func() { b.classifyLater(g.id, dups) }()
 	for range bucketAttempts {
-		h, err := b.s.readHead(ctx, g.key, g.src.Width.D())
+		h, err := b.head(ctx, g)
 		if err != nil {
 			b.fail(pending, err)
 			return
@@ -52,9 +103,11 @@ func (b *batch) applyBucketGroup(ctx context.Context, g *bucketGroup, recs []int
 			b.fail(pending, err)
 			return
 		}
+		g.known = false // until the transaction's outcome is known
 		err = b.s.transact(ctx, fold.tx)
 		if err == nil {
-			b.bucketCommitted(ctx, g.id, pending, fold.deltas)
+			g.head, g.known = fold.next.item().bucket(), true // as stored
+			b.bucketCommitted(g.id, pending, fold.deltas)
 			return
 		}
 		failed, _, ok := cancelled(err)
@@ -80,13 +133,22 @@ func (b *batch) applyBucketGroup(ctx context.Context, g *bucketGroup, recs []int
 	b.fail(pending, fmt.Errorf("%w: %s", ErrBucketContended, g.key))
 }
 
+// head is g's head: as this batch last read or wrote it, or read now.
+func (b *batch) head(ctx context.Context, g *bucketGroup) (Bucket, error) {
+	if g.known {
+		return g.head, nil
+	}
+	return b.s.readHead(ctx, g.key, g.src.Width.D())
+}
+
 // bucketFold is one attempt's transaction for a bucket group: owners[k]
 // is the record of item k (-1 for the total and the head), deltas the
-// increase each record made.
+// increase each record made, next the head it writes.
 type bucketFold struct {
 	tx     []types.TransactWriteItem
 	owners []int
 	deltas []int64
+	next   Bucket
 }
 
 // foldBucket is the transaction of records recs on the head h: the
@@ -112,6 +174,7 @@ func (b *batch) foldBucket(g *bucketGroup, h Bucket, recs []int) (bucketFold, er
 		}
 	}
 	next.Version = h.Version + 1 // one change of the head, read at h.Version
+	f.next = next
 	total, err := b.s.totalUpdate(g.id, sum, b.us[recs[len(recs)-1]], ddb.Stamp(now))
 	if err != nil {
 		return f, err
@@ -169,11 +232,11 @@ func takeDuplicates(pending, owners []int, failed []bool, dups []int) ([]int, []
 // bucketCommitted records the results of a committed bucket group and
 // takes the cap action the workload now calls for, once, in the name of
 // the record whose increase crossed.
-func (b *batch) bucketCommitted(ctx context.Context, id string, recs []int, deltas []int64) {
+func (b *batch) bucketCommitted(id string, recs []int, deltas []int64) {
 	grown := make([]Usage, len(recs))
 	for pos, i := range recs {
 		grown[pos] = b.us[i]
 		grown[pos].Units = deltas[pos]
 	}
-	b.committedAs(ctx, id, recs, grown)
+	b.committedAs(id, recs, grown)
 }

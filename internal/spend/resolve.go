@@ -32,18 +32,15 @@ func (s *Workloads) ResolveRefs(ctx context.Context, refs []string) (map[string]
 		seen[ref] = true
 		keys = append(keys, aliasKey(ref))
 	}
-	for start := 0; start < len(keys); start += maxBatchGet {
-		batch := keys[start:min(start+maxBatchGet, len(keys))]
-		if err := s.resolveBatch(ctx, batch, out); err != nil {
-			return nil, err
-		}
+	if err := s.resolveBatch(ctx, keys, out); err != nil {
+		return nil, err
 	}
 	return out, nil
 }
 
-// resolveBatch reads one batch of aliases into ids.
+// resolveBatch reads the aliases keys into ids.
 func (s *core) resolveBatch(ctx context.Context, keys []map[string]types.AttributeValue, ids map[string]string) error {
-	err := s.batchGet(ctx, keys, func(item map[string]types.AttributeValue) error {
+	err := s.batchGet(ctx, s.workloads, keys, func(item map[string]types.AttributeValue) error {
 		var al aliasItem
 		if err := attributevalue.UnmarshalMap(item, &al); err != nil {
 			return fmt.Errorf("decode alias: %w", err)
@@ -57,19 +54,31 @@ func (s *core) resolveBatch(ctx context.Context, keys []map[string]types.Attribu
 	return nil
 }
 
-// batchGet reads up to [maxBatchGet] keys of the workloads table with one
+// batchGet reads keys of table with consistent BatchGetItem reads,
+// [maxBatchGet] keys a call, and hands each item found to fn, in no
+// particular order.
+func (s *core) batchGet(ctx context.Context, table string, keys []map[string]types.AttributeValue, fn func(map[string]types.AttributeValue) error) error {
+	for start := 0; start < len(keys); start += maxBatchGet {
+		if err := s.batchGetOnce(ctx, table, keys[start:min(start+maxBatchGet, len(keys))], fn); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// batchGetOnce reads up to [maxBatchGet] keys of table with one
 // consistent BatchGetItem, reading again, with backoff, the keys DynamoDB
 // left unprocessed (it does so when a partition is throttled), and hands
 // each item found to fn, in no particular order.
-func (s *core) batchGet(ctx context.Context, keys []map[string]types.AttributeValue, fn func(map[string]types.AttributeValue) error) error {
-	pending := map[string]types.KeysAndAttributes{s.workloads: {Keys: keys, ConsistentRead: aws.Bool(true)}}
+func (s *core) batchGetOnce(ctx context.Context, table string, keys []map[string]types.AttributeValue, fn func(map[string]types.AttributeValue) error) error {
+	pending := map[string]types.KeysAndAttributes{table: {Keys: keys, ConsistentRead: aws.Bool(true)}}
 	wait := 10 * time.Millisecond
 	for attempt := 1; len(pending) > 0; attempt++ {
 		out, err := s.db.BatchGetItem(ctx, &dynamodb.BatchGetItemInput{RequestItems: pending})
 		if err != nil {
 			return err
 		}
-		for _, item := range out.Responses[s.workloads] {
+		for _, item := range out.Responses[table] {
 			if err := fn(item); err != nil {
 				return err
 			}
@@ -79,7 +88,7 @@ func (s *core) batchGet(ctx context.Context, keys []map[string]types.AttributeVa
 			return nil
 		}
 		if attempt == 8 {
-			return fmt.Errorf("%d keys still unprocessed", len(pending[s.workloads].Keys))
+			return fmt.Errorf("%d keys still unprocessed", len(pending[table].Keys))
 		}
 		select {
 		case <-ctx.Done():

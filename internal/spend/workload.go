@@ -249,24 +249,9 @@ func (s *Workloads) List(ctx context.Context) ([]Workload, error) {
 	if err != nil {
 		return nil, fmt.Errorf("spend: list workloads: %w", err)
 	}
-	byID := make(map[string]Workload, len(ids))
-	for start := 0; start < len(ids); start += maxBatchGet {
-		batch := ids[start:min(start+maxBatchGet, len(ids))]
-		keys := make([]map[string]types.AttributeValue, len(batch))
-		for i, id := range batch {
-			keys[i] = workloadKey(id)
-		}
-		err := s.batchGet(ctx, keys, func(item map[string]types.AttributeValue) error {
-			var wi workloadItem
-			if err := attributevalue.UnmarshalMap(item, &wi); err != nil {
-				return fmt.Errorf("decode workload: %w", err)
-			}
-			byID[wi.ID] = wi.workload()
-			return nil
-		})
-		if err != nil {
-			return nil, fmt.Errorf("spend: list workloads: %w", err)
-		}
+	byID, err := s.workloadsByID(ctx, ids)
+	if err != nil {
+		return nil, fmt.Errorf("spend: list workloads: %w", err)
 	}
 	ws := make([]Workload, 0, len(ids))
 	for _, id := range ids {
@@ -275,6 +260,26 @@ func (s *Workloads) List(ctx context.Context) ([]Workload, error) {
 		}
 	}
 	return ws, nil
+}
+
+// workloadsByID reads the workloads ids with consistent BatchGetItem
+// reads, 100 a call. A workload that does not exist is absent from the
+// map.
+func (s *core) workloadsByID(ctx context.Context, ids []string) (map[string]Workload, error) {
+	keys := make([]map[string]types.AttributeValue, len(ids))
+	for i, id := range ids {
+		keys[i] = workloadKey(id)
+	}
+	byID := make(map[string]Workload, len(ids))
+	err := s.batchGet(ctx, s.workloads, keys, func(item map[string]types.AttributeValue) error {
+		var wi workloadItem
+		if err := attributevalue.UnmarshalMap(item, &wi); err != nil {
+			return fmt.Errorf("decode workload: %w", err)
+		}
+		byID[wi.ID] = wi.workload()
+		return nil
+	})
+	return byID, err
 }
 
 // indexKeys returns the gsi1sk of every item in the gsi1 partition pk, in
