@@ -23,7 +23,7 @@ var grammar = []struct {
 	{path: "lab serve"},
 	{path: "dev send-webhook", required: []string{"--source=payments", "--file=testdata/x.json"}},
 	{path: "dev send-usage", required: []string{"--workload=img-resize", "--units=400"}},
-	{path: "workload create", args: []string{"workload-7"}, required: []string{"--owner=o", "--route=r", "--cap=1000"}},
+	{path: "workload create", args: []string{"workload-7"}, required: []string{"--owner=o", "--routing-key=r", "--cap=1000"}},
 	{path: "workload list"},
 	{path: "workload check"},
 	{path: "workload explain", args: []string{"workload-7"}},

@@ -195,9 +195,9 @@ func TestWorkloadAndExplainCommands(t *testing.T) {
 		wantCode int
 		want     string
 	}{
-		{name: "create", args: []string{"workload", "create", "workload-7", "--owner", "team-images", "--route", "R0UTE-SECRET", "--cap", "1000", "--step", "100"},
+		{name: "create", args: []string{"workload", "create", "workload-7", "--owner", "team-images", "--routing-key", "R0UTE-SECRET", "--cap", "1000", "--step", "100"},
 			want: "created: workload workload-7: status=active"},
-		{name: "create again", args: []string{"workload", "create", "workload-7", "--owner", "o", "--route", "r", "--cap", "1"}, wantCode: exitFailure},
+		{name: "create again", args: []string{"workload", "create", "workload-7", "--owner", "o", "--routing-key", "r", "--cap", "1"}, wantCode: exitFailure},
 		{name: "set cap", args: []string{"workload", "set-cap", "workload-7", "--cap", "1500"}, want: "set-cap: workload workload-7: cap 1000 -> 1500"},
 		{name: "set cap json", args: []string{"workload", "set-cap", "workload-7", "--cap", "1600", "--json"}, want: `"cap": [
       1500,

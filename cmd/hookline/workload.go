@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -27,22 +28,23 @@ func newWorkloadCmd() *cobra.Command {
 }
 
 func newWorkloadCreateCmd() *cobra.Command {
-	var owner, route string
+	var owner, routingKey, earlierRoute string
 	var capUnits, step int64
 	var hold bool
 	cmd := &cobra.Command{
-		Use:     "create <workload> --owner OWNER --route ROUTING_KEY --cap N [--step N] [--hold]",
+		Use:     "create <workload> --owner OWNER --routing-key ROUTING_KEY --cap N [--step N] [--hold]",
 		Short:   "Register a workload with its owner, PagerDuty routing key and cap",
-		Example: "  hookline workload create workload-7 --owner images-team --route rk-images --cap 1000",
+		Example: "  hookline workload create workload-7 --owner images-team --routing-key rk-images --cap 1000",
 		Args:    cobra.ExactArgs(1),
 	}
 	cmd.Flags().StringVar(&owner, "owner", "", "owner paged on a cap trip (required)")
-	cmd.Flags().StringVar(&route, "route", "", "the owner's PagerDuty routing key; never printed (required)")
+	cmd.Flags().StringVar(&routingKey, "routing-key", "", "the owner's PagerDuty routing key; never printed (required)")
 	cmd.Flags().Int64Var(&capUnits, "cap", 0, "cap in spend units, positive (required)")
 	cmd.Flags().Int64Var(&step, "step", 0, "escalation step: one more page per step over the cap; 0 turns it off")
 	cmd.Flags().BoolVar(&hold, "hold", false, "hold, rather than page, unresolved amounts past their deadline")
 	asJSON := jsonFlag(cmd)
-	require(cmd, "owner", "route", "cap")
+	earlierRoutingKeyFlag(cmd, &earlierRoute)
+	require(cmd, "owner", "cap")
 	cmd.RunE = func(cmd *cobra.Command, args []string) error {
 		if capUnits <= 0 || step < 0 {
 			return usageErrorf("--cap must be positive and --step not negative")
@@ -50,17 +52,38 @@ func newWorkloadCreateCmd() *cobra.Command {
 		if err := spend.ValidWorkloadID(args[0]); err != nil {
 			return usageErrorf("%v (pattern %s)", err, spend.WorkloadIDPattern)
 		}
+		routingKeyNotice(cmd)
 		s, err := connectCmd(cmd)
 		if err != nil {
 			return err
 		}
-		w, err := s.ledger.Workloads.CreateWorkload(cmd.Context(), spend.NewWorkload{ID: args[0], Owner: owner, Route: route, Cap: capUnits, Step: step, Hold: hold})
+		w, err := s.ledger.Workloads.CreateWorkload(cmd.Context(), spend.NewWorkload{ID: args[0], Owner: owner, Route: cmp.Or(routingKey, earlierRoute), Cap: capUnits, Step: step, Hold: hold})
 		if err != nil {
 			return exit(fail("workload create", err))
 		}
 		return exit(printChange(cmd.OutOrStdout(), "created", nil, w, *asJSON))
 	}
 	return cmd
+}
+
+// earlierRoutingKeyFlag keeps --route, the name earlier builds gave
+// --routing-key, for the scripts that use it: hidden, never with
+// --routing-key, and one of the two is required. It goes once scripts have
+// had a retention window (35 days) after the release that renamed it to
+// move; routingKeyNotice tells them until then.
+func earlierRoutingKeyFlag(cmd *cobra.Command, route *string) {
+	cmd.Flags().StringVar(route, "route", "", "the earlier name of --routing-key")
+	_ = cmd.Flags().MarkHidden("route")
+	cmd.MarkFlagsOneRequired("routing-key", "route")
+	cmd.MarkFlagsMutuallyExclusive("routing-key", "route")
+}
+
+// routingKeyNotice tells, on stderr, a command line that named --route to
+// name --routing-key.
+func routingKeyNotice(cmd *cobra.Command) {
+	if cmd.Flags().Changed("route") {
+		fmt.Fprintf(stderr, "%s: --route is deprecated: use --routing-key\n", cmd.CommandPath())
+	}
 }
 
 func newWorkloadListCmd() *cobra.Command {

@@ -38,11 +38,11 @@ func TestWorkloadIDsAreValidated(t *testing.T) {
 		wantCode int
 		want     string
 	}{
-		{name: "slash", args: []string{"workload", "create", "a/b", "--owner", "o", "--route", "rk", "--cap", "10"}, wantCode: exitUsage},
-		{name: "space", args: []string{"workload", "create", "a b", "--owner", "o", "--route", "rk", "--cap", "10"}, wantCode: exitUsage},
-		{name: "bang", args: []string{"workload", "create", "img!", "--owner", "o", "--route", "rk", "--cap", "10"}, wantCode: exitUsage},
-		{name: "600 characters", args: []string{"workload", "create", strings.Repeat("w", 600), "--owner", "o", "--route", "rk", "--cap", "10"}, wantCode: exitUsage},
-		{name: "well-formed", args: []string{"workload", "create", "img.resize-2", "--owner", "o", "--route", "rk", "--cap", "10"}, want: "created: workload img.resize-2"},
+		{name: "slash", args: []string{"workload", "create", "a/b", "--owner", "o", "--routing-key", "rk", "--cap", "10"}, wantCode: exitUsage},
+		{name: "space", args: []string{"workload", "create", "a b", "--owner", "o", "--routing-key", "rk", "--cap", "10"}, wantCode: exitUsage},
+		{name: "bang", args: []string{"workload", "create", "img!", "--owner", "o", "--routing-key", "rk", "--cap", "10"}, wantCode: exitUsage},
+		{name: "600 characters", args: []string{"workload", "create", strings.Repeat("w", 600), "--owner", "o", "--routing-key", "rk", "--cap", "10"}, wantCode: exitUsage},
+		{name: "well-formed", args: []string{"workload", "create", "img.resize-2", "--owner", "o", "--routing-key", "rk", "--cap", "10"}, want: "created: workload img.resize-2"},
 		{name: "check passes", args: []string{"workload", "check"}, want: "all 1 workload IDs"},
 	}
 	for _, st := range steps {

@@ -190,7 +190,7 @@ func parseUntil(s string) time.Time {
 }
 
 func (s *core) alertPage(a Alert, nextRun time.Time) pager.Event {
-	return pager.Event{RoutingKey: s.route, EventAction: pager.ActionTrigger, DedupKey: "usage-alert#" + a.Source + "#" + a.EventID,
+	return pager.Event{RoutingKey: s.routingKey, EventAction: pager.ActionTrigger, DedupKey: "usage-alert#" + a.Source + "#" + a.EventID,
 		Payload: &pager.Payload{Summary: AlertLine(a, nextRun), Source: s.source, Severity: pager.SeverityWarning,
 			Timestamp: a.ReceivedAt, Component: a.WorkloadID, Class: "usage_alert",
 			CustomDetails: map[string]any{"workload": a.WorkloadID, "meter": a.Meter, "value": a.Value, "ledger": a.Ledger,

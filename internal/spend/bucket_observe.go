@@ -209,7 +209,7 @@ func DownLine(b Bucket, pPrev, p int64) string {
 }
 
 func (s *core) downPage(b Bucket, rev Revision, pPrev int64) pager.Event {
-	return pager.Event{RoutingKey: s.route, EventAction: pager.ActionTrigger,
+	return pager.Event{RoutingKey: s.routingKey, EventAction: pager.ActionTrigger,
 		DedupKey: fmt.Sprintf("bucket-down#%s#%d", b.BucketKey, rev.N),
 		Payload: &pager.Payload{Summary: DownLine(b, pPrev, rev.P), Source: s.source, Severity: pager.SeverityWarning,
 			Timestamp: rev.ObservedAt, Component: b.WorkloadID, Class: "usage_bucket_down",

@@ -102,7 +102,7 @@ func (s *Recon) PageReadRefused(ctx context.Context, r ReadRefused) (bool, error
 // false.
 func (s *Recon) pageOnce(ctx context.Context, dedup string, at time.Time, p *pager.Payload) (bool, error) {
 	p.Source, p.Severity, p.Timestamp, p.Group = s.source, pager.SeverityWarning, at.UTC(), s.owner
-	item, err := s.pages.EnqueueItem(pager.Event{RoutingKey: s.route, EventAction: pager.ActionTrigger, DedupKey: dedup,
+	item, err := s.pages.EnqueueItem(pager.Event{RoutingKey: s.routingKey, EventAction: pager.ActionTrigger, DedupKey: dedup,
 		Payload: p}, at)
 	if err != nil {
 		return false, fmt.Errorf("spend: page %s: %w", dedup, err)

@@ -197,7 +197,7 @@ func (s *core) gapPage(id, dedup string, gaps []Gap, now time.Time) pager.Event 
 	if len(summary) > 1000 {
 		summary = summary[:1000]
 	}
-	return pager.Event{RoutingKey: s.route, EventAction: pager.ActionTrigger, DedupKey: dedup,
+	return pager.Event{RoutingKey: s.routingKey, EventAction: pager.ActionTrigger, DedupKey: dedup,
 		Payload: &pager.Payload{Summary: summary, Source: s.source, Severity: pager.SeverityWarning, Timestamp: now,
 			Component: id, Class: "usage_bucket_gap",
 			CustomDetails: map[string]any{"workload": id, "buckets": lines, "owner": s.owner}}}

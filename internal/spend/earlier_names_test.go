@@ -12,28 +12,29 @@ import (
 	"github.com/hookline/hookline/internal/ddb"
 )
 
-// Earlier builds spelled two reconciliation words otherwise in what they
-// stored: a marker the export still lacked was "flagged" (FLAGGED#<shard>,
-// flagged_at), and a reconciliation record counted "applied" for the
-// records the webhook path missed and "redriven" for the deferred records
-// attributed once their reference resolved. Their items live for the
-// retention (35 days) after the upgrade, and read as this build's.
+// Earlier builds spelled some words otherwise in what they stored: a
+// marker the export still lacked was "flagged" (FLAGGED#<shard>,
+// flagged_at), a reconciliation record counted "applied" for the records
+// the webhook path missed and "redriven" for the deferred records
+// attributed once their reference resolved, and a workload kept its
+// owner's routing key as "route". Their items live on after the upgrade,
+// and read as this build's.
 
-// putRaw writes item to the ledger as it is, the way an earlier build
-// wrote it.
-func (f *fixture) putRaw(t *testing.T, item map[string]types.AttributeValue) {
+// putRaw writes item to a table as it is, the way an earlier build wrote
+// it.
+func (f *fixture) putRaw(t *testing.T, table string, item map[string]types.AttributeValue) {
 	t.Helper()
 	if _, err := f.s.Recon.db.PutItem(context.Background(), &dynamodb.PutItemInput{
-		TableName: aws.String(f.s.Recon.ledger), Item: item}); err != nil {
+		TableName: aws.String(table), Item: item}); err != nil {
 		t.Fatal(err)
 	}
 }
 
-// getRaw reads an item of the ledger as it is stored.
-func (f *fixture) getRaw(t *testing.T, key map[string]types.AttributeValue) map[string]types.AttributeValue {
+// getRaw reads an item of a table as it is stored.
+func (f *fixture) getRaw(t *testing.T, table string, key map[string]types.AttributeValue) map[string]types.AttributeValue {
 	t.Helper()
 	out, err := f.s.Recon.db.GetItem(context.Background(), &dynamodb.GetItemInput{
-		TableName: aws.String(f.s.Recon.ledger), Key: key, ConsistentRead: aws.Bool(true)})
+		TableName: aws.String(table), Key: key, ConsistentRead: aws.Bool(true)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -51,7 +52,7 @@ func TestAMarkerFlaggedByAnEarlierBuildIsConfirmedAsUnseen(t *testing.T) {
 	// Given a webhook record whose marker an earlier build flagged
 	f.apply(t, usage("rec-flagged", "w-flagged", 5))
 	shard := markerShard("rec-flagged")
-	f.putRaw(t, map[string]types.AttributeValue{
+	f.putRaw(t, f.s.Recon.ledger, map[string]types.AttributeValue{
 		"pk": str(recordPK("rec-flagged")), "sk": str(skUnconfirmed),
 		"gsi1pk": str("FLAGGED#" + shard), "gsi1sk": str(ddb.Stamp(observed) + "#rec-flagged"),
 		"record_id": str("rec-flagged"), "workload_id": str("w-flagged"), "workload_ref": str("w-flagged"),
@@ -64,7 +65,7 @@ func TestAMarkerFlaggedByAnEarlierBuildIsConfirmedAsUnseen(t *testing.T) {
 	if err != nil || before != MarkerUnseen {
 		t.Fatalf("Confirm = %q, %v; want %q", before, err, MarkerUnseen)
 	}
-	item := f.getRaw(t, markerKey("rec-flagged"))
+	item := f.getRaw(t, f.s.Recon.ledger, markerKey("rec-flagged"))
 	if stringAttr(item, "status") != MarkerConfirmed || stringAttr(item, "gsi1pk") != confirmedPK(shard) {
 		t.Fatalf("marker = %v, want confirmed", item)
 	}
@@ -74,7 +75,7 @@ func TestAMarkerFlaggedByAnEarlierBuildIsConfirmedAsUnseen(t *testing.T) {
 	if err != nil || !ok {
 		t.Fatalf("MarkUnseen = %v, %v", ok, err)
 	}
-	item = f.getRaw(t, markerKey("rec-unseen"))
+	item = f.getRaw(t, f.s.Recon.ledger, markerKey("rec-unseen"))
 	if stringAttr(item, "status") != MarkerUnseen || stringAttr(item, "gsi1pk") != unseenPK(markerShard("rec-unseen")) ||
 		stringAttr(item, "unseen_at") == "" {
 		t.Fatalf("marker = %v, want unseen", item)
@@ -91,7 +92,7 @@ func TestAReconRunOfAnEarlierBuildReadsAsMissedAndReattributed(t *testing.T) {
 	ctx := context.Background()
 	// Given a reconciliation record an earlier build wrote
 	older := f.now.Add(-time.Hour)
-	f.putRaw(t, map[string]types.AttributeValue{
+	f.putRaw(t, f.s.Recon.ledger, map[string]types.AttributeValue{
 		"pk": str(WorkloadPK("w-runs")), "sk": str(reconRunSK(older)),
 		"workload_id": str("w-runs"), "started_at": str(ddb.Stamp(older)), "finished_at": str(ddb.Stamp(older)),
 		"records": num("5"), "applied": num("3"), "duplicates": num("2"), "disagreements": num("0"),
@@ -114,11 +115,39 @@ func TestAReconRunOfAnEarlierBuildReadsAsMissedAndReattributed(t *testing.T) {
 		t.Errorf("the earlier build's run = %+v, want missed 3, reattributed 1", runs[1])
 	}
 	// and this build stores only the new names
-	item := f.getRaw(t, ddb.Key(WorkloadPK("w-runs"), reconRunSK(f.now)))
+	item := f.getRaw(t, f.s.Recon.ledger, ddb.Key(WorkloadPK("w-runs"), reconRunSK(f.now)))
 	if _, ok := item["applied"]; ok {
 		t.Errorf("run stored %v, want no applied", item)
 	}
 	if _, ok := item["redriven"]; ok {
 		t.Errorf("run stored %v, want no redriven", item)
+	}
+}
+
+func TestAWorkloadOfAnEarlierBuildPagesOnItsRoutingKey(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	ctx := context.Background()
+	// Given a workload whose item an earlier build wrote, its routing key
+	// under "route"
+	f.workload(t, "w-route", 10, 0)
+	item := f.getRaw(t, f.s.Workloads.workloads, workloadKey("w-route"))
+	if item["routing_key"] == nil || item["route"] != nil {
+		t.Fatalf("workload stored %v, want routing_key and no route", item)
+	}
+	item["route"] = item["routing_key"]
+	delete(item, "routing_key")
+	f.putRaw(t, f.s.Workloads.workloads, item)
+	// when it is read
+	w, err := f.s.Workloads.Get(ctx, "w-route")
+	// then it has its routing key
+	if err != nil || w.Route != "rk-w-route" {
+		t.Fatalf("Get = %+v, %v; want routing key rk-w-route", w, err)
+	}
+	// and when a record takes it over its cap, its owner is paged on it
+	f.apply(t, usage("rec-route", "w-route", 11))
+	pages := f.pages(t, "spend-cap:w-route:")
+	if len(pages) != 1 || pages[0].Event.RoutingKey != "rk-w-route" {
+		t.Fatalf("pages = %+v, want one on rk-w-route", pages)
 	}
 }

@@ -21,7 +21,7 @@ type workloadItem struct {
 	GSI1SK          string `dynamodbav:"gsi1sk"`
 	ID              string `dynamodbav:"id"`
 	Owner           string `dynamodbav:"owner"`
-	Route           string `dynamodbav:"route"`
+	Route           string `dynamodbav:"routing_key"`
 	Cap             int64  `dynamodbav:"cap"`
 	Step            int64  `dynamodbav:"step"`
 	Status          string `dynamodbav:"status"`
@@ -43,11 +43,19 @@ type workloadItem struct {
 	OverrideEpoch   int64  `dynamodbav:"override_epoch,omitempty"`
 	CreatedAt       string `dynamodbav:"created_at"`
 	UpdatedAt       string `dynamodbav:"updated_at"`
+
+	// EarlierRoute is the routing key as builds before the name
+	// routing_key stored it ("route"). It is read, never written. The
+	// retention window that bounds the ledger's earlier names does not
+	// bound it: a workload item never expires, so the read stays until
+	// every workload created before the rename has been stored again
+	// under routing_key.
+	EarlierRoute string `dynamodbav:"route,omitempty"`
 }
 
 func (it workloadItem) workload() Workload {
 	return Workload{
-		ID: it.ID, Owner: it.Owner, Route: it.Route, Cap: it.Cap, Step: it.Step,
+		ID: it.ID, Owner: it.Owner, Route: cmp.Or(it.Route, it.EarlierRoute), Cap: it.Cap, Step: it.Step,
 		Status: Status(it.Status), Hold: it.Hold, Total: it.Total, CapEpoch: it.CapEpoch,
 		EscalationLevel: it.EscalationLevel,
 		LastAccepted: LastEvent{EventID: it.LastEventID, RecordID: it.LastRecordID, Units: it.LastUnits,

@@ -514,7 +514,7 @@ func (s *core) disagree(ctx context.Context, u Usage, otherWorkload string, kept
 func (s *core) disagreementPage(di disagreementItem, now time.Time) pager.Event {
 	summary := fmt.Sprintf("spend disagreement record=%s kept=%s:%d(%s) other=%s:%d(%s)",
 		di.RecordID, di.KeptWorkload, di.KeptUnits, di.KeptPath, di.OtherWorkload, di.OtherUnits, di.OtherPath)
-	return pager.Event{RoutingKey: s.route, EventAction: pager.ActionTrigger, DedupKey: di.DedupKey,
+	return pager.Event{RoutingKey: s.routingKey, EventAction: pager.ActionTrigger, DedupKey: di.DedupKey,
 		Payload: &pager.Payload{Summary: summary, Source: s.source, Severity: pager.SeverityError,
 			Timestamp: now.UTC(), Component: di.KeptWorkload, Group: s.owner, Class: "spend_disagreement",
 			CustomDetails: map[string]any{

@@ -154,7 +154,7 @@ func (s *Ledger) Quarantine(ctx context.Context, u Usage, reason string) (q Quar
 }
 
 func (s *core) quarantinePage(q QuarantineRecord, now time.Time) pager.Event {
-	return pager.Event{RoutingKey: s.route, EventAction: pager.ActionTrigger, DedupKey: q.DedupKey,
+	return pager.Event{RoutingKey: s.routingKey, EventAction: pager.ActionTrigger, DedupKey: q.DedupKey,
 		Payload: &pager.Payload{Summary: QuarantineSummary(q), Source: s.source, Severity: pager.SeverityError,
 			Timestamp: now.UTC(), Component: q.WorkloadRef, Group: s.owner, Class: "spend_quarantine",
 			CustomDetails: map[string]any{"record": q.RecordID, "ref": q.WorkloadRef, "units": q.Units,

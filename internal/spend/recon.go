@@ -220,7 +220,7 @@ func (s *Recon) MarkUnseen(ctx context.Context, e UnconfirmedEntry, horizon time
 func (s *core) unseenPage(e UnconfirmedEntry, dedup string, horizon time.Duration, now time.Time) pager.Event {
 	summary := fmt.Sprintf("spend unseen record=%s workload=%s units=%d path=webhook missing=poll occurred=%s",
 		e.RecordID, e.WorkloadID, e.Units, e.Due.UTC().Format(time.RFC3339))
-	return pager.Event{RoutingKey: s.route, EventAction: pager.ActionTrigger, DedupKey: dedup,
+	return pager.Event{RoutingKey: s.routingKey, EventAction: pager.ActionTrigger, DedupKey: dedup,
 		Payload: &pager.Payload{Summary: summary, Source: s.source, Severity: pager.SeverityError,
 			Timestamp: now.UTC(), Component: e.WorkloadID, Group: s.owner, Class: "spend_unseen",
 			CustomDetails: map[string]any{

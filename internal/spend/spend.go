@@ -237,18 +237,18 @@ type Explainer struct{ *core }
 
 // core is the configuration and the DynamoDB plumbing every role shares.
 type core struct {
-	db        DB
-	ledger    string
-	workloads string
-	pages     Pages
-	contracts map[string]PathContract
-	owner     string
-	route     string
-	source    string
-	metrics   Metrics
-	log       *slog.Logger
-	now       func() time.Time
-	sums      bucketing
+	db         DB
+	ledger     string
+	workloads  string
+	pages      Pages
+	contracts  map[string]PathContract
+	owner      string
+	routingKey string
+	source     string
+	metrics    Metrics
+	log        *slog.Logger
+	now        func() time.Time
+	sums       bucketing
 }
 
 // New returns the roles of the spend path for cfg.
@@ -259,7 +259,7 @@ func New(cfg Config) (*Spend, error) {
 	s := &core{
 		db: cfg.DB, ledger: cfg.LedgerTable, workloads: cfg.WorkloadsTable, pages: cfg.Pages,
 		contracts: map[string]PathContract{PathWebhook: cfg.Webhook, PathPoll: cfg.Poll},
-		owner:     cfg.ReconOwner, route: cfg.ReconRoutingKey, source: cmp.Or(cfg.Source, "hookline-spend"),
+		owner:     cfg.ReconOwner, routingKey: cfg.ReconRoutingKey, source: cmp.Or(cfg.Source, "hookline-spend"),
 		metrics: cfg.Metrics, log: cmp.Or(cfg.Logger, slog.New(slog.DiscardHandler)), now: cfg.Now,
 		sums: bucketing{sources: cfg.Sums},
 	}
