@@ -66,6 +66,10 @@ type dynamoFront struct {
 
 	// expiry deletes items whose TTL passed, when on (expiry.go).
 	expiry expiry
+
+	// grants refuses the calls a template function is not granted
+	// (iam.go); nil checks nothing.
+	grants *grants
 }
 
 // lockStripes is the number of item locks. Two items share a lock only by
@@ -101,7 +105,10 @@ func (d *dynamoFront) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeAPIError(w, http.StatusBadRequest, "SerializationException", err.Error())
 		return
 	}
-	status, out := d.serve(op, body)
+	status, out := d.grants.dynamoDenial(r, op, body)
+	if status == 0 {
+		status, out = d.serve(op, body)
+	}
 	w.Header().Set("Content-Type", "application/x-amz-json-1.0")
 	w.WriteHeader(status)
 	w.Write(out)

@@ -51,8 +51,9 @@ func withLatency(h http.Handler, d time.Duration) http.Handler {
 // sqsFront serves a reverse proxy to the SQS emulator on a free loopback
 // port that delays every call by d (the emulator is a child process, so
 // its latency is added in front of it) and refuses what SQS refuses and
-// the emulator takes (sqs_charset.go).
-func sqsFront(target string, d time.Duration) (string, func() error, error) {
+// the emulator takes (sqs_charset.go), and what the template does not
+// grant the function calling (iam.go).
+func sqsFront(target string, d time.Duration, g *grants) (string, func() error, error) {
 	u, err := url.Parse(target)
 	if err != nil {
 		return "", nil, fmt.Errorf("localaws: proxy target: %w", err)
@@ -64,7 +65,7 @@ func sqsFront(target string, d time.Duration) (string, func() error, error) {
 	proxy := httputil.NewSingleHostReverseProxy(u)
 	proxy.Transport = &http.Transport{MaxIdleConns: 256, MaxIdleConnsPerHost: 256}
 	proxy.ErrorHandler = quietWhenGone
-	srv := &http.Server{Handler: withLatency(sqsCharset(proxy), d), ReadHeaderTimeout: 10 * time.Second}
+	srv := &http.Server{Handler: withLatency(g.sqs(sqsCharset(proxy)), d), ReadHeaderTimeout: 10 * time.Second}
 	go srv.Serve(ln)
 	closeFn := func() error {
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)

@@ -87,6 +87,8 @@ type Env struct {
 	front *dynamoFront
 	// faults injects and counts the seeded faults; nil when off.
 	faults *faultLayer
+	// grants checks the template functions' calls (iam.go).
+	grants *grants
 }
 
 // Faults returns how many faults of each configured name were injected so
@@ -107,7 +109,7 @@ func Start(ctx context.Context, opts Options) (_ *Env, err error) {
 			return nil, err
 		}
 	}
-	env := &Env{Template: opts.Template}
+	env := &Env{Template: opts.Template, grants: &grants{}}
 	defer func() {
 		if err != nil {
 			env.Close()
@@ -142,13 +144,16 @@ func Start(ctx context.Context, opts Options) (_ *Env, err error) {
 	if err = env.createResources(ctx, opts.Prefix); err != nil {
 		return nil, err
 	}
+	if !External() {
+		env.enforceGrants()
+	}
 	return env, nil
 }
 
 func (e *Env) startEmulators(ctx context.Context, opts Options) error {
 	e.DynamoEndpoint = externalEndpoint("AWS_ENDPOINT_URL_DYNAMODB")
 	if e.DynamoEndpoint == "" {
-		url, h, front, closeFn, err := startDynamo(opts, e.faults)
+		url, h, front, closeFn, err := startDynamo(opts, e.faults, e.grants)
 		if err != nil {
 			return err
 		}
@@ -163,7 +168,7 @@ func (e *Env) startEmulators(ctx context.Context, opts Options) error {
 		}
 		e.SQSEndpoint = proc.URL
 		e.closers = append(e.closers, proc.Close)
-		url, closeFn, err := sqsFront(proc.URL, opts.Latency)
+		url, closeFn, err := sqsFront(proc.URL, opts.Latency, e.grants)
 		if err != nil {
 			return err
 		}
@@ -200,13 +205,14 @@ func External() bool {
 // startDynamo serves the embedded DynamoDB on a loopback port and returns
 // its URL, its handler, which the harness's own client calls in-process,
 // and the front inside it.
-func startDynamo(opts Options, faults *faultLayer) (string, http.Handler, *dynamoFront, func() error, error) {
+func startDynamo(opts Options, faults *faultLayer, g *grants) (string, http.Handler, *dynamoFront, func() error, error) {
 	ln, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", opts.DynamoDBPort))
 	if err != nil {
 		return "", nil, nil, nil, fmt.Errorf("localaws: dynamodb listen: %w", err)
 	}
 	front := newDynamoFront(opts.HotItems)
 	front.model = !opts.NoModel
+	front.grants = g
 	stopExpiry := make(chan struct{})
 	if front.expiry.on = opts.ExpireItems; front.expiry.on {
 		if opts.Now != nil {

@@ -166,14 +166,17 @@ func (s *System) start(runCtx context.Context) error {
 }
 
 // deps returns the dependencies of one template function, with its
-// environment resolved from the template plus local overrides.
+// environment resolved from the template plus local overrides, and AWS
+// clients that call as the function: the local AWS allows them only what
+// the template grants it ([localaws.Env.FunctionClients]).
 func (s *System) deps(function string) (app.Deps, error) {
 	lookup, err := s.functionLookup(function)
 	if err != nil {
 		return app.Deps{}, err
 	}
+	ddb, q := s.AWS.FunctionClients(function)
 	return app.Deps{
-		Clients: app.Clients{DynamoDB: s.AWS.DynamoDB, SQS: s.AWS.SQS},
+		Clients: app.Clients{DynamoDB: ddb, SQS: q},
 		Lookup:  lookup,
 		Logger:  s.cfg.Logger.With("function", function),
 		Now:     s.now(),
@@ -246,12 +249,15 @@ func (s *System) handler(function string) (app.Handler, error) {
 }
 
 // Ledger builds the spend ledger as the spend worker sees it, for tests and
-// tools that inspect or administer workloads.
+// tools that inspect or administer workloads. It calls with the harness's
+// clients, as an operator would with their own credentials, not the
+// spend worker's grants.
 func (s *System) Ledger() (app.Ledger, error) {
 	d, err := s.deps("SpendWorkerFunction")
 	if err != nil {
 		return app.Ledger{}, err
 	}
+	d.Clients = app.Clients{DynamoDB: s.AWS.DynamoDB, SQS: s.AWS.SQS}
 	cfg, err := config.SpendFromEnv(d.Lookup)
 	if err != nil {
 		return app.Ledger{}, err
