@@ -27,7 +27,7 @@ func pauseOver(t *testing.T, env *localaws.Env, id string) *spend.Spend {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.Workloads.CreateWorkload(ctx, spend.NewWorkload{ID: id, Owner: "o", Route: "rk", Cap: 1000}); err != nil {
+	if _, err := s.Workloads.CreateWorkload(ctx, spend.NewWorkload{ID: id, Owner: "o", RoutingKey: "rk", Cap: 1000}); err != nil {
 		t.Fatal(err)
 	}
 	now := time.Now()

@@ -57,7 +57,7 @@ func newWorkloadCreateCmd() *cobra.Command {
 		if err != nil {
 			return err
 		}
-		w, err := s.ledger.Workloads.CreateWorkload(cmd.Context(), spend.NewWorkload{ID: args[0], Owner: owner, Route: cmp.Or(routingKey, earlierRoute), Cap: capUnits, Step: step, Hold: hold})
+		w, err := s.ledger.Workloads.CreateWorkload(cmd.Context(), spend.NewWorkload{ID: args[0], Owner: owner, RoutingKey: cmp.Or(routingKey, earlierRoute), Cap: capUnits, Step: step, Hold: hold})
 		if err != nil {
 			return exit(fail("workload create", err))
 		}

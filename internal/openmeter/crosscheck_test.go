@@ -85,7 +85,7 @@ func newCrossRig(t *testing.T) *crossRig {
 func (r *crossRig) workload(t *testing.T, id, subject string) {
 	t.Helper()
 	ctx := context.Background()
-	if _, err := r.spend.Workloads.CreateWorkload(ctx, spend.NewWorkload{ID: id, Owner: "o", Route: "rk", Cap: 1_000_000_000}); err != nil {
+	if _, err := r.spend.Workloads.CreateWorkload(ctx, spend.NewWorkload{ID: id, Owner: "o", RoutingKey: "rk", Cap: 1_000_000_000}); err != nil {
 		t.Fatal(err)
 	}
 	if err := r.spend.Workloads.AddAlias(ctx, subject, id); err != nil {

@@ -24,7 +24,7 @@ func usageBody(recordID, ref string, units int64) string {
 func overCap(t *testing.T, h *harness) {
 	t.Helper()
 	ctx := context.Background()
-	_, err := h.spend.Workloads.CreateWorkload(ctx, spend.NewWorkload{ID: "workload-7", Owner: "team-images", Route: "secret-route-key", Cap: 1000, Step: 100})
+	_, err := h.spend.Workloads.CreateWorkload(ctx, spend.NewWorkload{ID: "workload-7", Owner: "team-images", RoutingKey: "secret-route-key", Cap: 1000, Step: 100})
 	must(t, err)
 	observed := time.Date(2026, 11, 30, 3, 17, 0, 0, time.UTC)
 	for i, units := range []int64{900, 112} {

@@ -119,7 +119,7 @@ func (f *fixture) reconciler(t testing.TB, o options) *reconcile.Reconciler {
 func (f *fixture) workload(t testing.TB, id string, capUnits int64) {
 	t.Helper()
 	if _, err := f.spend.Workloads.CreateWorkload(context.Background(), spend.NewWorkload{ID: id, Owner: "team-" + id,
-		Route: "rk-" + id, Cap: capUnits}); err != nil {
+		RoutingKey: "rk-" + id, Cap: capUnits}); err != nil {
 		t.Fatal(err)
 	}
 }

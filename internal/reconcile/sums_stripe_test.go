@@ -63,7 +63,7 @@ func newStripeFace(t *testing.T, clock *providersim.ManualClock, config string) 
 		t.Fatal(err)
 	}
 	ctx := context.Background()
-	if _, err := sp.Workloads.CreateWorkload(ctx, spend.NewWorkload{ID: "wl-s", Owner: "team", Route: "rk", Cap: 1_000_000, Step: 1_000_000}); err != nil {
+	if _, err := sp.Workloads.CreateWorkload(ctx, spend.NewWorkload{ID: "wl-s", Owner: "team", RoutingKey: "rk", Cap: 1_000_000, Step: 1_000_000}); err != nil {
 		t.Fatal(err)
 	}
 	if err := sp.Workloads.AddAlias(ctx, "cus_s", "wl-s"); err != nil {

@@ -130,7 +130,7 @@ func newSumsFixtureOf(t *testing.T, config string, now time.Time) *sumsFixture {
 func (f *sumsFixture) workload(t *testing.T, id string, capUnits int64, aliases ...string) {
 	t.Helper()
 	ctx := context.Background()
-	if _, err := f.spend.Workloads.CreateWorkload(ctx, spend.NewWorkload{ID: id, Owner: "team-" + id, Route: "rk-" + id,
+	if _, err := f.spend.Workloads.CreateWorkload(ctx, spend.NewWorkload{ID: id, Owner: "team-" + id, RoutingKey: "rk-" + id,
 		Cap: capUnits, Step: 1_000_000}); err != nil {
 		t.Fatal(err)
 	}

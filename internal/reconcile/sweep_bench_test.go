@@ -167,7 +167,7 @@ func sweepID(i int) string { return fmt.Sprintf("wl-%05d", i) }
 
 func (f *sweepFleet) create(ctx context.Context, i int) error {
 	id := sweepID(i)
-	if _, err := f.sp.Workloads.CreateWorkload(ctx, spend.NewWorkload{ID: id, Owner: "fleet", Route: "rk", Cap: 1000}); err != nil {
+	if _, err := f.sp.Workloads.CreateWorkload(ctx, spend.NewWorkload{ID: id, Owner: "fleet", RoutingKey: "rk", Cap: 1000}); err != nil {
 		return err
 	}
 	return f.sp.Workloads.AddAlias(ctx, "cus_"+id, id)

@@ -141,7 +141,7 @@ func TestAWorkloadOfAnEarlierBuildPagesOnItsRoutingKey(t *testing.T) {
 	// when it is read
 	w, err := f.s.Workloads.Get(ctx, "w-route")
 	// then it has its routing key
-	if err != nil || w.Route != "rk-w-route" {
+	if err != nil || w.RoutingKey != "rk-w-route" {
 		t.Fatalf("Get = %+v, %v; want routing key rk-w-route", w, err)
 	}
 	// and when a record takes it over its cap, its owner is paged on it

@@ -228,7 +228,7 @@ func (s *core) capPage(d Decision, w Workload) pager.Event {
 			"observed": formatOptional(w.LastAccepted.ObservedAt)},
 		"next_reconciliation": formatOptional(w.NextReconAt),
 	}
-	return pager.Event{RoutingKey: w.Route, EventAction: pager.ActionTrigger, DedupKey: d.DedupKey,
+	return pager.Event{RoutingKey: w.RoutingKey, EventAction: pager.ActionTrigger, DedupKey: d.DedupKey,
 		Payload: &pager.Payload{Summary: d.Line, Source: s.source, Severity: pager.SeverityCritical,
 			Timestamp: d.DecidedAt, Component: d.WorkloadID, Group: w.Owner, Class: "spend_cap",
 			CustomDetails: details}}

@@ -63,7 +63,7 @@ type ReconRun struct {
 // Explanation is what an operator needs to understand a workload's state
 // and its last cap action.
 type Explanation struct {
-	// Workload carries the total, cap and status. Its Route is a
+	// Workload carries the total, cap and status. Its RoutingKey is a
 	// credential: print Explanation fields, never the whole Workload.
 	Workload Workload
 	// Cause is the ledger entry of the record that caused the latest

@@ -21,7 +21,7 @@ type workloadItem struct {
 	GSI1SK          string `dynamodbav:"gsi1sk"`
 	ID              string `dynamodbav:"id"`
 	Owner           string `dynamodbav:"owner"`
-	Route           string `dynamodbav:"routing_key"`
+	RoutingKey      string `dynamodbav:"routing_key"`
 	Cap             int64  `dynamodbav:"cap"`
 	Step            int64  `dynamodbav:"step"`
 	Status          string `dynamodbav:"status"`
@@ -55,7 +55,7 @@ type workloadItem struct {
 
 func (it workloadItem) workload() Workload {
 	return Workload{
-		ID: it.ID, Owner: it.Owner, Route: cmp.Or(it.Route, it.EarlierRoute), Cap: it.Cap, Step: it.Step,
+		ID: it.ID, Owner: it.Owner, RoutingKey: cmp.Or(it.RoutingKey, it.EarlierRoute), Cap: it.Cap, Step: it.Step,
 		Status: Status(it.Status), Hold: it.Hold, Total: it.Total, CapEpoch: it.CapEpoch,
 		EscalationLevel: it.EscalationLevel,
 		LastAccepted: LastEvent{EventID: it.LastEventID, RecordID: it.LastRecordID, Units: it.LastUnits,

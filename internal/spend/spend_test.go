@@ -90,7 +90,7 @@ func (f *fixture) clock() time.Time { return f.now }
 func (f *fixture) workload(t testing.TB, id string, capUnits, step int64) {
 	t.Helper()
 	if _, err := f.s.Workloads.CreateWorkload(context.Background(), NewWorkload{ID: id, Owner: "team-" + id,
-		Route: "rk-" + id, Cap: capUnits, Step: step}); err != nil {
+		RoutingKey: "rk-" + id, Cap: capUnits, Step: step}); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -323,7 +323,7 @@ func TestAlias(t *testing.T) {
 	if err := f.s.Workloads.AddAlias(ctx, "prov:x", "w-none"); !errors.Is(err, ErrUnknownWorkload) {
 		t.Errorf("AddAlias to missing = %v, want ErrUnknownWorkload", err)
 	}
-	if _, err := f.s.Workloads.CreateWorkload(ctx, NewWorkload{ID: "w-img", Owner: "o", Route: "r", Cap: 1}); !errors.Is(err, ErrWorkloadExists) {
+	if _, err := f.s.Workloads.CreateWorkload(ctx, NewWorkload{ID: "w-img", Owner: "o", RoutingKey: "r", Cap: 1}); !errors.Is(err, ErrWorkloadExists) {
 		t.Errorf("CreateWorkload twice = %v, want ErrWorkloadExists", err)
 	}
 }

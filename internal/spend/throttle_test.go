@@ -20,7 +20,7 @@ func TestWorkloadWritesRetryAThrottlingCancellation(t *testing.T) {
 		run   func(*Spend) error
 	}{
 		{"create workload", "ALIAS#w-hot", func(s *Spend) error {
-			_, err := s.Workloads.CreateWorkload(context.Background(), NewWorkload{ID: "w-hot", Owner: "o", Route: "rk", Cap: 100})
+			_, err := s.Workloads.CreateWorkload(context.Background(), NewWorkload{ID: "w-hot", Owner: "o", RoutingKey: "rk", Cap: 100})
 			return err
 		}},
 		{"add alias", "ALIAS#ref-hot", func(s *Spend) error {

@@ -30,10 +30,10 @@ const (
 type Workload struct {
 	ID    string
 	Owner string
-	// Route is the PagerDuty routing key of the owner. It is a credential:
+	// RoutingKey is the PagerDuty routing key of the owner. It is a credential:
 	// never log or print it.
-	Route string
-	Cap   int64
+	RoutingKey string
+	Cap        int64
 	// Step is the escalation step: one more page each time the total passes
 	// Cap + k*Step for a new k. Zero turns escalation off.
 	Step   int64
@@ -87,12 +87,12 @@ type LastEvent struct {
 
 // NewWorkload defines a workload for [Workloads.CreateWorkload].
 type NewWorkload struct {
-	ID    string
-	Owner string
-	Route string
-	Cap   int64
-	Step  int64
-	Hold  bool
+	ID         string
+	Owner      string
+	RoutingKey string
+	Cap        int64
+	Step       int64
+	Hold       bool
 }
 
 func (n NewWorkload) validate() error {
@@ -100,8 +100,8 @@ func (n NewWorkload) validate() error {
 		return err
 	}
 	var errs []error
-	if n.ID == "" || n.Owner == "" || n.Route == "" {
-		errs = append(errs, errors.New("ID, Owner and Route are required"))
+	if n.ID == "" || n.Owner == "" || n.RoutingKey == "" {
+		errs = append(errs, errors.New("ID, Owner and RoutingKey are required"))
 	}
 	if n.Cap <= 0 {
 		errs = append(errs, errors.New("Cap must be positive"))
@@ -129,7 +129,7 @@ func (s *Workloads) CreateWorkload(ctx context.Context, n NewWorkload) (Workload
 	}
 	now := ddb.Stamp(s.now())
 	wi := workloadItem{PK: WorkloadPK(n.ID), SK: skWorkload, GSI1PK: workloadsPartition, GSI1SK: n.ID,
-		ID: n.ID, Owner: n.Owner, Route: n.Route, Cap: n.Cap, Step: n.Step, Status: string(StatusActive),
+		ID: n.ID, Owner: n.Owner, RoutingKey: n.RoutingKey, Cap: n.Cap, Step: n.Step, Status: string(StatusActive),
 		Hold: n.Hold, NextReconAt: ddb.Stamp(next),
 		CreatedAt: now, UpdatedAt: now}
 	wItem, err := attributevalue.MarshalMap(wi)

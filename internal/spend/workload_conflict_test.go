@@ -35,7 +35,7 @@ func TestCreateWorkloadIsNotTakenByAConflict(t *testing.T) {
 	db.cancelNext(1)
 
 	// When a workload is created
-	_, err := f.s.Workloads.CreateWorkload(context.Background(), NewWorkload{ID: "w1", Owner: "team-w1", Route: "rk-w1", Cap: 10})
+	_, err := f.s.Workloads.CreateWorkload(context.Background(), NewWorkload{ID: "w1", Owner: "team-w1", RoutingKey: "rk-w1", Cap: 10})
 
 	// Then it is created, not refused as an alias taken
 	if err != nil {

@@ -26,7 +26,7 @@ func TestCreateWorkloadRefusesMalformedIDs(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			// given a malformed ID, when a workload is created under it,
 			// then it is refused with a typed error and nothing is stored
-			_, err := f.s.Workloads.CreateWorkload(ctx, NewWorkload{ID: tc.id, Owner: "o", Route: "rk", Cap: 10})
+			_, err := f.s.Workloads.CreateWorkload(ctx, NewWorkload{ID: tc.id, Owner: "o", RoutingKey: "rk", Cap: 10})
 			var bad *InvalidIDError
 			if !errors.As(err, &bad) || !errors.Is(err, ErrInvalidWorkloadID) || !errors.Is(err, ErrInvalidWorkload) {
 				t.Fatalf("CreateWorkload(%q) = %v, want an *InvalidIDError", tc.id, err)

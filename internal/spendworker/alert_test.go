@@ -101,7 +101,7 @@ func newAlertFixture(t *testing.T) *alertFixture {
 	t.Helper()
 	ctx := context.Background()
 	f := newSumsFixture(t, alertSums)
-	if _, err := f.spend.Workloads.CreateWorkload(ctx, spend.NewWorkload{ID: "wl-1", Owner: "o", Route: "rk", Cap: 1_000_000}); err != nil {
+	if _, err := f.spend.Workloads.CreateWorkload(ctx, spend.NewWorkload{ID: "wl-1", Owner: "o", RoutingKey: "rk", Cap: 1_000_000}); err != nil {
 		t.Fatal(err)
 	}
 	if err := f.spend.Workloads.AddAlias(ctx, "cus_abc", "wl-1"); err != nil {

@@ -79,7 +79,7 @@ func TestConcurrentBatchesOnOneHotWorkload(t *testing.T) {
 			msgs[b] = append(msgs[b], usageMessage(id, "ur_"+id, "hot", units))
 		}
 	}
-	if _, err := ledger.Workloads.CreateWorkload(ctx, spend.NewWorkload{ID: "hot", Owner: "o", Route: "rk", Cap: want / 2}); err != nil {
+	if _, err := ledger.Workloads.CreateWorkload(ctx, spend.NewWorkload{ID: "hot", Owner: "o", RoutingKey: "rk", Cap: want / 2}); err != nil {
 		t.Fatal(err)
 	}
 

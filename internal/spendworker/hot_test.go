@@ -84,7 +84,7 @@ func newHotFixture(t testing.TB, caps map[string]int64) *hotFixture {
 		t.Fatal(err)
 	}
 	for id, c := range caps {
-		if _, err := ledger.Workloads.CreateWorkload(context.Background(), spend.NewWorkload{ID: id, Owner: "o", Route: "rk", Cap: c}); err != nil {
+		if _, err := ledger.Workloads.CreateWorkload(context.Background(), spend.NewWorkload{ID: id, Owner: "o", RoutingKey: "rk", Cap: c}); err != nil {
 			t.Fatal(err)
 		}
 	}

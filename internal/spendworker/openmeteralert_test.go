@@ -35,7 +35,7 @@ func newOpenMeterAlertFixture(t *testing.T) *alertFixture {
 	t.Helper()
 	ctx := context.Background()
 	f := newSumsFixture(t, omSums)
-	if _, err := f.spend.Workloads.CreateWorkload(ctx, spend.NewWorkload{ID: "wl-1", Owner: "o", Route: "rk", Cap: 1_000_000_000}); err != nil {
+	if _, err := f.spend.Workloads.CreateWorkload(ctx, spend.NewWorkload{ID: "wl-1", Owner: "o", RoutingKey: "rk", Cap: 1_000_000_000}); err != nil {
 		t.Fatal(err)
 	}
 	for _, r := range []struct {

@@ -49,7 +49,7 @@ func newFixture(t *testing.T) *fixture {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := ledger.Workloads.CreateWorkload(context.Background(), spend.NewWorkload{ID: "wl-1", Owner: "o", Route: "rk", Cap: 1000}); err != nil {
+	if _, err := ledger.Workloads.CreateWorkload(context.Background(), spend.NewWorkload{ID: "wl-1", Owner: "o", RoutingKey: "rk", Cap: 1000}); err != nil {
 		t.Fatal(err)
 	}
 	return &fixture{env: env, ledger: ledger, worker: w}

@@ -27,7 +27,7 @@ func TestUsageIntakeRecordSaysHowItWasAttributed(t *testing.T) {
 		t.Fatal(err)
 	}
 	ctx := context.Background()
-	if _, err := ledger.Spend.Workloads.CreateWorkload(ctx, spend.NewWorkload{ID: "wl-attr", Owner: "o", Route: "rk", Cap: 1000}); err != nil {
+	if _, err := ledger.Spend.Workloads.CreateWorkload(ctx, spend.NewWorkload{ID: "wl-attr", Owner: "o", RoutingKey: "rk", Cap: 1000}); err != nil {
 		t.Fatal(err)
 	}
 	at := time.Now().UTC().Add(-time.Minute).Format(time.RFC3339)

@@ -95,7 +95,7 @@ func startUsageBenchEnv(b *testing.B, workloads, concurrency int, env map[string
 	}
 	u.spend = ledger.Spend
 	for w := range workloads {
-		if _, err := u.spend.Workloads.CreateWorkload(context.Background(), spend.NewWorkload{ID: fmt.Sprintf("wl-%02d", w), Owner: "bench", Route: "rk", Cap: 1000}); err != nil {
+		if _, err := u.spend.Workloads.CreateWorkload(context.Background(), spend.NewWorkload{ID: fmt.Sprintf("wl-%02d", w), Owner: "bench", RoutingKey: "rk", Cap: 1000}); err != nil {
 			sys.Close()
 			b.Fatal(err)
 		}
@@ -380,7 +380,7 @@ func runHotLoad(b *testing.B, model bool, n, rate int, load hotLoad) hotRun {
 	want := int64(n) * hotUnits
 	// A cap far above the run's total: the bench measures attribution,
 	// not enforcement.
-	if _, err := u.spend.Workloads.CreateWorkload(ctx, spend.NewWorkload{ID: "hot", Owner: "bench", Route: "rk", Cap: 1000 * want}); err != nil {
+	if _, err := u.spend.Workloads.CreateWorkload(ctx, spend.NewWorkload{ID: "hot", Owner: "bench", RoutingKey: "rk", Cap: 1000 * want}); err != nil {
 		b.Fatal(err)
 	}
 	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 512}}

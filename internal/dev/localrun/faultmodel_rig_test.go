@@ -260,7 +260,7 @@ func (r *e2eRun) start() {
 func (r *e2eRun) createWorkload(w e2eWorkload) {
 	ctx := context.Background()
 	for attempt := 1; ; attempt++ {
-		_, err := r.spend.Workloads.CreateWorkload(ctx, spend.NewWorkload{ID: w.id, Owner: "model", Route: "rk-model", Cap: w.cap})
+		_, err := r.spend.Workloads.CreateWorkload(ctx, spend.NewWorkload{ID: w.id, Owner: "model", RoutingKey: "rk-model", Cap: w.cap})
 		if err == nil {
 			return
 		}

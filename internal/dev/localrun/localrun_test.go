@@ -112,7 +112,7 @@ func TestUsageCrossingTheCapPausesPagesAndDeniesAdmission(t *testing.T) {
 		t.Fatal(err)
 	}
 	ctx := context.Background()
-	if _, err := ledger.Spend.Workloads.CreateWorkload(ctx, spend.NewWorkload{ID: "workload-7", Owner: "images-team", Route: "rk-images", Cap: 1000}); err != nil {
+	if _, err := ledger.Spend.Workloads.CreateWorkload(ctx, spend.NewWorkload{ID: "workload-7", Owner: "images-team", RoutingKey: "rk-images", Cap: 1000}); err != nil {
 		t.Fatal(err)
 	}
 	if err := ledger.Spend.Workloads.AddAlias(ctx, "img-resize", "workload-7"); err != nil {

@@ -70,7 +70,7 @@ func TestOpenAIProjectCrossingItsCapIsPausedWithinOnePoll(t *testing.T) {
 		id, project string
 		limit       int64
 	}{{"wl-llm", "proj_llm", 1000}, {"wl-calm", "proj_calm", 1_000_000}} {
-		if _, err := ledger.Spend.Workloads.CreateWorkload(ctx, spend.NewWorkload{ID: w.id, Owner: "o", Route: "rk", Cap: w.limit}); err != nil {
+		if _, err := ledger.Spend.Workloads.CreateWorkload(ctx, spend.NewWorkload{ID: w.id, Owner: "o", RoutingKey: "rk", Cap: w.limit}); err != nil {
 			t.Fatal(err)
 		}
 		if err := ledger.Spend.Workloads.AddAlias(ctx, w.project, w.id); err != nil {

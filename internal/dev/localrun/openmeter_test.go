@@ -70,7 +70,7 @@ func TestOpenMeterExportFindsWhatTheDoorMissedOnce(t *testing.T) {
 		t.Fatal(err)
 	}
 	ctx := context.Background()
-	if _, err := ledger.Spend.Workloads.CreateWorkload(ctx, spend.NewWorkload{ID: "wl-om", Owner: "o", Route: "rk", Cap: 1_000_000_000}); err != nil {
+	if _, err := ledger.Spend.Workloads.CreateWorkload(ctx, spend.NewWorkload{ID: "wl-om", Owner: "o", RoutingKey: "rk", Cap: 1_000_000_000}); err != nil {
 		t.Fatal(err)
 	}
 	if err := ledger.Spend.Workloads.AddAlias(ctx, "cust-om", "wl-om"); err != nil {

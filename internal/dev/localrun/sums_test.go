@@ -99,7 +99,7 @@ func (d *sumsDrill) sim(method, path string, body, out any) {
 func (d *sumsDrill) workload(id, customer string, limit int64) {
 	d.t.Helper()
 	ctx := context.Background()
-	if _, err := d.ledger.Spend.Workloads.CreateWorkload(ctx, spend.NewWorkload{ID: id, Owner: "o", Route: "rk", Cap: limit}); err != nil {
+	if _, err := d.ledger.Spend.Workloads.CreateWorkload(ctx, spend.NewWorkload{ID: id, Owner: "o", RoutingKey: "rk", Cap: limit}); err != nil {
 		d.t.Fatal(err)
 	}
 	if err := d.ledger.Spend.Workloads.AddAlias(ctx, customer, id); err != nil {

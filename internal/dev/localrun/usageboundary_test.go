@@ -21,7 +21,7 @@ func TestBadUsageGetsA400AndChangesNoTotal(t *testing.T) {
 		t.Fatal(err)
 	}
 	ctx := context.Background()
-	if _, err := ledger.Spend.Workloads.CreateWorkload(ctx, spend.NewWorkload{ID: "wl-edge", Owner: "o", Route: "rk", Cap: 1000}); err != nil {
+	if _, err := ledger.Spend.Workloads.CreateWorkload(ctx, spend.NewWorkload{ID: "wl-edge", Owner: "o", RoutingKey: "rk", Cap: 1000}); err != nil {
 		t.Fatal(err)
 	}
 	at := time.Now().UTC().Add(-time.Minute).Format(time.RFC3339)

@@ -61,7 +61,7 @@ func TestUsageInTheShapesProducersSend(t *testing.T) {
 	}
 	ctx := context.Background()
 	for _, id := range []string{"wl-ce", "wl-old", "wl-before"} {
-		if _, err := ledger.Spend.Workloads.CreateWorkload(ctx, spend.NewWorkload{ID: id, Owner: "o", Route: "rk", Cap: 1_000_000_000}); err != nil {
+		if _, err := ledger.Spend.Workloads.CreateWorkload(ctx, spend.NewWorkload{ID: id, Owner: "o", RoutingKey: "rk", Cap: 1_000_000_000}); err != nil {
 			t.Fatal(err)
 		}
 	}
