@@ -89,12 +89,18 @@
 //     records' aliases, then per workload (up to [MaxBatchRecords] records)
 //     one TransactWriteItems [each record's entry if absent and marker,
 //     Update WL#<id> ADD the records' summed units]; entries that exist are
-//     taken out and the rest run again; one cap check per transaction.
+//     taken out and the rest run again. Records counted in buckets of a
+//     provider of sums: one BatchGetItem of their buckets' heads, then per
+//     bucket (up to [MaxBucketRecords] records) one TransactWriteItems
+//     [entries, the total, the head conditioned on its version, one
+//     delta]. Then one BatchGetItem of the workloads the batch grew, and
+//     one cap check each.
 //   - List workloads: Query gsi1 WORKLOADS (keys), then BatchGetItem
 //     WL#<id>/WORKLOAD (consistent), 100 keys a call.
 //   - Classify a conflict: GetItem REC#<record>/ENTRY, only when the
 //     transaction was cancelled on the entry.
-//   - Check the cap: GetItem WL#<id> (consistent) after the transaction.
+//   - Check the cap: GetItem WL#<id> (consistent) after the transaction
+//     (a batch's: see above).
 //   - Pause or escalate: TransactWriteItems [Update WL#<id> conditioned on
 //     status, cap epoch and cap; Put decision if absent; Put page if absent].
 //   - Admission: GetItem WL#<id>.
