@@ -163,6 +163,8 @@ func (e *Env) enforceGrants() {
 }
 
 // principalOf resolves a function's Allow statements against this Env.
+// Deny statements are not modelled: the template has none (what no Allow
+// grants is denied anyway).
 func (e *Env) principalOf(f stack.Function) *principal {
 	p := &principal{arn: fmt.Sprintf("arn:aws:sts::%s:assumed-role/%sRole/%s", localAccount, f.LogicalID, f.LogicalID)}
 	for _, s := range f.Statements {
