@@ -183,8 +183,9 @@ type tierShareItem struct {
 func (s *Sums) Run(ctx context.Context, runID string) ([]SumsRun, error) {
 	var runs []SumsRun
 	var errs []error
+	fleet := &fleetOnce{registry: s.cfg.Registry}
 	for _, name := range slices.Sorted(maps.Keys(s.cfg.Sources)) {
-		run, err := s.runSource(ctx, s.cfg.Sources[name], runID)
+		run, err := s.runSource(ctx, s.cfg.Sources[name], runID, fleet)
 		runs = append(runs, run)
 		if err != nil {
 			errs = append(errs, fmt.Errorf("sums source %s: %w", name, err))
@@ -215,12 +216,12 @@ func (s *Sums) NextRun(ctx context.Context, source string) (time.Time, error) {
 	return maxTime(ddb.ParseStamp(st.NextDue), s.now()), nil
 }
 
-func (s *Sums) runSource(ctx context.Context, src sums.Source, runID string) (SumsRun, error) {
+func (s *Sums) runSource(ctx context.Context, src sums.Source, runID string, fleet *fleetOnce) (SumsRun, error) {
 	now := s.now()
 	run := SumsRun{Source: src.Name, RunID: runID, StartedAt: now, Tiers: map[string]TierShare{}}
 	st, found, err := s.state(ctx, src.Name)
 	if err == nil {
-		err = s.sweep(ctx, src, &run, st.sweep(), !found || !ddb.ParseStamp(st.NextDue).After(now.Add(dueSlack(src.Interval.D()))))
+		err = s.sweep(ctx, src, &run, st.sweep(), !found || !ddb.ParseStamp(st.NextDue).After(now.Add(dueSlack(src.Interval.D()))), fleet)
 	}
 	switch {
 	case err != nil:
@@ -257,7 +258,7 @@ func (s *Sums) count(name string, n float64, source string) {
 // sweep goes on from where the last run stopped, over the active
 // workloads and this sweep's slice of the quiet ones, until it ends or
 // the run's budget runs out.
-func (s *Sums) sweep(ctx context.Context, src sums.Source, run *SumsRun, st sweepState, due bool) error {
+func (s *Sums) sweep(ctx context.Context, src sums.Source, run *SumsRun, st sweepState, due bool, fleet *fleetOnce) error {
 	asked, err := s.cfg.Ledger.DueWorkloads(ctx, src.Name)
 	if err != nil {
 		return err
@@ -266,7 +267,7 @@ func (s *Sums) sweep(ctx context.Context, src sums.Source, run *SumsRun, st swee
 		run.Outcome = "skipped"
 		return nil
 	}
-	targets, err := s.targets(ctx, src, asked, due)
+	targets, err := targetsOf(ctx, fleet, src, asked, due)
 	if err != nil {
 		return err
 	}
@@ -318,24 +319,42 @@ type target struct {
 	tier Tier
 }
 
-// targets are the workloads to read: every workload with a reference of
-// the source's alias prefix, or only the asked ones.
-func (s *Sums) targets(ctx context.Context, src sums.Source, asked map[string]time.Time, all bool) ([]target, error) {
-	ws, err := s.cfg.Registry.List(ctx)
+// fleetOnce lists the fleet once for all the sources of one Run.
+type fleetOnce struct {
+	registry *spend.Workloads
+	fleet    spend.Fleet
+	listed   bool
+}
+
+// get lists the fleet with one scan of the workloads table, not a query
+// of each workload's aliases: a sweep reads a slice of the fleet a run,
+// but every run lists all of it.
+func (o *fleetOnce) get(ctx context.Context) (spend.Fleet, error) {
+	if o.listed {
+		return o.fleet, nil
+	}
+	f, err := o.registry.Fleet(ctx)
+	if err != nil {
+		return spend.Fleet{}, err
+	}
+	o.fleet, o.listed = f, true
+	return f, nil
+}
+
+// targetsOf are the workloads to read: every workload with a reference
+// of the source's alias prefix, or only the asked ones.
+func targetsOf(ctx context.Context, fl *fleetOnce, src sums.Source, asked map[string]time.Time, all bool) ([]target, error) {
+	fleet, err := fl.get(ctx)
 	if err != nil {
 		return nil, err
 	}
 	var out []target
-	for _, w := range ws {
+	for _, w := range fleet.Workloads {
 		if _, ok := asked[w.ID]; w.Status == spend.StatusRetired || (!all && !ok) {
 			continue
 		}
-		aliases, err := s.cfg.Registry.Aliases(ctx, w.ID)
-		if err != nil {
-			return nil, err
-		}
 		var refs []string
-		for _, a := range aliases {
+		for _, a := range fleet.Refs[w.ID] {
 			if strings.HasPrefix(a, src.AliasPrefix) {
 				refs = append(refs, a)
 			}
