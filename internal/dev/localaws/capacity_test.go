@@ -168,6 +168,8 @@ func TestReadUnitsFollowItemSize(t *testing.T) {
 			}
 			return out.ConsumedCapacity, err
 		}, 2},
+		{"consistent scan of 5 KB and three 1.5 KB items: 9.5 KB rounded once", scan(env, table, true, 4), 3},
+		{"eventually consistent scan of the same", scan(env, table, false, 4), 1.5},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -179,6 +181,21 @@ func TestReadUnitsFollowItemSize(t *testing.T) {
 				t.Errorf("consumed %v read units, want %v", got, tt.want)
 			}
 		})
+	}
+}
+
+// scan is a Scan of the whole of table that must return want items.
+func scan(env *Env, table string, consistent bool, want int) func() (*types.ConsumedCapacity, error) {
+	return func() (*types.ConsumedCapacity, error) {
+		out, err := env.DynamoDB.Scan(context.Background(), &dynamodb.ScanInput{TableName: aws.String(table),
+			ConsistentRead: aws.Bool(consistent), ReturnConsumedCapacity: types.ReturnConsumedCapacityTotal}, once)
+		if err != nil {
+			return nil, err
+		}
+		if len(out.Items) != want {
+			return nil, fmt.Errorf("scan returned %d items, want %d", len(out.Items), want)
+		}
+		return out.ConsumedCapacity, nil
 	}
 }
 

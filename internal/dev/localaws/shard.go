@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"hash/fnv"
+	"maps"
 	"math/big"
 	"net/http"
 	"regexp"
@@ -226,8 +227,10 @@ type pageResult struct {
 // it has Limit items (or, without a Limit, to the end).
 func (d *dynamoFront) scanShards(table string, body []byte, countOnly bool) (int, []byte) {
 	var in struct {
-		Limit             int
-		ExclusiveStartKey map[string]json.RawMessage
+		Limit                  int
+		ExclusiveStartKey      map[string]json.RawMessage
+		ConsistentRead         bool
+		ReturnConsumedCapacity string
 	}
 	if err := json.Unmarshal(body, &in); err != nil {
 		return apiError(http.StatusBadRequest, "SerializationException", err.Error())
@@ -281,7 +284,55 @@ func (d *dynamoFront) scanShards(table string, body []byte, countOnly bool) (int
 	if st.Shard < tableShards {
 		resp["LastEvaluatedKey"] = encodeCursor(st)
 	}
-	return jsonOK(resp)
+	status, out := jsonOK(resp)
+	if status != http.StatusOK || !d.model {
+		return status, out
+	}
+	cs, err := d.scanCharge(table, res.Items, in.ConsistentRead)
+	if err != nil {
+		return internalError(err)
+	}
+	if which := d.meterTake(cs); which != nil {
+		return throttleError(cs, which)
+	}
+	return withConsumed(status, out, cs, in.ReturnConsumedCapacity, false)
+}
+
+// scanCharge is the charge of a Scan page that read items: their sizes
+// summed and rounded up to 4 KB once, as a Query's (developer guide,
+// "DynamoDB read and write operations", Scan), spread over the partitions
+// they came from in proportion to their sizes. A page that read nothing
+// costs the minimum on the table. The engine filters before the front
+// sees the page, so a Scan with a FilterExpression is charged for what it
+// returned, not for what it read: less than DynamoDB charges.
+func (d *dynamoFront) scanCharge(table string, items []map[string]json.RawMessage, consistent bool) ([]charge, error) {
+	ti, err := d.info(table)
+	if err != nil {
+		return nil, err
+	}
+	sizes, total := map[string]int{}, 0
+	for _, raw := range items {
+		b, err := json.Marshal(raw)
+		if err != nil {
+			return nil, err
+		}
+		var it item
+		if err := json.Unmarshal(b, &it); err != nil {
+			return nil, err
+		}
+		size := itemSize(it)
+		sizes[rawPartition(raw[ti.keys[0]])] += size
+		total += size
+	}
+	units := readUnits(total, consistent)
+	if total == 0 {
+		return []charge{{table: table, read: units}}, nil
+	}
+	cs := make([]charge, 0, len(sizes))
+	for _, pk := range slices.Sorted(maps.Keys(sizes)) {
+		cs = append(cs, charge{table: table, key: pk, read: units * float64(sizes[pk]) / float64(total)})
+	}
+	return cs, nil
 }
 
 // keyEq finds "<name> = <value>" in a key condition; the name may be a
