@@ -255,10 +255,14 @@ func TestReadersNeverSeeHalfATransaction(t *testing.T) {
 	})
 
 	// When readers read both items in one TransactGetItems, many times
+	// (until they have read 2,000 times and at least 10 transactions have
+	// committed meanwhile: on a loaded machine the readers can take every
+	// turn, and reads alone prove nothing)
 	var reads atomic.Int64
+	enough := func() bool { return reads.Load() >= 2000 && committed.Load() >= 10 }
 	for range 4 {
 		wg.Go(func() {
-			for reads.Load() < 2000 {
+			for !enough() {
 				got, err := env.DynamoDB.TransactGetItems(ctx, &dynamodb.TransactGetItemsInput{TransactItems: []ddbtypes.TransactGetItem{
 					{Get: &ddbtypes.Get{TableName: aws.String(table), Key: acctKey("p")}},
 					{Get: &ddbtypes.Get{TableName: aws.String(table), Key: acctKey("q")}},
@@ -283,13 +287,14 @@ func TestReadersNeverSeeHalfATransaction(t *testing.T) {
 			}
 		})
 	}
-	for reads.Load() < 2000 && !t.Failed() {
+	deadline := time.Now().Add(2 * time.Minute) // a bound on a hang, not a measure
+	for !enough() && !t.Failed() && time.Now().Before(deadline) {
 		time.Sleep(10 * time.Millisecond)
 	}
 	close(stop)
 	wg.Wait()
-	if committed.Load() < 10 {
-		t.Fatalf("only %d transactions committed during the reads", committed.Load())
+	if !enough() && !t.Failed() {
+		t.Fatalf("%d reads and %d transactions committed in 2 minutes, want 2,000 and 10", reads.Load(), committed.Load())
 	}
 }
 
