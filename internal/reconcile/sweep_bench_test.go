@@ -19,19 +19,18 @@ import (
 	"github.com/hookline/hookline/internal/testkit"
 )
 
-// The measured sweep: 1,000 Stripe customers, 1% near their caps and 9%
-// with recent usage, the rest quiet, read by a source polled every 5
+// The measured sweep: 10,000 Stripe customers, 1% near their caps and
+// 9% with recent usage, the rest quiet, read by a source polled every 5
 // minutes whose quiet workloads rotate over 12 sweeps. Stripe's face
 // limits summaries to sweepLimit calls a second and the adapter paces
-// itself to the same. The plan is for planWorkloads: calls and units per
-// workload read scale with the fleet, and a run's time is its calls at
-// the provider's limit. 1,000 rather than 10,000 are measured because
-// the local DynamoDB's index queries scan their index, so a run of
-// 10,000 takes minutes of the emulator's time, not of Stripe's.
+// itself to the same. The plan is for planWorkloads, the fleet measured.
+// A run's time is planned from its calls at the provider's limit, not
+// measured: most of the measured time is the local DynamoDB's index
+// queries, which scan their index.
 const (
-	sweepWorkloads = 1_000
-	sweepNearCap   = 10
-	sweepActive    = 90
+	sweepWorkloads = 10_000
+	sweepNearCap   = 100
+	sweepActive    = 900
 	sweepRuns      = 2
 	sweepLimit     = 250
 	planWorkloads  = 10_000
@@ -43,7 +42,7 @@ const sweepSource = `{"stripe-fleet": {"provider": "stripe", "usage_source": "me
 	"start": "2026-10-01T00:00:00Z", "interval": "5m", "recent": "48h", "quiet_every": 12,
 	"meters": {"api": {"provider_meter": "mtr_fleet", "aggregation": "sum"}}}}`
 
-// BenchmarkSumsSweep sweeps 1,000 workloads against Stripe's face with
+// BenchmarkSumsSweep sweeps 10,000 workloads against Stripe's face with
 // its rate limit on: calls a run, and the share of each tier's workloads
 // read; then it prints the capacity plan for 10,000 workloads on Stripe
 // and on OpenAI worked from those figures (docs/design.md).
