@@ -46,7 +46,7 @@ test: deps ## Run every test against the embedded local AWS (or AWS_ENDPOINT_URL
 	cd internal/openmeter/omoracle && $(GO) vet ./... && $(GO) test -count=1 ./...
 
 .PHONY: bench
-bench: deps ## Run the benchmarks (5-8 min on 2 cores); every ratio names what it divides by, measured in the same run (docs/benchmarks.md).
+bench: deps ## Run the benchmarks (7-10 min on 2 cores); every ratio names what it divides by, measured in the same run (docs/benchmarks.md).
 	@echo "== bootstraps: size as shipped (linux/arm64, -s -w) in MB, x-unstripped = size / the unstripped build's, x-12MB-goal = size / 12 MB; init-ms under the Lambda RIE, x-minimal-init = init / a bare lambda.Start bootstrap's, same run"
 	$(GO) test -run '^$$' -bench Bootstrap -benchtime 1x ./internal/dev/coldstart
 	@echo "== verify + parse, 1 KiB body, two active secrets (ns/op, B/op, allocs/op); no ratio"
@@ -71,7 +71,7 @@ bench: deps ## Run the benchmarks (5-8 min on 2 cores); every ratio names what i
 	$(GO) test -run '^$$' -bench HotWorkload -benchtime 1x ./internal/dev/localrun
 	@echo "== one hot workload paced at 500/s with bucket heads (CloudEvents on a door source of a Stripe sums source): ratio_on/off = rate with the local DynamoDB's AWS limits on / off, same run; event->ledger p99, dead letters, head writes per event"
 	$(GO) test -run '^$$' -bench HotBucket -benchtime 1x ./internal/dev/localrun
-	@echo "== a sweep of sums: 1,000 workloads (1% near cap, 9% active) against Stripe's face limited to 250 calls/s; calls and reads a run, reads/covered per tier; then the capacity plan for 10,000 workloads on Stripe and on OpenAI worked from them (a run's time = its calls at the provider's limit)"
+	@echo "== a sweep of sums: 10,000 workloads (1% near cap, 9% active) against Stripe's face limited to 250 calls/s; calls and reads a run, reads/covered per tier; then the capacity plan for 10,000 workloads on Stripe and on OpenAI worked from them (a run's time = its calls at the provider's limit)"
 	$(GO) test -run '^$$' -bench SumsSweep -benchtime 1x ./internal/reconcile
 
 .PHONY: lab
