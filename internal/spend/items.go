@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"slices"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
@@ -105,9 +106,23 @@ type entryItem struct {
 	Absorbed int64  `dynamodbav:"absorbed,omitempty"`
 }
 
+// appliedFirst orders an entry's paths, stored as a string set that comes
+// back in no particular order: the path that applied the record first,
+// then the others in order.
+func appliedFirst(applied string, paths []string) []string {
+	if len(paths) == 0 {
+		return nil
+	}
+	out := slices.Sorted(slices.Values(paths))
+	if i := slices.Index(out, applied); i > 0 {
+		out = slices.Insert(slices.Delete(out, i, i+1), 0, applied)
+	}
+	return out
+}
+
 func (it entryItem) entry() Entry {
 	return Entry{RecordID: it.RecordID, WorkloadID: it.WorkloadID, WorkloadRef: it.WorkloadRef,
-		Units: it.Units, EventID: it.EventID, Path: it.Path, Paths: it.Paths,
+		Units: it.Units, EventID: it.EventID, Path: it.Path, Paths: appliedFirst(it.Path, it.Paths),
 		OccurredAt: ddb.ParseStamp(it.OccurredAt), ObservedAt: ddb.ParseStamp(it.ObservedAt),
 		AcceptedAt: ddb.ParseStamp(it.AcceptedAt), SeenAt: ddb.ParseStamp(it.SeenAt), Source: it.Source, Meter: it.Meter, Unit: it.Unit,
 		Bucket: it.Bucket, Absorbed: it.Absorbed}
