@@ -140,3 +140,25 @@ func TestApplyBatchWhoseCapCheckCannotReadIsRetriedIntoAPause(t *testing.T) {
 		t.Fatalf("retry outcomes %s, %s; want duplicates", res[0].Outcome, res[1].Outcome)
 	}
 }
+
+// TestApplyBatchFoldsABucketsSecondChunkOnTheHeadItWrote: 50 records of
+// one bucket fold in two transactions (40 and 10); the second starts from
+// the head the first wrote, without reading it again, and the bucket
+// counts every record once.
+func TestApplyBatchFoldsABucketsSecondChunkOnTheHeadItWrote(t *testing.T) {
+	t.Parallel()
+	f, db, _ := readsFixture(t, 1, 1_000_000)
+	var us []Usage
+	for i := range 50 {
+		us = append(us, bucketed(fmt.Sprintf("ur_%02d", i), "wl-0", 3))
+	}
+	_, errs := f.s.Ledger.ApplyBatch(context.Background(), us)
+	noErrors(t, errs)
+	if db.gets != 1 {
+		t.Fatalf("%d single reads for two chunks of one bucket, want 1 (its head, once)", db.gets)
+	}
+	heads, err := f.s.Explainer.Buckets(context.Background(), "wl-0", 0)
+	if err != nil || len(heads) != 1 || heads[0].W != 150 || heads[0].Version != 2 || f.total(t, "wl-0") != 150 {
+		t.Fatalf("buckets %+v, %v, total %d; want W 150 at version 2 and a total of 150", heads, err, f.total(t, "wl-0"))
+	}
+}
