@@ -66,8 +66,11 @@ func (s *System) StartWorkers() error {
 			return err
 		}
 		fn, _ := s.AWS.Template.Function(es.Function)
+		// Lambda polls an event source with the function's own role, so
+		// the local AWS checks the poller's calls against its grants.
+		_, poller := s.AWS.FunctionClients(es.Function)
 		m, err := lambdalocal.NewSQSMapping(lambdalocal.SQSMappingConfig{
-			SQS: s.AWS.SQS, QueueURL: s.AWS.QueueURL(es.Queue), QueueARN: s.AWS.QueueARN(es.Queue),
+			SQS: poller, QueueURL: s.AWS.QueueURL(es.Queue), QueueARN: s.AWS.QueueARN(es.Queue),
 			Function: es.Function, Handler: h, BatchSize: es.BatchSize,
 			Concurrency:             min(max(es.MaxConcurrency, 1), s.maxConcurrency()),
 			Timeout:                 time.Duration(fn.Timeout) * time.Second,
