@@ -57,11 +57,35 @@ type Retry struct {
 // a cancellation as "another writer got there first" must not read a
 // contended one so.
 func (r Retry) Transact(ctx context.Context, db API, items []types.TransactWriteItem) error {
-	wait := r.Base
-	for i := 1; ; i++ {
+	return r.do(ctx, func() (bool, error) {
 		_, err := db.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: items})
 		failed, retryable, ok := Cancelled(err)
-		if err == nil || !ok || !retryable || slices.Contains(failed, true) {
+		return err != nil && ok && retryable && !slices.Contains(failed, true), err
+	})
+}
+
+// Write runs one single-item write and retries it while DynamoDB refuses
+// it with TransactionConflictException: the item is held by a running
+// transaction, and on a hot item (a workload's total, written by every
+// batch) one is nearly always running. The SDK retries such a refusal
+// only a few times, within milliseconds. It returns nil, the first error
+// that is not a conflict, or, when the attempts or ctx ran out, an error
+// wrapping [ErrContended].
+func (r Retry) Write(ctx context.Context, write func() error) error {
+	return r.do(ctx, func() (bool, error) {
+		err := write()
+		var conflict *types.TransactionConflictException
+		return errors.As(err, &conflict), err
+	})
+}
+
+// do runs attempt until it says not to retry, at most r.Attempts times,
+// with full-jitter backoff between attempts.
+func (r Retry) do(ctx context.Context, attempt func() (retry bool, err error)) error {
+	wait := r.Base
+	for i := 1; ; i++ {
+		retry, err := attempt()
+		if !retry {
 			return err
 		}
 		if i >= r.Attempts {

@@ -425,10 +425,15 @@ func (s *core) updateWorkload(ctx context.Context, id, what string, upd expressi
 	if err != nil {
 		return fmt.Errorf("spend: %s %s: %w", what, id, err)
 	}
-	_, err = s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+	in := &dynamodb.UpdateItemInput{
 		TableName: aws.String(s.workloads), Key: workloadKey(id),
 		UpdateExpression: expr.Update(), ConditionExpression: expr.Condition(),
 		ExpressionAttributeNames: expr.Names(), ExpressionAttributeValues: expr.Values(),
+	}
+	// A busy workload's item is nearly always in a running transaction.
+	err = transactRetry.Write(ctx, func() error {
+		_, err := s.db.UpdateItem(ctx, in)
+		return err
 	})
 	if ddb.ConditionFailed(err) {
 		if extra == nil {
