@@ -305,9 +305,27 @@ func (r *e2eRun) bucketsMatch(ok func(spend.Bucket, *e2eBucket) bool) bool {
 }
 
 // sumsReached: every bucket with a cancellation has recorded a downward
-// revision.
+// revision, and its page has reached the pager. The page is committed
+// with the revision but sent when the reconciler's run flushes its
+// outbox, after it has read every source: with OpenAI's pages of one
+// bucket at 5 calls a second, that can be many seconds after the head
+// shows the revision.
 func (r *e2eRun) sumsReached() bool {
-	return r.bucketsMatch(func(b spend.Bucket, want *e2eBucket) bool { return !want.cancelled || b.Downs > 0 })
+	downs := r.downPages()
+	return r.bucketsMatch(func(b spend.Bucket, want *e2eBucket) bool {
+		return !want.cancelled || (b.Downs > 0 && downs[want.key.String()] > 0)
+	})
+}
+
+// downPages counts the downward revision pages the pager got, by bucket.
+func (r *e2eRun) downPages() map[string]int {
+	downs := map[string]int{}
+	for _, p := range r.sys.Sim.Pager.Pages() {
+		if key, ok := strings.CutPrefix(p.DedupKey, "bucket-down#"); ok {
+			downs[key[:strings.LastIndex(key, "#")]]++
+		}
+	}
+	return downs
 }
 
 // checkSums checks every bucket's head against the rule and the downward
@@ -328,14 +346,10 @@ func (r *e2eRun) checkSums(rep *e2eReport) {
 		}
 		return true
 	})
-	downs := map[string]int{}
-	for _, p := range r.sys.Sim.Pager.Pages() {
-		if key, ok := strings.CutPrefix(p.DedupKey, "bucket-down#"); ok {
-			k := key[:strings.LastIndex(key, "#")]
-			downs[k]++
-			if b, found := r.sumsBuckets[k]; !found || !b.cancelled {
-				rep.problems = append(rep.problems, fmt.Sprintf("a downward revision page for %s, where nothing was cancelled", k))
-			}
+	downs := r.downPages()
+	for _, k := range slices.Sorted(maps.Keys(downs)) {
+		if b, found := r.sumsBuckets[k]; !found || !b.cancelled {
+			rep.problems = append(rep.problems, fmt.Sprintf("a downward revision page for %s, where nothing was cancelled", k))
 		}
 	}
 	for _, k := range slices.Sorted(maps.Keys(r.sumsBuckets)) {

@@ -120,6 +120,11 @@ func TestOpenAIProjectCrossingItsCapIsPausedWithinOnePoll(t *testing.T) {
 	// (the run that paused records itself once its sweep ends)
 	var runs []reconcile.SumsRun
 	var lastErr error
+	defer func() {
+		if t.Failed() {
+			t.Logf("the last read of the runs: %v; runs %+v", lastErr, runs)
+		}
+	}()
 	testkit.Eventually(t, settleBound, "the top-up's run recorded", func() bool {
 		// Once, under a loaded make test, a read of the runs while the
 		// reconciler wrote them came back undecodable (a number where a
