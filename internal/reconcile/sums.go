@@ -512,7 +512,13 @@ func maxTime(a, b time.Time) time.Time {
 	return b
 }
 
+// tierItems is the stored form of a run's tiers: none at all for a run
+// that read none (a skipped one), not an empty map, which the local
+// DynamoDB hands back without its type (docs/local-aws.md).
 func tierItems(ts map[string]TierShare) map[string]tierShareItem {
+	if len(ts) == 0 {
+		return nil
+	}
 	out := make(map[string]tierShareItem, len(ts))
 	for k, v := range ts {
 		out[k] = tierShareItem{Of: v.Of, Read: v.Read}
