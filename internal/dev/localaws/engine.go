@@ -1,7 +1,6 @@
 package localaws
 
 import (
-	"bytes"
 	"context"
 	"encoding/base64"
 	"encoding/json"
@@ -78,13 +77,11 @@ func runJSON[In, Out any](body []byte, op func(context.Context, *In) (Out, error
 
 // encodeOK answers 200 with v, encoded as minidyn's handler encodes it.
 func encodeOK(v any) (int, []byte) {
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
+	b, err := marshalKeepingEmpty(v)
+	if err != nil {
 		return internalError(err)
 	}
-	return http.StatusOK, b.Bytes()
+	return http.StatusOK, b
 }
 
 // wireError is the JSON error answer for an error of minidyn's engine, in

@@ -214,7 +214,7 @@ func (d *dynamoFront) takeOut(r itemRef) ([]byte, error) {
 	if err != nil || len(out.Attributes) == 0 {
 		return nil, err
 	}
-	return json.Marshal(out.Attributes)
+	return marshalKeepingEmpty(out.Attributes)
 }
 
 // pin warms every spilled item of a table and keeps its items in minidyn
