@@ -22,14 +22,7 @@ func TestUsageIntakeRecordSaysHowItWasAttributed(t *testing.T) {
 	t.Parallel()
 	// Given the running system and one workload
 	sys := start(t, localrun.Config{})
-	ledger, err := sys.Ledger()
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx := context.Background()
-	if _, err := ledger.Spend.Workloads.CreateWorkload(ctx, spend.NewWorkload{ID: "wl-attr", Owner: "o", RoutingKey: "rk", Cap: 1000}); err != nil {
-		t.Fatal(err)
-	}
+	withWorkload(t, sys, "wl-attr", 1000)
 	at := time.Now().UTC().Add(-time.Minute).Format(time.RFC3339)
 	usage := func(id, record, ref string) []byte {
 		return fmt.Appendf(nil, `{"id":%q,"type":"usage.recorded","data":{"record_id":%q,"workload_ref":%q,"units":7,"occurred_at":%q}}`,

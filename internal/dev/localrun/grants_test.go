@@ -9,7 +9,6 @@ import (
 
 	"github.com/hookline/hookline/internal/dev/localrun"
 	"github.com/hookline/hookline/internal/dev/providersim"
-	"github.com/hookline/hookline/internal/spend"
 	"github.com/hookline/hookline/internal/testkit"
 )
 
@@ -30,14 +29,8 @@ func TestSpendWorkerFoldsUsageWithItsGrants(t *testing.T) {
 	t.Parallel()
 	// Given a running system and a workload,
 	sys := start(t, localrun.Config{})
-	ledger, err := sys.Ledger()
-	if err != nil {
-		t.Fatal(err)
-	}
+	ledger := withWorkload(t, sys, "wl-grants", 1000)
 	ctx := context.Background()
-	if _, err := ledger.Spend.Workloads.CreateWorkload(ctx, spend.NewWorkload{ID: "wl-grants", Owner: "o", RoutingKey: "rk", Cap: 1000}); err != nil {
-		t.Fatal(err)
-	}
 	// when usage for it is received and the spend worker folds it,
 	recordUsage(t, sys, "ur_grants_1", "wl-grants", 7, "send")
 	// then it is counted, with no call the template does not grant.

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hookline/hookline/internal/app"
 	"github.com/hookline/hookline/internal/dev/localrun"
 	"github.com/hookline/hookline/internal/spend"
 	"github.com/hookline/hookline/internal/testkit"
@@ -28,6 +29,21 @@ func start(t *testing.T, cfg localrun.Config) *localrun.System {
 	}
 	t.Cleanup(func() { sys.Close() })
 	return sys
+}
+
+// withWorkload creates workload id (owner "o", routing key "rk", cap
+// capUnits) on sys's ledger and returns the ledger, as a test sets one up.
+func withWorkload(t *testing.T, sys *localrun.System, id string, capUnits int64) app.Ledger {
+	t.Helper()
+	ledger, err := sys.Ledger()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ledger.Spend.Workloads.CreateWorkload(context.Background(),
+		spend.NewWorkload{ID: id, Owner: "o", RoutingKey: "rk", Cap: capUnits}); err != nil {
+		t.Fatal(err)
+	}
+	return ledger
 }
 
 func postSigned(t *testing.T, sys *localrun.System, source, id string, body []byte) (int, string) {

@@ -16,14 +16,8 @@ func TestBadUsageGetsA400AndChangesNoTotal(t *testing.T) {
 	t.Parallel()
 	// Given the running system and a workload with cap 1,000
 	sys := start(t, localrun.Config{})
-	ledger, err := sys.Ledger()
-	if err != nil {
-		t.Fatal(err)
-	}
+	ledger := withWorkload(t, sys, "wl-edge", 1000)
 	ctx := context.Background()
-	if _, err := ledger.Spend.Workloads.CreateWorkload(ctx, spend.NewWorkload{ID: "wl-edge", Owner: "o", RoutingKey: "rk", Cap: 1000}); err != nil {
-		t.Fatal(err)
-	}
 	at := time.Now().UTC().Add(-time.Minute).Format(time.RFC3339)
 	body := func(id, typ, data string) []byte {
 		return fmt.Appendf(nil, `{"id":%q,"type":%q,"data":{"workload_ref":"wl-edge",%s}}`, id, typ, data)
