@@ -1,6 +1,10 @@
 package stripeusage
 
-import "time"
+import (
+	"time"
+
+	"github.com/hookline/hookline/internal/paced"
+)
 
 // Seams for the tests of package stripeusage_test.
 
@@ -14,6 +18,6 @@ func SetJitter(r *Reader, jitter func(ceiling time.Duration) time.Duration) { r.
 func Settings(r *Reader) Config { return r.cfg }
 
 var (
-	Sleep      = sleep
-	FullJitter = fullJitter
+	Sleep      = paced.Sleep
+	FullJitter = paced.FullJitter
 )

@@ -9,12 +9,9 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"time"
 
-	"golang.org/x/time/rate"
-
+	"github.com/hookline/hookline/internal/paced"
 	"github.com/hookline/hookline/internal/sums"
 )
 
@@ -31,8 +28,9 @@ const (
 )
 
 // MaxRetryAfter caps the wait a Retry-After header may ask for, so a
-// wrong header cannot park a reader; the call's context may cut it shorter.
-const MaxRetryAfter = 5 * time.Minute
+// wrong header cannot park a reader; the call's context may cut it
+// shorter. A larger header waits this long ([paced.RetryAfter]).
+const MaxRetryAfter = paced.MaxRetryAfter
 
 // Config configures a [Reader].
 type Config struct {
@@ -120,7 +118,7 @@ func (c Config) withDefaults() Config {
 		c.HTTPClient = &http.Client{Timeout: DefaultTimeout}
 	}
 	if c.Sleep == nil {
-		c.Sleep = sleep
+		c.Sleep = paced.Sleep
 	}
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.DiscardHandler)
@@ -134,11 +132,7 @@ func (c Config) withDefaults() Config {
 type Reader struct {
 	cfg  Config
 	base *url.URL
-
-	mu       sync.Mutex
-	limiters map[string]*rate.Limiter
-
-	calls, rateLimited, retries atomic.Int64
+	call *paced.Client
 
 	// now and jitter are seams for tests (export_test.go).
 	now    func() time.Time
@@ -158,13 +152,15 @@ func New(cfg Config) (*Reader, error) {
 	if err != nil {
 		return nil, configError("BaseURL", err.Error())
 	}
-	return &Reader{
-		cfg:      cfg,
-		base:     base,
-		limiters: map[string]*rate.Limiter{},
-		now:      time.Now,
-		jitter:   fullJitter,
-	}, nil
+	r := &Reader{cfg: cfg, base: base, now: time.Now, jitter: paced.FullJitter}
+	r.call, err = paced.New(paced.Config{Name: "stripe", Rate: cfg.Rate, Burst: cfg.Burst, MaxAttempts: cfg.MaxAttempts,
+		BackoffBase: cfg.BackoffBase, BackoffMax: cfg.BackoffMax, MaxRetryAfter: MaxRetryAfter, MaxBody: maxBody,
+		Jitter: func(c time.Duration) time.Duration { return r.jitter(c) }, Now: func() time.Time { return r.now() },
+		HTTP: cfg.HTTPClient, Sleep: cfg.Sleep, Secret: cfg.Key, Logger: cfg.Logger})
+	if err != nil {
+		return nil, configError("Rate, Burst, MaxAttempts, BackoffBase, BackoffMax", err.Error())
+	}
+	return r, nil
 }
 
 // Stats are a [Reader]'s counters since [New].
@@ -179,23 +175,10 @@ type Stats struct {
 }
 
 // Stats returns the counters.
-func (r *Reader) Stats() Stats {
-	return Stats{Calls: r.calls.Load(), RateLimited: r.rateLimited.Load(), Retries: r.retries.Load()}
-}
+func (r *Reader) Stats() Stats { return Stats(r.call.Stats()) }
 
 // redact removes the key from text that came from elsewhere (an answer's
 // body, a transport's error), in case it echoes the Authorization header.
 func (r *Reader) redact(text string) string {
 	return strings.ReplaceAll(text, r.cfg.Key, "[redacted]")
-}
-
-func sleep(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return context.Cause(ctx)
-	case <-t.C:
-		return nil
-	}
 }

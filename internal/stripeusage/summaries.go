@@ -3,13 +3,16 @@ package stripeusage
 import (
 	"context"
 	"fmt"
+	"maps"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/stripe/stripe-go/v84"
 
+	"github.com/hookline/hookline/internal/paced"
 	"github.com/hookline/hookline/internal/sums"
 )
 
@@ -20,33 +23,41 @@ const SummariesEndpoint = "/v1/billing/meters/{id}/event_summaries"
 // PageLimit is the summaries asked for per page, Stripe's most.
 const PageLimit = 100
 
-// Sums returns one [sums.Sum] per meter event summary Stripe shows for
-// q's meter (ProviderMeter) and customer (Ref), from Start to End in
-// buckets of Width, reading every page. Width must be an hour or a day,
-// and Start and End aligned to it in UTC. Every error wraps
-// [sums.ErrRead], and no sums are returned with one.
+// Sums returns one [sums.Sum] per bucket Stripe's meter event summaries
+// show for q's meter (ProviderMeter) and customer (Ref), from Start to End
+// in buckets of Width, reading every page, in ascending order. Width must
+// be an hour or a day, and Start and End aligned to it in UTC. A summary
+// of another width or outside [Start, End) is refused; a bucket shown
+// again (a summary repeated on a later page, paging under revision) is
+// returned once, with its latest value. The pages are walked with a
+// [paced.Walk] of one page a bucket: a cursor seen before in this read
+// (last IDs A, B, A) or a page past that budget stops it. Every error
+// wraps [sums.ErrRead], and no sums are returned with one.
 func (r *Reader) Sums(ctx context.Context, q sums.Query) ([]sums.Sum, error) {
 	window, err := checkQuery(q)
 	if err != nil {
 		return nil, err
 	}
-	var out []sums.Sum
+	values := map[time.Time]float64{}
+	walk := paced.NewWalk(int(q.End.Sub(q.Start)/q.Width) + 1)
 	after := ""
 	for {
 		page, err := r.page(ctx, q, window, after)
 		if err != nil {
 			return nil, err
 		}
-		got, err := toSums(page.Data, q.Source.Livemode)
-		if err != nil {
+		if err := add(values, page.Data, q); err != nil {
 			return nil, err
 		}
-		out = append(out, got...)
 		if !page.HasMore {
-			return out, nil
+			return sorted(values, q.Width), nil
 		}
-		if after, err = cursor(page.Data, after); err != nil {
-			return nil, err
+		if len(page.Data) == 0 {
+			return nil, fmt.Errorf("%w: %w: has_more on an empty page", sums.ErrRead, ErrBadPage)
+		}
+		after = page.Data[len(page.Data)-1].ID
+		if err := walk.Next(after); err != nil {
+			return nil, fmt.Errorf("%w: %w: GET %s: %w", sums.ErrRead, ErrBadPage, SummariesEndpoint, err)
 		}
 	}
 }
@@ -103,35 +114,33 @@ func aligned(t time.Time, width time.Duration) bool { return t.Equal(t.Truncate(
 
 func stamp(t time.Time) string { return t.UTC().Format(time.RFC3339Nano) }
 
-// toSums converts a page, refusing a summary of the other mode.
-func toSums(data []*stripe.BillingMeterEventSummary, livemode bool) ([]sums.Sum, error) {
-	out := make([]sums.Sum, 0, len(data))
+// add puts each summary's value into values by its bucket's start,
+// refusing a summary of the other mode, of another width than q's, or
+// outside q's window. A bucket seen before takes the later value.
+func add(values map[time.Time]float64, data []*stripe.BillingMeterEventSummary, q sums.Query) error {
 	for _, s := range data {
 		if s == nil {
-			return nil, fmt.Errorf("%w: %w: a null summary", sums.ErrRead, ErrBadPage)
+			return fmt.Errorf("%w: %w: a null summary", sums.ErrRead, ErrBadPage)
 		}
-		if s.Livemode != livemode {
-			return nil, fmt.Errorf("%w: %w: summary %s has livemode %t, the source %t",
-				sums.ErrRead, ErrLivemode, s.ID, s.Livemode, livemode)
+		if s.Livemode != q.Source.Livemode {
+			return fmt.Errorf("%w: %w: summary %s has livemode %t, the source %t",
+				sums.ErrRead, ErrLivemode, s.ID, s.Livemode, q.Source.Livemode)
 		}
-		out = append(out, sums.Sum{
-			Start: time.Unix(s.StartTime, 0).UTC(),
-			End:   time.Unix(s.EndTime, 0).UTC(),
-			Value: s.AggregatedValue,
-		})
+		start, end := time.Unix(s.StartTime, 0).UTC(), time.Unix(s.EndTime, 0).UTC()
+		if end.Sub(start) != q.Width || start.Before(q.Start) || end.After(q.End) {
+			return fmt.Errorf("%w: %w: summary %s [%s, %s) is not a %s bucket of the query's window [%s, %s)",
+				sums.ErrRead, ErrBadPage, s.ID, stamp(start), stamp(end), q.Width, stamp(q.Start), stamp(q.End))
+		}
+		values[start] = s.AggregatedValue
 	}
-	return out, nil
+	return nil
 }
 
-// cursor is the starting_after of the page after data: its last
-// summary's ID, which must move on from the previous cursor.
-func cursor(data []*stripe.BillingMeterEventSummary, previous string) (string, error) {
-	if len(data) == 0 {
-		return "", fmt.Errorf("%w: %w: has_more on an empty page", sums.ErrRead, ErrBadPage)
+// sorted is values as sums in ascending order.
+func sorted(values map[time.Time]float64, width time.Duration) []sums.Sum {
+	out := make([]sums.Sum, 0, len(values))
+	for _, start := range slices.SortedFunc(maps.Keys(values), time.Time.Compare) {
+		out = append(out, sums.Sum{Start: start, End: start.Add(width), Value: values[start]})
 	}
-	id := data[len(data)-1].ID
-	if id == "" || id == previous {
-		return "", fmt.Errorf("%w: %w: has_more, but the last summary's id %q does not move the cursor", sums.ErrRead, ErrBadPage, id)
-	}
-	return id, nil
+	return out
 }

@@ -120,9 +120,20 @@ func TestSumsRetries(t *testing.T) {
 			limits: 1,
 		},
 		{
-			name:  "a Retry-After that is a date is ignored",
-			first: []reply{{status: 500, header: map[string]string{"Retry-After": "Wed, 21 Oct 2026 07:28:00 GMT"}}},
-			waits: []time.Duration{500 * time.Millisecond},
+			name:  "a Retry-After that is a date: the time until then",
+			first: []reply{{status: 500, header: map[string]string{"Retry-After": "Sun, 01 Mar 2026 00:01:30 GMT"}}},
+			waits: []time.Duration{90 * time.Second},
+		},
+		{
+			name:  "a Retry-After that is a date past: no wait",
+			first: []reply{{status: 500, header: map[string]string{"Retry-After": "Sat, 28 Feb 2026 23:00:00 GMT"}}},
+			waits: []time.Duration{0},
+		},
+		{
+			name:   "a Retry-After too large for a number: the cap",
+			first:  []reply{{status: 429, header: map[string]string{"Retry-After": "99999999999999999999999"}}},
+			waits:  []time.Duration{stripeusage.MaxRetryAfter},
+			limits: 1,
 		},
 	}
 	for _, tt := range tests {
@@ -135,6 +146,7 @@ func TestSumsRetries(t *testing.T) {
 				return page(false, summary{"mtrusg_1", 0, 3, false})
 			})
 			r, w := fakeReader(t, srv, nil)
+			stripeusage.SetClock(r, func() time.Time { return dayStart })
 			// when the window is read,
 			got, err := r.Sums(t.Context(), query(false, dayStart, dayStart.Add(time.Hour), time.Hour))
 			// then the page is read after one wait per failure,
@@ -426,7 +438,7 @@ func TestSumsPacing(t *testing.T) {
 			})
 			stripeusage.SetClock(r, clock.Now)
 			// when the reader makes its calls,
-			if _, err := r.Sums(t.Context(), query(false, dayStart, dayStart.Add(time.Hour), time.Hour)); err != nil {
+			if _, err := r.Sums(t.Context(), query(false, dayStart, dayStart.Add(4*time.Hour), time.Hour)); err != nil {
 				t.Fatal(err)
 			}
 			// then each call beyond the burst waits for the limiter.
