@@ -122,6 +122,11 @@ type SumsRun struct {
 	// Refused are the workloads whose reads the provider refused
 	// ([sums.ErrRefused]): skipped this run, and paged.
 	Refused []string
+	// Failed are the workloads the run skipped, refused or not, and why.
+	Failed []WorkloadFailure
+	// Retired counts the buckets of a meter no longer configured that the
+	// run settled as they stood ([spend.Recon.RetireUnknown]).
+	Retired int
 }
 
 type sumsStateItem struct {
@@ -136,10 +141,17 @@ type sumsStateItem struct {
 	Resume       string `dynamodbav:"resume,omitempty"`
 	SweepStarted string `dynamodbav:"sweep_started,omitempty"`
 	SweepRuns    int    `dynamodbav:"sweep_runs"`
+	// The workload the source's runs last stopped at, the error, the
+	// first of those runs and how many in a row did.
+	StallAt    string `dynamodbav:"stall_at,omitempty"`
+	StallError string `dynamodbav:"stall_error,omitempty"`
+	StallSince string `dynamodbav:"stall_since,omitempty"`
+	StallRuns  int    `dynamodbav:"stall_runs,omitempty"`
 }
 
 func (it sumsStateItem) sweep() sweepState {
-	return sweepState{sweep: it.Sweep, resume: it.Resume, started: ddb.ParseStamp(it.SweepStarted), runs: it.SweepRuns}
+	return sweepState{sweep: it.Sweep, resume: it.Resume, started: ddb.ParseStamp(it.SweepStarted), runs: it.SweepRuns,
+		stallAt: it.StallAt, stallErr: it.StallError, stallSince: ddb.ParseStamp(it.StallSince), stallRuns: it.StallRuns}
 }
 
 type sumsRunItem struct {
@@ -170,6 +182,16 @@ type sumsRunItem struct {
 	Behind bool                     `dynamodbav:"behind"`
 	// Refused are the workloads the provider refused to sum.
 	Refused []string `dynamodbav:"refused,omitempty"`
+	// Failed are the workloads skipped, refused or not, and why.
+	Failed  []failureItem `dynamodbav:"failed,omitempty"`
+	Retired int           `dynamodbav:"retired,omitempty"`
+}
+
+type failureItem struct {
+	Workload string `dynamodbav:"workload"`
+	Kind     string `dynamodbav:"kind"`
+	Cause    string `dynamodbav:"cause"`
+	Error    string `dynamodbav:"error"`
 }
 
 type tierShareItem struct {
@@ -278,34 +300,44 @@ func (s *Sums) sweep(ctx context.Context, src sums.Source, run *SumsRun, st swee
 		st.started = run.StartedAt
 	}
 	p := s.planRun(src, targets, asked, st, due, run)
-	n, err := s.readAll(ctx, src, p.first, asked, win, stop, nil, run)
-	if err != nil || !due {
-		return err
-	}
+	n, err := s.readAll(ctx, src, p.first, asked, win, stop, &st, false, run)
 	done := false
-	if n == len(p.first) {
-		n, err = s.readAll(ctx, src, p.sweep, asked, win, stop, &st, run)
-		if err != nil {
-			return err
-		}
-		done = n == len(p.sweep)
+	if err == nil && due && n == len(p.first) {
+		n, err = s.readAll(ctx, src, p.sweep, asked, win, stop, &st, true, run)
+		done = err == nil && n == len(p.sweep)
 	}
-	return s.endRun(ctx, src, st, done, run)
+	// What the run did is kept however it ended, even past its deadline:
+	// its skipped workloads are paged, and a due run writes where the
+	// sweep stands and where it stopped, so that the next run goes on from
+	// there and a source that keeps failing pages as behind and stalled.
+	kctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+	defer cancel()
+	errs := []error{err, s.pageFailures(kctx, src, run)}
+	if due {
+		st.noteStall(run.StartedAt)
+		errs = append(errs, s.endRun(kctx, src, st, done, err != nil, run))
+	}
+	return errors.Join(errs...)
 }
 
 // endRun records where the sweep stands after a due run (the next sweep
 // once this one is done, else its resume point), then says whether the
 // run was behind. The state is written first, so that a failed page
 // loses no progress.
-func (s *Sums) endRun(ctx context.Context, src sums.Source, st sweepState, done bool, run *SumsRun) error {
+func (s *Sums) endRun(ctx context.Context, src sums.Source, st sweepState, done, failed bool, run *SumsRun) error {
 	st.runs++
 	run.Sweep, run.Resume = st.sweep, st.resume
 	next := st
 	if done {
-		next = sweepState{sweep: st.sweep + 1}
+		next = sweepState{sweep: st.sweep + 1, stallAt: st.stallAt, stallErr: st.stallErr, stallSince: st.stallSince,
+			stallRuns: st.stallRuns}
 	}
 	run.NextDue = run.StartedAt.Add(src.Interval.D())
-	if err := s.putState(ctx, src.Name, run, next); err != nil {
+	outcome := "ok"
+	if failed {
+		outcome = "failed"
+	}
+	if err := s.putState(ctx, src.Name, run, next, outcome); err != nil {
 		return err
 	}
 	return s.behind(ctx, src, st, done, run)
@@ -436,8 +468,15 @@ func (s *Sums) settle(ctx context.Context, src sums.Source, id string, startedBy
 		return err
 	}
 	bs = slices.DeleteFunc(bs, func(b spend.Bucket) bool { return b.Source != src.Name })
-	if len(bs) == 0 {
-		return nil
+	// A meter renamed or removed by a deploy leaves open buckets no
+	// settle can check: they are settled as they stood, by rule.
+	retired, bs, err := s.cfg.Ledger.RetireUnknown(ctx, bs, run.RunID)
+	run.Retired += len(retired)
+	for _, b := range retired {
+		run.Decisions = append(run.Decisions, "retired "+spend.RetireLine(b))
+	}
+	if err != nil || len(bs) == 0 {
+		return err
 	}
 	gaps, err := s.cfg.Ledger.Settle(ctx, id, bs, run.RunID)
 	run.Settled += len(bs)
@@ -457,10 +496,11 @@ func (s *Sums) state(ctx context.Context, source string) (sumsStateItem, bool, e
 	return it, found, nil
 }
 
-func (s *Sums) putState(ctx context.Context, source string, run *SumsRun, st sweepState) error {
+func (s *Sums) putState(ctx context.Context, source string, run *SumsRun, st sweepState, outcome string) error {
 	item, err := attributevalue.MarshalMap(sumsStateItem{PK: sumsPK(source), SK: skSumsState,
-		NextDue: ddb.Stamp(run.NextDue), LastRun: run.RunID, Outcome: "ok",
-		Sweep: st.sweep, Resume: st.resume, SweepStarted: ddb.Stamp(st.started), SweepRuns: st.runs})
+		NextDue: ddb.Stamp(run.NextDue), LastRun: run.RunID, Outcome: outcome,
+		Sweep: st.sweep, Resume: st.resume, SweepStarted: ddb.Stamp(st.started), SweepRuns: st.runs,
+		StallAt: st.stallAt, StallError: st.stallErr, StallSince: ddb.Stamp(st.stallSince), StallRuns: st.stallRuns})
 	if err != nil {
 		return err
 	}
@@ -476,7 +516,7 @@ func (s *Sums) putRun(ctx context.Context, r SumsRun) error {
 		Since: ddb.Stamp(r.Since), Until: ddb.Stamp(r.Until), Workloads: r.Workloads, Calls: r.Calls, Buckets: r.Buckets,
 		Revisions: r.Revisions, TopUp: r.TopUp, Downs: r.Downs, Settled: r.Settled, Gaps: r.Gaps,
 		Decisions: r.Decisions, NextDue: ddb.Stamp(r.NextDue), Reread: r.Reread, Tiers: tierItems(r.Tiers), Refused: r.Refused,
-		Sweep: r.Sweep, Resume: r.Resume, Behind: r.Behind})
+		Sweep: r.Sweep, Resume: r.Resume, Behind: r.Behind, Failed: failureItems(r.Failed), Retired: r.Retired})
 	if err != nil {
 		return err
 	}
@@ -499,7 +539,7 @@ func (s *Sums) Runs(ctx context.Context, source string, limit int) ([]SumsRun, e
 			Workloads: ri.Workloads, Calls: ri.Calls, Buckets: ri.Buckets, Revisions: ri.Revisions, TopUp: ri.TopUp,
 			Downs: ri.Downs, Settled: ri.Settled, Gaps: ri.Gaps, Decisions: ri.Decisions, NextDue: ddb.ParseStamp(ri.NextDue),
 			Reread: ri.Reread, Tiers: tierShares(ri.Tiers), Sweep: ri.Sweep, Resume: ri.Resume, Behind: ri.Behind,
-			Refused: ri.Refused})
+			Refused: ri.Refused, Failed: failures(ri.Failed), Retired: ri.Retired})
 		return nil
 	})
 	return out, err
@@ -530,6 +570,22 @@ func tierShares(ts map[string]tierShareItem) map[string]TierShare {
 	out := make(map[string]TierShare, len(ts))
 	for k, v := range ts {
 		out[k] = TierShare{Of: v.Of, Read: v.Read}
+	}
+	return out
+}
+
+func failureItems(fs []WorkloadFailure) []failureItem {
+	var out []failureItem
+	for _, f := range fs {
+		out = append(out, failureItem(f))
+	}
+	return out
+}
+
+func failures(fs []failureItem) []WorkloadFailure {
+	var out []WorkloadFailure
+	for _, f := range fs {
+		out = append(out, WorkloadFailure(f))
 	}
 	return out
 }

@@ -3,7 +3,6 @@ package reconcile
 import (
 	"cmp"
 	"context"
-	"errors"
 	"hash/fnv"
 	"slices"
 	"time"
@@ -20,6 +19,12 @@ const (
 	// MetricSumsReadRefused counts the workloads whose reads the provider
 	// refused ([sums.ErrRefused]), skipped for the run.
 	MetricSumsReadRefused = "SumsReadRefused"
+	// MetricSumsReadFailed counts the workloads skipped for a failure of
+	// their own that is no refusal (an overflowing value, say).
+	MetricSumsReadFailed = "SumsReadFailed"
+	// MetricSumsStalled counts the workloads skipped because the source's
+	// runs stopped at them stallAfter times.
+	MetricSumsStalled = "SumsStalled"
 	// behindAfter is how many intervals a sweep may take before it is
 	// paged (once per source and UTC day).
 	behindAfter = 3
@@ -46,12 +51,20 @@ type TierShare struct{ Of, Read int }
 
 // sweepState is where a source's sweep stands: its number, the last
 // workload it read (empty before the first), when it started and the runs
-// it has taken.
+// it has taken; and where its runs stopped: the workload, the error, the
+// first such run and how many did. stoppedAt and stopErr are this run's.
 type sweepState struct {
 	sweep   int64
 	resume  string
 	started time.Time
 	runs    int
+
+	stallAt, stallErr string
+	stallSince        time.Time
+	stallRuns         int
+	stoppedAt         string
+	stopErr           string
+	stallSkipped      bool
 }
 
 // plan is a run's order of reading: first the workloads read on every
@@ -100,23 +113,38 @@ func (s *Sums) budget(ctx context.Context, src sums.Source, start time.Time) tim
 	return stop
 }
 
-// readAll reads the plan's workloads in order until the budget runs out.
-// It returns how many it read; a sweep workload read moves the resume
-// point to it.
+// readAll reads the plan's workloads in order until the budget runs out,
+// and returns how many it read. One workload never holds back the rest:
+// a failure of its own (a refusal, an overflowing value, a meter's
+// buckets it cannot settle) is recorded and skipped, and the run goes on.
+// A failure that asking again may mend (a provider's 5xx, the ledger
+// contended or down, the deadline) stops the run there instead, keeping
+// what it read; once the source's runs have stopped at the same workload
+// stallAfter times, that workload is paged as a stall and skipped. When
+// advance is set, every workload read or skipped moves the resume point.
 func (s *Sums) readAll(ctx context.Context, src sums.Source, ts []target, asked map[string]time.Time, win window,
-	stop time.Time, st *sweepState, run *SumsRun) (int, error) {
+	stop time.Time, st *sweepState, advance bool, run *SumsRun) (int, error) {
 	for i, t := range ts {
 		if !s.now().Before(stop) {
 			return i, nil
 		}
-		if err := s.readOne(ctx, src, t, asked, win, run); errors.Is(err, sums.ErrRefused) {
-			if err := s.refused(ctx, src, t.id, err, run); err != nil {
+		err := s.readOne(ctx, src, t, asked, win, run)
+		switch {
+		case err == nil:
+			if t.id == st.stallAt {
+				st.stallAt, st.stallRuns = "", 0
+			}
+		case !stops(ctx, err):
+			s.failed(ctx, src, t, err, run)
+		case ctx.Err() == nil && st.stalled(t.id):
+			if err := s.stalled(ctx, src, t, err, st, run); err != nil {
 				return i, err
 			}
-		} else if err != nil {
+		default:
+			st.stoppedAt, st.stopErr = t.id, err.Error()
 			return i, err
 		}
-		if st != nil {
+		if advance {
 			st.resume = t.id
 		}
 	}
@@ -138,19 +166,6 @@ func (s *Sums) readOne(ctx context.Context, src sums.Source, t target, asked map
 		return s.cfg.Ledger.ClearDue(ctx, src.Name, t.id, at)
 	}
 	return nil
-}
-
-// refused records a workload whose read the provider refused: it is
-// skipped this run (the sweep goes on past it, so one workload never holds
-// back the others), counted, logged and paged once per source, workload
-// and UTC day.
-func (s *Sums) refused(ctx context.Context, src sums.Source, id string, cause error, run *SumsRun) error {
-	run.Refused = append(run.Refused, id)
-	s.count(MetricSumsReadRefused, 1, src.Name)
-	s.log.ErrorContext(ctx, "sums read refused: workload skipped this run", "source", src.Name, "workload", id, "err", cause)
-	_, err := s.cfg.Ledger.PageReadRefused(ctx, spend.ReadRefused{Source: src.Name, WorkloadID: id, Reason: cause.Error(),
-		At: s.now()})
-	return err
 }
 
 // behind records a run that stopped short of its sweep's end, and pages

@@ -100,6 +100,14 @@ func newSumsFixture(t *testing.T) *sumsFixture {
 func newSumsFixtureOf(t *testing.T, config string, now time.Time) *sumsFixture {
 	t.Helper()
 	f := &sumsFixture{env: localaws.StartForTest(t), now: now, stripe: &scripted{}, other: &scripted{}}
+	f.configure(t, config)
+	return f
+}
+
+// configure builds the ledger and the reconciler of the SUM_SOURCES
+// config over the fixture's tables, as a deploy with that config would.
+func (f *sumsFixture) configure(t *testing.T, config string) {
+	t.Helper()
 	srcs, err := sums.ParseSources(config)
 	if err != nil {
 		t.Fatal(err)
@@ -124,7 +132,6 @@ func newSumsFixtureOf(t *testing.T, config string, now time.Time) *sumsFixture {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return f
 }
 
 func (f *sumsFixture) workload(t *testing.T, id string, capUnits int64, aliases ...string) {

@@ -108,11 +108,30 @@ func (s *Recon) Observe(ctx context.Context, o Observation) (Observed, error) {
 			return Observed{}, fmt.Errorf("spend: observe bucket %s: %w", o.Key, err)
 		}
 		if len(failed) > 2 && failed[2] {
-			return Observed{}, fmt.Errorf("spend: observe bucket %s: workload retired, vanished or over the maximum total: %w",
-				o.Key, ErrUnknownWorkload)
+			if err := s.totalRefused(ctx, next, rev); err != nil {
+				return Observed{}, err
+			}
 		}
 	}
 	return Observed{}, fmt.Errorf("%w: %s", ErrBucketContended, o.Key)
+}
+
+// totalRefused says why the workload's total refused a revision's delta:
+// an [*OverflowError] when the delta would carry it past [MaxTotal],
+// [ErrUnknownWorkload] when the workload is retired or gone, and nil when
+// neither holds any more (it changed meanwhile: the caller tries again).
+func (s *core) totalRefused(ctx context.Context, b Bucket, rev Revision) error {
+	w, err := s.asWorkloads().Get(ctx, b.WorkloadID)
+	switch {
+	case errors.Is(err, ErrUnknownWorkload) || (err == nil && w.Status == StatusRetired):
+		return fmt.Errorf("spend: observe bucket %s: workload retired or vanished: %w", b.BucketKey, ErrUnknownWorkload)
+	case err != nil:
+		return fmt.Errorf("spend: observe bucket %s: %w", b.BucketKey, err)
+	case w.Total > MaxTotal-rev.Delta:
+		return fmt.Errorf("spend: observe bucket %s: %w", b.BucketKey,
+			&OverflowError{RecordID: pollDeltaID(b.BucketKey, rev.N), WorkloadID: b.WorkloadID, Total: w.Total, Units: rev.Delta})
+	}
+	return nil
 }
 
 // withValue is h after the provider showed o.Value, and the revision
