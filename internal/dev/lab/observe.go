@@ -193,6 +193,14 @@ func (o *observer) settledLocked(id string) bool {
 	return charged || o.declined[id] || o.dead[id] != ""
 }
 
+// deadReason is why id was dead-lettered; dead is false when it was not.
+func (o *observer) deadReason(id string) (reason string, dead bool) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	reason = o.dead[id]
+	return reason, reason != ""
+}
+
 // open counts accepted events not yet settled.
 func (o *observer) open() int {
 	o.mu.Lock()

@@ -166,7 +166,7 @@ func (e *experiment) worker(url string, idempotent bool) (*paymentworker.Worker,
 		}
 		charger = client
 	}
-	mappings, err := paymentworker.NewMappings(map[string]paymentworker.Mapping{paymentworker.DefaultSource: e.cfg.Payload.mapping})
+	mappings, err := e.cfg.Payload.mappings()
 	if err != nil {
 		return nil, err
 	}
@@ -464,7 +464,7 @@ func (e *experiment) deliver(ctx context.Context, w signed) (why string) {
 
 // roundTrip is deliver's request and answer.
 func (e *experiment) roundTrip(ctx context.Context, w signed) string {
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, e.sys.URL+"/webhooks/payments", bytes.NewReader(w.body))
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, e.sys.URL+"/webhooks/"+labSource, bytes.NewReader(w.body))
 	if err != nil {
 		return RefusedError
 	}

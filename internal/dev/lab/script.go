@@ -13,6 +13,7 @@ import (
 	"github.com/aws/aws-lambda-go/lambdacontext"
 
 	"github.com/hookline/hookline/internal/dev/localaws"
+	"github.com/hookline/hookline/internal/paymentworker"
 )
 
 // workerFunction is the payment worker's function in the local system.
@@ -87,10 +88,15 @@ func RecordScript(ctx context.Context, env *localaws.Env, send func(ctx context.
 	mu.Lock()
 	defer mu.Unlock()
 	if !settled(sc.id) || len(sc.intake) == 0 {
-		return sc, errors.New("lab: the probe webhook did not settle, so the bare pipeline has nothing to replay")
+		return sc, fmt.Errorf("%w within 30 s, so the bare pipeline has nothing to replay", ErrProbeUnsettled)
 	}
 	return sc, nil
 }
+
+// ErrProbeUnsettled reports a probe webhook that was accepted and then
+// neither charged, declined nor dead-lettered: the bare pipeline has no
+// calls to replay.
+var ErrProbeUnsettled = errors.New("lab: the probe webhook did not settle")
 
 // recordScript records the script of this experiment's full path.
 func (e *experiment) recordScript(ctx context.Context) (Script, error) {
@@ -104,7 +110,34 @@ func (e *experiment) recordScript(ctx context.Context) (Script, error) {
 		return nil
 	}
 	settled := func(id string) bool { return e.obs.settled(id) && e.invoking.Load() == 0 }
-	return RecordScript(ctx, e.sys.AWS, send, settled)
+	sc, err := RecordScript(ctx, e.sys.AWS, send, settled)
+	if errors.Is(err, ErrProbeUnsettled) {
+		err = fmt.Errorf("%w: it %s, so the bare pipeline has nothing to replay", ErrProbeUnsettled, e.probeFate(sc.id))
+	}
+	return sc, err
+}
+
+// probeFate says what became of a probe webhook that did not settle: the
+// dead letter's reason, or, for one the worker acknowledged with no
+// charge, why its rule does not act on it.
+func (e *experiment) probeFate(id string) string {
+	if reason, dead := e.obs.deadReason(id); dead {
+		return "was dead-lettered: " + reason
+	}
+	if e.obs.settled(id) {
+		return "was settled, and the worker's invocation did not return within 30 s"
+	}
+	ms, err := e.cfg.Payload.mappings()
+	if err != nil {
+		return "was accepted but not charged: " + err.Error()
+	}
+	switch p, err := e.cfg.Payload.decide(ms, id, 0); {
+	case err != nil:
+		return "was accepted but not charged: " + paymentworker.MalformedReason(err)
+	case p.NotAnEffect != "":
+		return "was accepted but not charged: not an effect (" + p.NotAnEffect + ")"
+	}
+	return "was accepted, and not charged, declined or dead-lettered within 30 s"
 }
 
 // mentions reports whether s occurs in any exported string or byte slice
