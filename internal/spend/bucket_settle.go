@@ -12,6 +12,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/hookline/hookline/internal/ddb"
@@ -66,8 +67,26 @@ func (s *core) queryBuckets(ctx context.Context, kc expression.KeyConditionBuild
 	if err != nil {
 		return nil, err
 	}
+	return s.eachBucket(ctx, in, limit)
+}
+
+// gapBuckets returns workload id's settled buckets whose paths were apart
+// at settle (a gap paged), newest first, up to limit.
+func (s *core) gapBuckets(ctx context.Context, id string, limit int) ([]Bucket, error) {
+	expr, err := expression.NewBuilder().
+		WithKeyCondition(expression.Key("gsi1pk").Equal(expression.Value(bucketsSettled(id)))).
+		WithFilter(expression.Name("gap").NotEqual(expression.Value(0))).Build()
+	if err != nil {
+		return nil, err
+	}
+	return s.eachBucket(ctx, &dynamodb.QueryInput{TableName: aws.String(s.ledger), IndexName: aws.String(indexName),
+		KeyConditionExpression: expr.KeyCondition(), FilterExpression: expr.Filter(),
+		ExpressionAttributeNames: expr.Names(), ExpressionAttributeValues: expr.Values(), ScanIndexForward: aws.Bool(false)}, limit)
+}
+
+func (s *core) eachBucket(ctx context.Context, in *dynamodb.QueryInput, limit int) ([]Bucket, error) {
 	var out []Bucket
-	err = ddb.QueryEach(ctx, s.db, in, func(it headItem) (bool, error) {
+	err := ddb.QueryEach(ctx, s.db, in, func(it headItem) (bool, error) {
 		out = append(out, it.bucket())
 		return limit == 0 || len(out) < limit, nil
 	})
@@ -192,13 +211,33 @@ func (s *core) gapPage(id, dedup string, gaps []Gap, now time.Time) pager.Event 
 		lines = append(lines, GapLine(g))
 		net += g.Diff
 	}
-	summary := fmt.Sprintf("usage paths disagree at settle: workload=%s buckets=%d net_diff=%+d; %s",
-		id, len(gaps), net, lines[0])
-	if len(summary) > 1000 {
-		summary = summary[:1000]
-	}
+	summary := gapSummary(id, len(gaps), net, lines)
 	return pager.Event{RoutingKey: s.routingKey, EventAction: pager.ActionTrigger, DedupKey: dedup,
 		Payload: &pager.Payload{Summary: summary, Source: s.source, Severity: pager.SeverityWarning, Timestamp: now,
 			Component: id, Class: "usage_bucket_gap",
 			CustomDetails: map[string]any{"workload": id, "buckets": lines, "owner": s.owner}}}
+}
+
+// maxSummary bounds a page's summary: the Events API v2 takes 1024
+// characters.
+const maxSummary = 1000
+
+// gapSummary is a settle page's summary: the workload, how many buckets
+// and their net difference, where every bucket is listed (the workload's
+// explain, and the page's custom details), then as many of the buckets'
+// lines as fit, and how many more there are.
+func gapSummary(id string, n int, net int64, lines []string) string {
+	summary := fmt.Sprintf("usage paths disagree at settle: workload=%s buckets=%d net_diff=%+d (every bucket: hookline workload explain %s)",
+		id, n, net, id)
+	for i, l := range lines {
+		more := ""
+		if rest := len(lines) - i - 1; rest > 0 {
+			more = fmt.Sprintf("; +%d more", rest)
+		}
+		if len(summary)+2+len(l)+len(more) > maxSummary {
+			return summary + fmt.Sprintf("; +%d more", len(lines)-i)
+		}
+		summary += "; " + l
+	}
+	return summary
 }

@@ -86,9 +86,10 @@ type Explanation struct {
 	NextReconAt     time.Time
 	// ReconRuns are the latest reconciliation runs, newest first.
 	ReconRuns []ReconRun
-	// Buckets are the latest buckets of providers of sums, newest first:
-	// W, P, what was counted and the revisions; Alerts the latest
-	// threshold alerts.
+	// Buckets are the latest buckets of providers of sums, and the latest
+	// explainGaps settled with a gap (so every bucket of a settle page is
+	// here), newest first: W, P, what was counted and the revisions;
+	// Alerts the latest threshold alerts.
 	Buckets []Bucket
 	Alerts  []Alert
 }
@@ -165,6 +166,16 @@ func (s *Explainer) Explain(ctx context.Context, workloadID string) (Explanation
 	if x.Buckets, err = s.Buckets(ctx, workloadID, explainBuckets); err != nil {
 		return x, err
 	}
+	gaps, err := s.gapBuckets(ctx, workloadID, explainGaps)
+	if err != nil {
+		return x, err
+	}
+	for _, g := range gaps {
+		if !slices.ContainsFunc(x.Buckets, func(b Bucket) bool { return b.BucketKey == g.BucketKey }) {
+			x.Buckets = append(x.Buckets, g)
+		}
+	}
+	slices.SortStableFunc(x.Buckets, func(a, b Bucket) int { return b.Start.Compare(a.Start) })
 	if x.Alerts, err = s.Alerts(ctx, workloadID, explainAlerts); err != nil {
 		return x, err
 	}
@@ -174,6 +185,9 @@ func (s *Explainer) Explain(ctx context.Context, workloadID string) (Explanation
 // How many buckets and alerts a workload's explanation lists.
 const (
 	explainBuckets = 24
+	// explainGaps is more than the buckets one settle page covers
+	// (settleChunk).
+	explainGaps = 200
 	explainAlerts  = 10
 )
 
