@@ -187,8 +187,8 @@ const (
 	explainBuckets = 24
 	// explainGaps is more than the buckets one settle page covers
 	// (settleChunk).
-	explainGaps = 200
-	explainAlerts  = 10
+	explainGaps   = 200
+	explainAlerts = 10
 )
 
 // explainDelta explains a bucket's delta ID: the delta, its bucket, and
