@@ -24,7 +24,9 @@
 // now, and one that was sent is sent twice, which the workers'
 // idempotency absorbs. Of concurrent redeliveries one takes the lease and
 // the others ask the provider to retry (503). The same event ID with a
-// different payload hash is a conflict and is never enqueued.
+// different payload hash is a conflict and is never enqueued; a caller
+// that acknowledges it anyway (the receiver does, for usage) records it
+// on the event's record with [Store.NoteConflict].
 //
 // See docs/intake-ordering.md for why each crash point is safe.
 package intake

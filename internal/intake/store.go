@@ -201,6 +201,13 @@ type Record struct {
 	AttributionWorkload string      `dynamodbav:"attribution_workload,omitempty"`
 	AttributionReason   string      `dynamodbav:"attribution_reason,omitempty"`
 	AttributedAt        string      `dynamodbav:"attributed_at,omitempty"`
+	// Conflicts counts the deliveries of this event ID whose payload
+	// differed from the record's, which a usage source acknowledges
+	// ([Store.NoteConflict]); the fields after it are the last one's.
+	Conflicts       int64  `dynamodbav:"conflicts,omitempty"`
+	ConflictAt      string `dynamodbav:"conflict_at,omitempty"`
+	ConflictSHA256  string `dynamodbav:"conflict_sha256,omitempty"`
+	ConflictPayload string `dynamodbav:"conflict_payload,omitempty"`
 }
 
 // Result is what [Store.Accept] reports.

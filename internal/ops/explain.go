@@ -15,6 +15,7 @@ import (
 	"github.com/hookline/hookline/internal/intake"
 	"github.com/hookline/hookline/internal/reconcile"
 	"github.com/hookline/hookline/internal/spend"
+	"github.com/hookline/hookline/internal/usagein"
 )
 
 // WorkloadView is a workload as the CLI shows it. It has no routing key:
@@ -357,7 +358,8 @@ func eventIDOf(id string, x spend.EventExplanation) string {
 }
 
 // IntakeView is the part of a usage event's intake record an operator
-// reads: when it came, whether it was enqueued, and its attribution.
+// reads: when it came, whether it was enqueued, its attribution, and the
+// deliveries of its ID that came with another payload.
 type IntakeView struct {
 	Key                 string    `json:"key"`
 	ReceivedAt          time.Time `json:"received_at"`
@@ -366,6 +368,23 @@ type IntakeView struct {
 	AttributionWorkload string    `json:"attribution_workload,omitempty"`
 	AttributionReason   string    `json:"attribution_reason,omitempty"`
 	AttributedAt        time.Time `json:"attributed_at,omitzero"`
+	// Conflict is set when deliveries of the event's ID came with another
+	// payload than the one recorded: acknowledged, and not counted.
+	Conflict *ConflictView `json:"conflict,omitempty"`
+}
+
+// ConflictView is what an intake record says of the deliveries of its
+// event ID that carried another payload ([intake.Store.NoteConflict]):
+// how many came, the last one's time and hash, and, for usage, the units
+// counted (the record's) beside the last conflicting delivery's. Units
+// are -1 where the payload is not a usage message or was not kept.
+type ConflictView struct {
+	Count       int64     `json:"count"`
+	LastAt      time.Time `json:"last_at"`
+	LastSHA256  string    `json:"last_sha256"`
+	Units       int64     `json:"units"`
+	LastUnits   int64     `json:"last_units"`
+	LastPayload bool      `json:"last_payload_kept"`
 }
 
 func intakeView(ctx context.Context, src ExplainSources, eventID string) (*IntakeView, error) {
@@ -381,7 +400,44 @@ func intakeView(ctx context.Context, src ExplainSources, eventID string) (*Intak
 	}
 	return &IntakeView{Key: rec.PK, ReceivedAt: parseIntakeTime(rec.ReceivedAt), Status: rec.Status,
 		Attribution: string(rec.Attribution), AttributionWorkload: rec.AttributionWorkload,
-		AttributionReason: rec.AttributionReason, AttributedAt: parseIntakeTime(rec.AttributedAt)}, nil
+		AttributionReason: rec.AttributionReason, AttributedAt: parseIntakeTime(rec.AttributedAt),
+		Conflict: viewConflict(rec)}, nil
+}
+
+// viewConflict is rec's conflict, nil when it has none.
+func viewConflict(rec intake.Record) *ConflictView {
+	if rec.Conflicts == 0 {
+		return nil
+	}
+	return &ConflictView{Count: rec.Conflicts, LastAt: parseIntakeTime(rec.ConflictAt), LastSHA256: rec.ConflictSHA256,
+		Units: usageUnits(rec.Payload), LastUnits: usageUnits(rec.ConflictPayload), LastPayload: rec.ConflictPayload != ""}
+}
+
+// usageUnits reads the units of a usage message, -1 when it is none.
+func usageUnits(payload string) int64 {
+	if payload == "" {
+		return -1
+	}
+	msg, err := usagein.DecodeMessage([]byte(payload), time.Time{})
+	if err != nil {
+		return -1
+	}
+	return msg.Units
+}
+
+// Text is the conflict in one line.
+func (c ConflictView) Text() string {
+	line := fmt.Sprintf("conflict: %d conflicting deliveries of this ID were acknowledged and not counted; the last at %s",
+		c.Count, stamp(c.LastAt))
+	if c.LastUnits >= 0 {
+		line += fmt.Sprintf(" carried %d units", c.LastUnits)
+	} else {
+		line += " (payload sha256 " + c.LastSHA256 + ")"
+	}
+	if c.Units >= 0 {
+		line += fmt.Sprintf("; the first value, %d units, is what counts", c.Units)
+	}
+	return line
 }
 
 // parseIntakeTime reads an intake record's time; "" is the zero time.
@@ -390,12 +446,13 @@ func parseIntakeTime(v string) time.Time {
 	return t
 }
 
-// Text is the intake record in one line.
+// Text is the intake record in one line, and a second for its
+// conflicting deliveries when there were any.
 func (v IntakeView) Text() string {
 	line := fmt.Sprintf("intake %s: received %s, %s; ", v.Key, stamp(v.ReceivedAt), v.Status)
 	switch {
 	case v.Attribution == "":
-		return line + "not attributed yet (queued, or in the usage DLQ: hookline dlq peek usage-dlq)"
+		line += "not attributed yet (queued, or in the usage DLQ: hookline dlq peek usage-dlq)"
 	case v.AttributionWorkload != "":
 		line += fmt.Sprintf("attribution %s to %s at %s", v.Attribution, v.AttributionWorkload, stamp(v.AttributedAt))
 	default:
@@ -403,6 +460,9 @@ func (v IntakeView) Text() string {
 	}
 	if v.AttributionReason != "" {
 		line += " (" + v.AttributionReason + ")"
+	}
+	if v.Conflict != nil {
+		line += "\n" + v.Conflict.Text()
 	}
 	return line
 }

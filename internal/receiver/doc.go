@@ -33,7 +33,13 @@
 // structured or batch mode. A body that cannot become a ledger record is a
 // 400 naming the field, before anything is recorded; in a batch, an event
 // refused on its own is listed, with its field, under "refused_items" of
-// the 200. Each event's queue message is the record the door read.
+// the 200. Each event's queue message is the record the door read. A
+// usage event whose ID comes again with another payload (a producer's
+// revised value) is answered 200 {"status":"conflict"}, not 409, which
+// its sender would retry for days: the first value stays counted,
+// nothing is enqueued, the conflict is noted on the intake record
+// ([intake.Store.NoteConflict]) before the answer, and it is counted as
+// UsageConflict, which the template alarms on.
 //
 // Every outcome is counted as an EMF metric, and the latency from the
 // provider's event time to durable intake is recorded.

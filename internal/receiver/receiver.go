@@ -25,6 +25,9 @@ import (
 // Intake is what the receiver needs from [intake.Store].
 type Intake interface {
 	Accept(ctx context.Context, ev intake.Event) (intake.Result, error)
+	// NoteConflict records an acknowledged conflict of a usage event on
+	// its intake record.
+	NoteConflict(ctx context.Context, ev intake.Event) (bool, error)
 }
 
 // Source is one configured source: its spec, where its secrets come from
@@ -195,6 +198,11 @@ const (
 	// MetricTooOld counts items acknowledged and dropped because their
 	// signed time is older than [Config.MaxEventAge] (dimension Source).
 	MetricTooOld = "WebhookTooOld"
+	// MetricUsageConflict counts usage events acknowledged although their
+	// ID came with another payload than the one counted: a producer's
+	// revised value, which is not counted (dimension Source). The
+	// template alarms on it.
+	MetricUsageConflict = "UsageConflict"
 )
 
 // outcomeMetrics names the metric of each intake outcome.
@@ -251,6 +259,11 @@ const UsageQueue = usagein.UsageQueue
 // enqueued.
 const tooOld intake.Outcome = "too_old"
 
+// conflictKept is the outcome of a usage event whose ID came with
+// another payload than the one recorded: acknowledged, the conflict
+// noted on the intake record, and nothing enqueued ([Handler.keepFirst]).
+const conflictKept intake.Outcome = "conflict"
+
 // acceptDelivery records and enqueues every item of a verified delivery,
 // one intake record and one queue message each, and answers only when all
 // of them are durable: with the provider's acknowledgement, or the
@@ -274,6 +287,9 @@ func (h *Handler) acceptDelivery(ctx context.Context, src source, d webhook.Deli
 			continue
 		}
 		res, err := h.acceptItem(ctx, src, it, requestID)
+		if err != nil && src.spec.Queue == UsageQueue && errors.Is(err, intake.ErrConflict) {
+			res, err = h.keepFirst(ctx, src, it, requestID)
+		}
 		if err != nil && batch && errors.Is(err, intake.ErrConflict) {
 			refused = h.refuseItem(ctx, name, i, err, refused)
 			continue
@@ -293,7 +309,8 @@ func (h *Handler) acceptDelivery(ctx context.Context, src source, d webhook.Deli
 		}
 	}
 	return jsonResponse(http.StatusOK, batchBody(counts[intake.Accepted], counts[intake.Duplicate],
-		len(d.Items)+len(d.Refused)-counts[intake.Accepted]-counts[intake.Duplicate]-counts[tooOld], counts[tooOld], refused), nil)
+		len(d.Items)+len(d.Refused)-counts[intake.Accepted]-counts[intake.Duplicate]-counts[tooOld]-counts[conflictKept],
+		counts[tooOld], counts[conflictKept], refused), nil)
 }
 
 // dropTooOld drops, counts and logs an item whose time is signed, held
@@ -325,6 +342,27 @@ func (h *Handler) refuseItem(ctx context.Context, source string, index int, err 
 	h.log.WarnContext(ctx, "webhook batch item refused", "source", source, "index", index, "reason", a.code,
 		"field", a.field, "why", a.reason, "request_id", lambdaRequestID(ctx))
 	return append(refused, refusal{Index: index, Error: a.code, Field: a.field, Reason: a.reason})
+}
+
+// keepFirst acknowledges a usage event whose ID the intake holds with
+// another payload: a producer re-sent the event, under the same
+// CloudEvents (source, id) or delivery ID, with a revised value. A 409
+// would be retried for days by Standard Webhooks and Svix senders, and
+// the identity already counted the first value, which stays counted. The
+// conflict is recorded on the event's intake record, where event explain
+// shows it, before the 2xx (a failed write is a 503, and the sender's
+// retry records it), and counted as UsageConflict, which the template
+// alarms on. The log names the event, never its payload.
+func (h *Handler) keepFirst(ctx context.Context, src source, it webhook.Item, requestID string) (intake.Result, error) {
+	name := src.spec.Name
+	found, err := h.intake.NoteConflict(ctx, intake.Event{Source: name, EventID: it.EventID, Payload: it.Payload, RequestID: requestID})
+	if err != nil {
+		return intake.Result{}, err
+	}
+	h.metrics.Count(MetricUsageConflict, 1, emf.Dims{"Source": name})
+	h.log.WarnContext(ctx, "usage event re-sent with another value: acknowledged, the first value counts", "source", name,
+		"event_id", it.EventID, "noted", found, "request_id", lambdaRequestID(ctx))
+	return intake.Result{Outcome: conflictKept}, nil
 }
 
 // acceptItem records and enqueues one item.

@@ -57,9 +57,14 @@ type refusal struct {
 }
 
 // batchBody is the receiver's answer to a batch: the counts, and the items
-// refused on their own, so that a sender can fix them.
-func batchBody(accepted, duplicate, refusedN, tooOld int, refused []refusal) string {
+// refused on their own, so that a sender can fix them. The count of usage
+// events acknowledged as conflicts ([Handler.keepFirst]) is there only when
+// there are some.
+func batchBody(accepted, duplicate, refusedN, tooOld, conflicts int, refused []refusal) string {
 	body := fmt.Sprintf(`{"status":"accepted","accepted":%d,"duplicate":%d,"refused":%d,"too_old":%d`, accepted, duplicate, refusedN, tooOld)
+	if conflicts > 0 {
+		body += fmt.Sprintf(`,"conflict":%d`, conflicts)
+	}
 	if len(refused) > 0 {
 		items, err := json.Marshal(refused)
 		if err == nil {

@@ -31,15 +31,21 @@ func newUsageFixtureWith(t *testing.T, ms *usagein.Mappings) *fixture {
 	if err != nil {
 		t.Fatal(err)
 	}
-	lookup := secrets.Env{Lookup: func(string) (string, bool) { return standardSecret, true }}
-	f.handler, err = receiver.New(receiver.Config{Intake: store, Usage: ms, Sources: []receiver.Source{
-		{Spec: webhook.SourceSpec{Name: "usage", Scheme: webhook.SchemeStandard, SecretEnv: "USAGE", Queue: "usage"}, QueueURL: f.env.QueueURL("usage"), Secrets: lookup},
-		{Spec: webhook.SourceSpec{Name: "payments", Scheme: webhook.SchemeStandard, SecretEnv: "PAY", Queue: "payments"}, QueueURL: f.env.QueueURL("payments"), Secrets: lookup},
-	}})
+	f.handler, err = receiver.New(receiver.Config{Intake: store, Usage: ms, Sources: usageSources(f)})
 	if err != nil {
 		t.Fatal(err)
 	}
 	return f
+}
+
+// usageSources are the usage fixture's sources: usage, which feeds the
+// usage queue, and payments.
+func usageSources(f *fixture) []receiver.Source {
+	lookup := secrets.Env{Lookup: func(string) (string, bool) { return standardSecret, true }}
+	return []receiver.Source{
+		{Spec: webhook.SourceSpec{Name: "usage", Scheme: webhook.SchemeStandard, SecretEnv: "USAGE", Queue: "usage"}, QueueURL: f.env.QueueURL("usage"), Secrets: lookup},
+		{Spec: webhook.SourceSpec{Name: "payments", Scheme: webhook.SchemeStandard, SecretEnv: "PAY", Queue: "payments"}, QueueURL: f.env.QueueURL("payments"), Secrets: lookup},
+	}
 }
 
 func signedTo(t *testing.T, source, id, body string, ts time.Time) events.APIGatewayV2HTTPRequest {
