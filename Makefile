@@ -75,8 +75,8 @@ bench: deps ## Run the benchmarks (7-10 min on 2 cores); every ratio names what 
 	$(GO) test -run '^$$' -bench SumsSweep -benchtime 1x ./internal/reconcile
 
 .PHONY: lab
-lab: deps ## Payments lab: idempotency off, on, a 3x spike, and on with a 5.8 KB Stripe body, 500 webhooks/s for 60 s each; writes docs/lab/.
-	$(GO) run ./cmd/hookline lab --suite --suite-payload testdata/payloads/stripe-invoice-paid.json --rate 500 --duration 60s --plan-rate 5000 --out docs/lab
+lab: deps ## Payments lab: idempotency off, on, a 3x spike, and on with a 5.8 KB Stripe invoice.finalized (charged once per webhook), 500 webhooks/s for 60 s each; writes docs/lab/.
+	$(GO) run ./cmd/hookline lab --suite --suite-payload testdata/payloads/stripe-invoice-finalized.json --rate 500 --duration 60s --plan-rate 5000 --out docs/lab
 
 .PHONY: lab-serve
 lab-serve: deps ## The live lab: 500 webhooks/s, 0.2% of acks lost, idempotency off, and a page with a copilot at http://127.0.0.1:8090/ (Ctrl-C stops it).

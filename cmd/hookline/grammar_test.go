@@ -181,7 +181,7 @@ func TestGrammarRefusesAmbiguousInput(t *testing.T) {
 		{name: "lab with a negative warm-up", args: []string{"lab", "--warmup=-1s"}},
 		{name: "lab with a negative payload size", args: []string{"lab", "--payload-size=-1"}},
 		{name: "lab with a negative plan rate", args: []string{"lab", "--plan-rate=-1"}},
-		{name: "lab suite payload without the suite", args: []string{"lab", "--suite-payload", "testdata/payloads/stripe-invoice-paid.json"}},
+		{name: "lab suite payload without the suite", args: []string{"lab", "--suite-payload", "testdata/payloads/stripe-invoice-finalized.json"}},
 		{name: "lab with a payload it cannot read", args: []string{"lab", "--payload", "no-such-body.json"}},
 		{name: "lab with a payload the worker cannot charge", args: []string{"lab", "--payload", "../../testdata/payloads/README.md"}},
 		{name: "drop and alter", args: []string{"dev", "send-usage", "--workload", "w", "--units", "1", "--drop-webhook", "--webhook-units", "2"}},

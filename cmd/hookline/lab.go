@@ -72,14 +72,20 @@ full-path and bare-pipeline ceilings measured in the same run, and what broke
 the DynamoDB write and read units the local DynamoDB's capacity model
 metered (by table and index, and by call of one event), and the cost of a
 million events priced from them. --payload and --payload-size choose the
-webhook body, whose size the intake's writes pay for. --plan-rate adds a
+webhook body, whose size the intake's writes pay for: the lab's own small
+payment.requested event, testdata/payloads/stripe-invoice-finalized.json (a
+5.8 KB Stripe invoice.finalized, which the Stripe invoice rule charges) or
+testdata/payloads/adyen-authorisation.json (an Adyen AUTHORISATION, read with
+the adyen preset's rule). Each webhook carries its own event ID and effect
+key, so each is charged once; a body its rule does not act on (a Stripe
+invoice.paid) is refused at start, with the reason. --plan-rate adds a
 capacity plan for that rate on AWS, worked from the run's measured calls,
 units and latencies against the template's settings and AWS's default
 quotas. --out writes report.md, report.json and SVG plots there.`,
 		Example: `  hookline lab --rate 500 --duration 60s --idempotency off
   hookline lab --rate 500 --duration 60s --idempotency on --spike 3x@20s+10s --out lab-report
-  hookline lab --rate 200 --duration 10s --payload testdata/payloads/stripe-invoice-paid.json
-  hookline lab --rate 200 --duration 10s --payload testdata/payloads/stripe-invoice-paid.json --plan-rate 5000`,
+  hookline lab --rate 200 --duration 10s --payload testdata/payloads/stripe-invoice-finalized.json
+  hookline lab --rate 200 --duration 10s --payload testdata/payloads/adyen-authorisation.json --plan-rate 5000`,
 		Args: cobra.NoArgs,
 	}
 	fl := cmd.Flags()
@@ -96,7 +102,7 @@ quotas. --out writes report.md, report.json and SVG plots there.`,
 	fl.IntVar(&f.burst, "burst", 3000, "events of the saturated full-path and bare-pipeline ceilings")
 	fl.StringVar(&f.out, "out", "", "write report.md, report.json and plots to this folder")
 	fl.StringVar(&f.prices, "prices", "", "a JSON price table (default: built-in, dated us-east-1 list prices)")
-	fl.StringVar(&f.payload, "payload", "", "a webhook body to send (a hookline event, a Stripe invoice event or an Adyen notification, e.g. testdata/payloads/stripe-invoice-paid.json), with each event's ID, customer and amount put in place (default: the lab's own small event)")
+	fl.StringVar(&f.payload, "payload", "", "a webhook body to send that its rule acts on (a hookline payment.requested event, a Stripe invoice.finalized such as testdata/payloads/stripe-invoice-finalized.json, or an Adyen AUTHORISATION such as testdata/payloads/adyen-authorisation.json), with each event's ID, effect key, customer and amount put in place (default: the lab's own small event)")
 	fl.IntVar(&f.payloadSize, "payload-size", 0, "pad each webhook body to this many bytes (0: as it is)")
 	fl.BoolVar(&f.asJSON, "json", false, "print the report as JSON")
 	fl.StringVar(&f.cpuProfile, "cpuprofile", "", "write a CPU profile of the whole run (load, drain and ceilings) to this file, for go tool pprof")
@@ -104,7 +110,7 @@ quotas. --out writes report.md, report.json and SVG plots there.`,
 	fl.IntVar(&f.gogc, "gogc", defaultLabGOGC(), "the collector's GOGC for the run; 0 leaves the process's own setting, the default when the GOGC environment variable is set")
 	fl.Float64Var(&f.planRate, "plan-rate", 0, "after the report, print a capacity plan for this many webhooks/s on AWS, worked from the run's figures (0: none)")
 	fl.BoolVar(&f.suite, "suite", false, "run the seed experiments back to back (idempotency off, on, and on with a 3x spike at 20s for 10s) and compare them")
-	fl.StringVar(&f.suitePay, "suite-payload", "", "with --suite, a fourth run with idempotency on and this webhook body (e.g. testdata/payloads/stripe-invoice-paid.json), so that calls, units and cost are measured at a realistic size too")
+	fl.StringVar(&f.suitePay, "suite-payload", "", "with --suite, a fourth run with idempotency on and this webhook body (e.g. testdata/payloads/stripe-invoice-finalized.json), so that calls, units and cost are measured at a realistic size too")
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
 		cfg, err := f.config(cmd.ErrOrStderr())
 		if err != nil {

@@ -17,7 +17,7 @@ func TestSuiteRunsAddARealisticBody(t *testing.T) {
 		t.Fatal(err)
 	}
 	base := lab.Config{Rate: 10, Payload: small}
-	runs, err := suiteRuns(base, "../../testdata/payloads/stripe-invoice-paid.json", 0)
+	runs, err := suiteRuns(base, "../../testdata/payloads/stripe-invoice-finalized.json", 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -25,7 +25,7 @@ func TestSuiteRunsAddARealisticBody(t *testing.T) {
 		t.Fatalf("%d runs, want 4", len(runs))
 	}
 	last := runs[3]
-	if last.Name != "idempotency-on-stripe-invoice-paid" || !last.Idempotency || last.Payload.Size < 4096 {
+	if last.Name != "idempotency-on-stripe-invoice-finalized" || !last.Idempotency || last.Payload.Size < 4096 {
 		t.Fatalf("fourth run %q, idempotency %v, body %d bytes", last.Name, last.Idempotency, last.Payload.Size)
 	}
 	for _, r := range runs[:3] {

@@ -18,8 +18,12 @@
 //
 // [Config.Payload] chooses the webhooks' body ([LoadPayload],
 // [SizedPayload]): the intake record holds it, so its size sets the write
-// units. testdata/payloads holds a Stripe invoice.paid event and an Adyen
-// notification.
+// units. testdata/payloads holds a Stripe invoice.finalized event and an
+// Adyen AUTHORISATION notification, both of which act. Each webhook
+// carries its own event ID and effect key, so each is one charge; a body
+// its rule does not act on (a Stripe invoice.paid) is refused at load
+// with [ErrBadPayload], and a probe webhook that is not charged stops the
+// run with [ErrProbeUnsettled], saying what became of it.
 //
 // It also splits webhook -> charge into legs (sender, receiver, to the
 // worker, worker: [Stage]) and reports the Go runtime's collector share
