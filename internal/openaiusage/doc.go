@@ -20,13 +20,17 @@
 // another width and a page that cannot go on are refused, so no partial
 // read is taken as complete.
 //
-// The reader paces its calls with one token bucket per endpoint
-// ([Config.Rate]; OpenAI documents no limit for these endpoints) and
-// retries a 429, a 5xx or a network failure with full jitter backoff
-// ([Config.Backoff], the AWS SDK's), honouring retry-after-ms or
-// Retry-After when OpenAI sends one, up to [Config.MaxAttempts] calls.
-// Any other 4xx is an [*APIError]. Every error of [Reader.Sums] wraps
-// [sums.ErrRead]. [Reader.Stats] counts calls, 429s and retries.
+// The calls go through a [paced.Client], and the pages through a
+// [paced.Walk] of one page a bucket: a next_page seen before in the read
+// or a page past that budget stops it. The reader paces its calls with
+// one token bucket per endpoint ([Config.Rate]; OpenAI documents no limit
+// for these endpoints) and retries a 429, a 5xx or a network failure with
+// full jitter backoff ([Config.Backoff], the AWS SDK's), honouring
+// retry-after-ms or Retry-After (seconds or an HTTP date) when OpenAI
+// sends one, capped at [MaxRetryAfter] (a value too large for a number
+// waits the cap), up to [Config.MaxAttempts] calls. Any other 4xx is an
+// [*APIError]. Every error of [Reader.Sums] wraps [sums.ErrRead].
+// [Reader.Stats] counts calls, 429s and retries.
 //
 // The admin key has organisation-owner power. It is sent in the
 // Authorization header only, never logged, and redacted from any text of

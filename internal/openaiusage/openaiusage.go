@@ -9,13 +9,12 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws/retry"
 	"golang.org/x/time/rate"
 
+	"github.com/hookline/hookline/internal/paced"
 	"github.com/hookline/hookline/internal/sums"
 )
 
@@ -31,8 +30,9 @@ const (
 )
 
 // MaxRetryAfter caps the wait OpenAI's retry-after-ms or Retry-After may
-// ask for; the call's context may cut it shorter.
-const MaxRetryAfter = 5 * time.Minute
+// ask for; a larger value, however large, waits this long
+// ([paced.RetryAfter]). The call's context may cut it shorter.
+const MaxRetryAfter = paced.MaxRetryAfter
 
 // Config configures a [Reader]; [New] fills its zero fields with the
 // defaults above.
@@ -108,10 +108,7 @@ func baseURL(s string) (*url.URL, error) {
 type Reader struct {
 	cfg  Config
 	base *url.URL
-
-	limiters sync.Map // endpoint → *rate.Limiter
-
-	calls, rateLimited, retries atomic.Int64
+	call *paced.Client
 }
 
 var _ sums.Reader = (*Reader)(nil)
@@ -132,13 +129,16 @@ func New(cfg Config) (*Reader, error) {
 	if cfg.HTTPClient == nil {
 		cfg.HTTPClient = &http.Client{Timeout: DefaultTimeout}
 	}
-	if cfg.Sleep == nil {
-		cfg.Sleep = sleep
-	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
-	return &Reader{cfg: cfg, base: base}, nil
+	call, err := paced.New(paced.Config{Name: "openai", Rate: float64(cfg.Rate), Burst: cfg.Burst,
+		MaxAttempts: cfg.MaxAttempts, Backoff: cfg.Backoff, MaxRetryAfter: MaxRetryAfter, MaxBody: maxBody,
+		HTTP: cfg.HTTPClient, Sleep: cfg.Sleep, Secret: cfg.Key, Logger: cfg.Logger})
+	if err != nil {
+		return nil, &ConfigError{Field: "Rate, Burst, MaxAttempts", Problem: err.Error()}
+	}
+	return &Reader{cfg: cfg, base: base, call: call}, nil
 }
 
 // Stats counts a [Reader]'s work since [New]: HTTP requests sent
@@ -147,20 +147,9 @@ func New(cfg Config) (*Reader, error) {
 type Stats struct{ Calls, RateLimited, Retries int64 }
 
 // Stats returns the counts so far.
-func (r *Reader) Stats() Stats {
-	return Stats{Calls: r.calls.Load(), RateLimited: r.rateLimited.Load(), Retries: r.retries.Load()}
-}
+func (r *Reader) Stats() Stats { return Stats(r.call.Stats()) }
 
 // redact removes the key from text that came from elsewhere.
 func (r *Reader) redact(text string) string {
 	return strings.ReplaceAll(text, r.cfg.Key, "[redacted]")
-}
-
-func sleep(ctx context.Context, d time.Duration) error {
-	select {
-	case <-ctx.Done():
-		return context.Cause(ctx)
-	case <-time.After(d):
-		return nil
-	}
 }

@@ -4,13 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"maps"
 	"net/url"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/hookline/hookline/internal/paced"
 	"github.com/hookline/hookline/internal/sums"
 )
 
@@ -86,15 +85,8 @@ func (r *Reader) Sums(ctx context.Context, q sums.Query) ([]sums.Sum, error) {
 	u := *r.base
 	u.Path = strings.TrimSuffix(u.Path, "/") + path
 	values := map[time.Time]float64{}
-	cursor := ""
-	seen := map[string]bool{}
-	for pages := 0; ; pages++ {
-		if pages > limit {
-			return nil, fmt.Errorf("%w: %w: GET %s: more pages than buckets", sums.ErrRead, ErrBadPage, path)
-		}
-		if cursor != "" {
-			v.Set("page", cursor)
-		}
+	walk := paced.NewWalk(limit + 1)
+	for {
 		u.RawQuery = v.Encode()
 		var p page
 		if err := r.get(ctx, path, &u, &p); err != nil {
@@ -104,13 +96,16 @@ func (r *Reader) Sums(ctx context.Context, q sums.Query) ([]sums.Sum, error) {
 			return nil, fmt.Errorf("%w: GET %s: %w", sums.ErrRead, path, err)
 		}
 		if !p.HasMore {
-			return sorted(values, q.Width), nil
+			return sums.Ascending(values, q.Width), nil
 		}
-		if p.NextPage == nil || *p.NextPage == "" || seen[*p.NextPage] {
-			return nil, fmt.Errorf("%w: %w: GET %s: has_more, but next_page does not move on", sums.ErrRead, ErrBadPage, path)
+		next := ""
+		if p.NextPage != nil {
+			next = *p.NextPage
 		}
-		cursor = *p.NextPage
-		seen[cursor] = true
+		if err := walk.Next(next); err != nil {
+			return nil, fmt.Errorf("%w: %w: GET %s: %w", sums.ErrRead, ErrBadPage, path, err)
+		}
+		v.Set("page", next)
 	}
 }
 
@@ -235,15 +230,6 @@ func weighted(res result, weights map[string]int64) (int64, error) {
 		}
 	}
 	return total, nil
-}
-
-// sorted is values as sums in ascending order.
-func sorted(values map[time.Time]float64, width time.Duration) []sums.Sum {
-	out := make([]sums.Sum, 0, len(values))
-	for _, start := range slices.SortedFunc(maps.Keys(values), time.Time.Compare) {
-		out = append(out, sums.Sum{Start: start, End: start.Add(width), Value: values[start]})
-	}
-	return out
 }
 
 func orNull(s *string) string {

@@ -69,3 +69,19 @@ func (e *WalkError) Error() string {
 
 // Unwrap is the reason.
 func (e *WalkError) Unwrap() error { return e.Err }
+
+// As is err, an error of [Client.Get], wrapped in the caller's own
+// sentinel of a call that gave up: rateLimited when its last failure was
+// a 429, unavailable when it was a 5xx or no answer. Any other error is
+// returned as it is.
+func As(err, rateLimited, unavailable error) error {
+	var gu *GaveUpError
+	switch {
+	case !errors.As(err, &gu):
+		return err
+	case errors.Is(gu.Err, ErrRateLimited):
+		return fmt.Errorf("%w: %w", rateLimited, err)
+	default:
+		return fmt.Errorf("%w: %w", unavailable, err)
+	}
+}

@@ -3,7 +3,6 @@ package stripeusage
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -23,14 +22,8 @@ const maxBody = 4 << 20
 func (r *Reader) get(ctx context.Context, endpoint string, u *url.URL, out any) error {
 	header := http.Header{"Authorization": {"Bearer " + r.cfg.Key}, "Stripe-Version": {stripe.APIVersion}}
 	resp, err := r.call.Get(ctx, endpoint, u.String(), header)
-	var gaveUp *paced.GaveUpError
-	switch {
-	case errors.As(err, &gaveUp) && errors.Is(err, paced.ErrRateLimited):
-		return fmt.Errorf("%w: %w: %w", sums.ErrRead, ErrRateLimited, err)
-	case errors.As(err, &gaveUp):
-		return fmt.Errorf("%w: %w: %w", sums.ErrRead, ErrUnavailable, err)
-	case err != nil:
-		return fmt.Errorf("%w: %w", sums.ErrRead, err)
+	if err != nil {
+		return fmt.Errorf("%w: %w", sums.ErrRead, paced.As(err, ErrRateLimited, ErrUnavailable))
 	}
 	switch s := resp.Status; {
 	case s >= 400:

@@ -3,9 +3,7 @@ package stripeusage
 import (
 	"context"
 	"fmt"
-	"maps"
 	"net/url"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -50,7 +48,7 @@ func (r *Reader) Sums(ctx context.Context, q sums.Query) ([]sums.Sum, error) {
 			return nil, err
 		}
 		if !page.HasMore {
-			return sorted(values, q.Width), nil
+			return sums.Ascending(values, q.Width), nil
 		}
 		if len(page.Data) == 0 {
 			return nil, fmt.Errorf("%w: %w: has_more on an empty page", sums.ErrRead, ErrBadPage)
@@ -134,13 +132,4 @@ func add(values map[time.Time]float64, data []*stripe.BillingMeterEventSummary, 
 		values[start] = s.AggregatedValue
 	}
 	return nil
-}
-
-// sorted is values as sums in ascending order.
-func sorted(values map[time.Time]float64, width time.Duration) []sums.Sum {
-	out := make([]sums.Sum, 0, len(values))
-	for _, start := range slices.SortedFunc(maps.Keys(values), time.Time.Compare) {
-		out = append(out, sums.Sum{Start: start, End: start.Add(width), Value: values[start]})
-	}
-	return out
 }
