@@ -76,20 +76,55 @@ type attempt struct {
 	receives int
 }
 
-// run looks up what earlier attempts did, then charges if none did. Each
-// earlier attempt is looked up under its key and under its legacy key: a
-// claim started before the current encoding sent its attempts under
-// legacy keys.
+// run looks up what earlier attempts did, then charges if none did.
 func (a *attempt) run(ctx context.Context) outcome {
-	for n := 1; n < a.claim.Attempt; n++ {
-		if out, done := a.lookUp(ctx, a.key(n), false); done {
-			return out
-		}
-		if out, done := a.lookUp(ctx, LegacyProviderKey(a.p.Key(), n), true); done {
-			return out
+	key, ch, err := earlierCharge(ctx, a.charger, a.p.Source, a.p.keyID(), a.p.Charge.EventID, a.claim.Attempt)
+	switch {
+	case err != nil:
+		// Nothing was sent under this claim: the key may be claimed again
+		// at once.
+		a.release(ctx, a.w.cfg.Now())
+		return outcome{name: "retry", reason: "provider_lookup_failed", retry: a.w.backoff(a.receives)}
+	case ch == nil:
+		return a.charge(ctx)
+	}
+	res := provider.Match(key, a.p.Charge, ch)
+	if res.Outcome == provider.Unknown {
+		// Found but still pending: nothing new was sent, look again later.
+		a.release(ctx, a.w.cfg.Now())
+		return outcome{name: "retry", reason: "provider_charge_pending", retry: a.w.backoff(a.receives)}
+	}
+	return a.settle(ctx, res)
+}
+
+// earlierCharge looks up the charge that attempts 1 to before-1 of the
+// claim of source:keyID may have made, each under its key and then
+// under its [LegacyProviderKey] (a claim started before the hashed keys
+// sent its attempts under those). The claim was granted only after those
+// attempts could no longer commit and the provider's lookup had caught
+// up with them, so "not found" is an answer. Under a legacy key, a
+// charge of an event other than eventID is not found: the legacy
+// encoding let two events share a key, and the charge is the other
+// event's. It returns the first charge found and the key it was found
+// under, or a nil charge when no attempt charged.
+func earlierCharge(ctx context.Context, c Charger, source, keyID, eventID string, before int) (string, *provider.Charge, error) {
+	for n := 1; n < before; n++ {
+		for _, legacy := range []bool{false, true} {
+			key := ProviderKey(source, keyID, n)
+			if legacy {
+				key = LegacyProviderKey(source+":"+keyID, n)
+			}
+			ch, found, err := c.LookupCharge(ctx, key)
+			switch {
+			case err != nil:
+				return key, nil, err
+			case !found, legacy && strings.TrimSpace(ch.EventID) != strings.TrimSpace(eventID):
+				continue
+			}
+			return key, ch, nil
 		}
 	}
-	return a.charge(ctx)
+	return "", nil, nil
 }
 
 // key is the provider key of attempt n of this payment.
@@ -100,34 +135,6 @@ func (a *attempt) request() provider.ChargeRequest {
 	req := a.p.Charge
 	req.Reference = Reference(a.p.Source, a.p.keyID(), a.claim.Attempt)
 	return req
-}
-
-// lookUp asks the provider for the charge an earlier attempt made under
-// key. The claim was granted only after that attempt could no longer
-// commit and the provider's lookup had caught up with it, so "not found"
-// is an answer. done is false only for that answer. Under a legacy key, a
-// charge of another event is "not found": the legacy encoding let two
-// events share a key, and the charge is the other event's.
-func (a *attempt) lookUp(ctx context.Context, key string, legacy bool) (outcome, bool) {
-	ch, found, err := a.charger.LookupCharge(ctx, key)
-	switch {
-	case err != nil:
-		// Nothing was sent under this claim: the key may be claimed again
-		// at once.
-		a.release(ctx, a.w.cfg.Now())
-		return outcome{name: "retry", reason: "provider_lookup_failed", retry: a.w.backoff(a.receives)}, true
-	case !found:
-		return outcome{}, false
-	case legacy && strings.TrimSpace(ch.EventID) != strings.TrimSpace(a.p.Charge.EventID):
-		return outcome{}, false
-	}
-	res := provider.Match(key, a.p.Charge, ch)
-	if res.Outcome == provider.Unknown {
-		// Found but still pending: nothing new was sent, look again later.
-		a.release(ctx, a.w.cfg.Now())
-		return outcome{name: "retry", reason: "provider_charge_pending", retry: a.w.backoff(a.receives)}, true
-	}
-	return a.settle(ctx, res), true
 }
 
 // charge sends this attempt's charge, with a deadline that ends the call
@@ -202,11 +209,7 @@ func (a *attempt) settle(ctx context.Context, res provider.Result) outcome {
 // complete stores the charge result under the key.
 func (a *attempt) complete(ctx context.Context, res provider.Result) outcome {
 	result := resultOf(res, a.p.Charge)
-	var keep time.Duration
-	if a.p.Unstamped {
-		keep = a.w.cfg.EffectRetention
-	}
-	err := a.w.cfg.Registry.CompleteFor(ctx, a.p.Key(), a.claim.Token, encode(result), keep)
+	err := a.w.cfg.Registry.CompleteFor(ctx, a.p.Key(), a.claim.Token, encode(result), a.w.keep(a.p))
 	switch {
 	case idempotency.IsClaimLost(err):
 		// Another holder took over; its lookup finds this charge.

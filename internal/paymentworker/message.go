@@ -33,8 +33,29 @@ type Payment struct {
 	// effect: its source's rule does not act on it.
 	NotAnEffect string
 	// LegacyKeys are keys an earlier build may have claimed this payment
-	// under; a completed one is this payment's effect.
+	// under, each read from what the provider signs. Each is read in
+	// every state the earlier build can have left it in before the
+	// payment's own key is claimed: completed with the same payload, it
+	// is this payment's effect; completed with another, it stops this
+	// one (dead-lettered as legacy_payload_mismatch); held, it is waited
+	// for; lapsed, it is settled as the earlier build would have settled
+	// it, by looking up the provider keys of its attempts.
 	LegacyKeys []string
+	// UnsignedLegacyKeys are keys an earlier build claimed a delivery
+	// under that were read from an unsigned header (the delivery ID of
+	// GitHub, Shopify and Razorpay). Anyone may send a genuine body with
+	// another delivery's header, so such a key counts only with this
+	// payment's payload.
+	UnsignedLegacyKeys []string
+	// LegacySharedKeys are keys an earlier build gave a whole payment,
+	// which more than one money movement of it meets (Adyen's
+	// authorisation pspReference keyed the AUTHORISATION under immediate
+	// capture and every CAPTURE of it under delayed capture). A record
+	// under one is of the whole payment or of whichever movement came
+	// first: the event its charge names tells which. This event, or one
+	// of LegacyKeys, and it counts as a LegacyKeys record does; another
+	// event, and it is another movement's, which does not stop this one.
+	LegacySharedKeys []string
 	// Unstamped means the provider signs no time the receiver could
 	// bound a replay by, so the effect's key is kept for
 	// [Config.EffectRetention].

@@ -223,15 +223,15 @@ func receiveCount(m events.SQSMessage) int {
 
 // pay claims the payment's key and runs one attempt at charging it.
 func (w *Worker) pay(ctx context.Context, p Payment, receives int) outcome {
-	if out, done := w.legacyOutcome(ctx, p); done {
-		return out
-	}
 	charger := w.cfg.Provider
 	if p.Effect != "" {
 		charger = w.cfg.Effects[p.Effect]
 	}
 	if charger == nil {
 		return outcome{name: "dead_lettered", reason: "malformed_message: effect " + p.Effect + " is configured for no service"}
+	}
+	if out, done := w.legacyOutcome(ctx, p, charger, receives); done {
+		return out
 	}
 	claim, err := w.cfg.Registry.Claim(ctx, p.Key(), p.Hash())
 	if err != nil {
@@ -248,6 +248,15 @@ func (w *Worker) pay(ctx context.Context, p Payment, receives int) outcome {
 	}
 	a := attempt{w: w, charger: charger, p: p, claim: claim, receives: receives}
 	return a.run(ctx)
+}
+
+// keep is how long p's completed key is kept beyond the registry's
+// retention: the effect retention for an unstamped payment, else none.
+func (w *Worker) keep(p Payment) time.Duration {
+	if p.Unstamped {
+		return w.cfg.EffectRetention
+	}
+	return 0
 }
 
 // settleTime is how long after a provider call ends its effects may still
@@ -277,28 +286,6 @@ func (w *Worker) deadLetter(ctx context.Context, m events.SQSMessage, reason str
 		return false
 	}
 	return true
-}
-
-// legacyOutcome looks up the keys an earlier build claimed this payment
-// under ([Payment.LegacyKeys]): a completed one with the same payload is
-// this payment's effect, and one held now is waited for. done is false
-// when none decides, and the payment's own key is claimed.
-func (w *Worker) legacyOutcome(ctx context.Context, p Payment) (outcome, bool) {
-	for _, key := range p.LegacyKeys {
-		rec, found, err := w.cfg.Registry.Status(ctx, key)
-		switch {
-		case err != nil:
-			return outcome{name: "retry", reason: "registry_unavailable"}, true
-		case !found || rec.PayloadHash != p.Hash():
-			continue
-		case rec.State == idempotency.StateCompleted:
-			return outcome{name: "replayed", ok: true, reason: "completed_under_legacy_key"}, true
-		case !rec.Stale(w.cfg.Now()):
-			wait := rec.HeldUntil.Sub(w.cfg.Now()) + time.Second
-			return outcome{name: "in_progress", reason: "held_under_legacy_key", retry: max(wait, time.Second)}, true
-		}
-	}
-	return outcome{}, false
 }
 
 // recordNoEffect records durably that an event has no effect, and why,
