@@ -143,7 +143,9 @@ func (s *Sums) stalled(ctx context.Context, src sums.Source, t target, err error
 		"runs", st.stallRuns+1, "err", err)
 	b := spend.SumsStalled{Source: src.Name, WorkloadID: t.id, Reason: err.Error(),
 		Since: cmp.Or(st.stallSince, s.now()), Runs: st.stallRuns + 1, At: s.now()}
-	paged, perr := s.cfg.Ledger.PageSumsStalled(ctx, b)
+	pctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+	defer cancel()
+	paged, perr := s.cfg.Ledger.PageSumsStalled(pctx, b)
 	if paged {
 		run.Decisions = append(run.Decisions, "paged "+spend.SumsStalledLine(b))
 	}

@@ -208,3 +208,49 @@ func TestSumsASourceWideRefusalPagesOnceForTheSource(t *testing.T) {
 		}
 	}
 }
+
+func TestSumsAReadThatTakesTheDeadlineIsSkippedOnceStalled(t *testing.T) {
+	// given three workloads, the second of whose reads never ends before
+	// the invocation's deadline (a cursor the provider serves in a loop)
+	f := newSumsFixture(t)
+	for _, id := range []string{"a", "b", "c"} {
+		f.workload(t, "wl-"+id, 1_000_000, "cus_"+id)
+	}
+	f.stripe.set("mtr_api", "cus_c", hour0, 3)
+	var cancel context.CancelFunc
+	f.stripe.refuse = map[string]error{"cus_b": context.DeadlineExceeded}
+	f.stripe.tick = func() {
+		if f.stripe.asked[len(f.stripe.asked)-1].Ref == "cus_b" {
+			cancel()
+		}
+	}
+	// when four runs go by, an interval apart, each ended by the deadline
+	// if it reads wl-b
+	var runs []reconcile.SumsRun
+	for range 4 {
+		var ctx context.Context
+		ctx, cancel = context.WithCancel(context.Background())
+		rs, _ := f.rec.Run(ctx, "run-"+f.now.Format("150405"))
+		cancel()
+		for _, r := range rs {
+			if r.Source == "stripe-test" {
+				runs = append(runs, r)
+			}
+		}
+		f.now = f.now.Add(5 * time.Minute)
+	}
+	// then the third pages the stall and moves past wl-b, and the fourth
+	// reads wl-c
+	if r := runs[2]; r.Resume != "wl-b" || len(r.Failed) != 1 || r.Failed[0].Kind != reconcile.FailStalled {
+		t.Fatalf("third run = %+v, want wl-b skipped as stalled", r)
+	}
+	if pages := f.pages(t, "sums-stalled#stripe-test#wl-b#"); len(pages) != 1 {
+		t.Fatalf("stall pages = %d, want 1", len(pages))
+	}
+	if r := runs[3]; r.Outcome != "ok" {
+		t.Fatalf("fourth run = %+v, want ok", r)
+	}
+	if got := f.total(t, "wl-c"); got != 3000 {
+		t.Fatalf("total of wl-c = %d, want 3000", got)
+	}
+}
