@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
-
-	"golang.org/x/text/currency"
 )
 
 // Amount formats of a [Mapping]: how the provider writes an amount.
@@ -19,8 +17,11 @@ const (
 	// "990".
 	AmountMinorString = "minor_string"
 	// AmountDecimal is a JSON string in major units with a decimal point
-	// (PayPal, Mollie): "9.90", scaled by the currency's ISO 4217 exponent
-	// (JPY 0, USD 2, KWD 3) and refused when it does not scale exactly.
+	// (PayPal, Mollie): "9.90", scaled by the currency's minor unit in
+	// ISO 4217 (JPY 0, USD 2, KWD 3, UYW 4; see [minorUnits]). It is
+	// refused when it does not scale exactly, in a currency ISO gives no
+	// minor unit ([ErrNoMinorUnit]), and with a fraction where the
+	// provider's API takes none ([ErrProviderDecimals]).
 	AmountDecimal = "decimal"
 )
 
@@ -30,8 +31,9 @@ var amountFormats = []string{AmountMinor, AmountMinorString, AmountDecimal}
 const maxAmountDigits = 18
 
 // amountOf reads v, the JSON value at the mapping's amount pointer, as a
-// positive count of the currency's minor units.
-func amountOf(v any, format, cur string) (int64, error) {
+// positive count of the currency's minor units in ISO 4217. scheme is the
+// mapping's, whose provider may write some currencies without decimals.
+func amountOf(v any, format, cur, scheme string) (int64, error) {
 	switch format {
 	case AmountMinorString:
 		s, ok := v.(string)
@@ -44,7 +46,7 @@ func amountOf(v any, format, cur string) (int64, error) {
 		if !ok {
 			return 0, errors.New("is not a decimal string")
 		}
-		return scaleDecimal(s, cur)
+		return scaleDecimal(s, cur, scheme)
 	}
 	n, ok := v.(json.Number)
 	if !ok {
@@ -70,9 +72,10 @@ func positiveDigits(s string) (int64, error) {
 }
 
 // scaleDecimal turns "9.90" in cur into 990: the digits after the point
-// are padded to the currency's exponent, and any beyond it must be zeros.
-func scaleDecimal(s, cur string) (int64, error) {
-	scale, err := currencyExponent(cur)
+// are padded to the currency's minor unit, and any beyond it must be
+// zeros.
+func scaleDecimal(s, cur, scheme string) (int64, error) {
+	scale, err := minorUnits(cur)
 	if err != nil {
 		return 0, err
 	}
@@ -80,24 +83,17 @@ func scaleDecimal(s, cur string) (int64, error) {
 	if whole == "" || strings.Trim(whole, "0123456789") != "" || strings.Trim(frac, "0123456789") != "" {
 		return 0, errors.New("is not a decimal amount (digits, an optional point and digits)")
 	}
-	if extra := strings.TrimRight(frac, "0"); len(extra) > scale {
+	frac = strings.TrimRight(frac, "0")
+	if err := providerDecimals(scheme, cur, frac); err != nil {
+		return 0, err
+	}
+	if len(frac) > scale {
 		return 0, fmt.Errorf("has more decimals than its currency's %d: it does not scale exactly to minor units", scale)
 	}
-	frac = strings.TrimRight(frac, "0")
 	frac += strings.Repeat("0", scale-len(frac))
 	digits := strings.TrimLeft(whole+frac, "0")
 	if digits == "" {
 		return 0, errors.New("is not positive")
 	}
 	return positiveDigits(digits)
-}
-
-// currencyExponent is the ISO 4217 number of decimals of cur.
-func currencyExponent(cur string) (int, error) {
-	u, err := currency.ParseISO(cur)
-	if err != nil || len(cur) != 3 {
-		return 0, errors.New("is in a currency that is not an ISO 4217 code, so its decimals are unknown")
-	}
-	scale, _ := currency.Standard.Rounding(u)
-	return scale, nil
 }

@@ -324,7 +324,7 @@ func (m Mapping) charge(doc any, eventID string) (provider.ChargeRequest, error)
 	case !ok || v == nil:
 		errs = append(errs, fmt.Errorf("amount: %s is missing", m.Amount))
 	default:
-		amount, err := amountOf(v, m.AmountFormat, req.Currency)
+		amount, err := amountOf(v, m.AmountFormat, req.Currency, m.Scheme)
 		if err != nil {
 			errs = append(errs, fmt.Errorf("amount: %s %w", m.Amount, err))
 		}
