@@ -20,7 +20,8 @@ import (
 // Errors of a [Fetcher].
 var (
 	// ErrNotFound means the provider has no such object: the ID was not
-	// issued by it, so the message is dead-lettered, never acted on.
+	// issued by it, so the message is acknowledged as not an effect
+	// (fetch_not_found) and counted, never acted on and never paged on.
 	ErrNotFound = errors.New("paymentworker: fetched object not found")
 	// ErrFetch means the provider could not be read now; the message is
 	// retried.
@@ -29,7 +30,10 @@ var (
 
 // Fetched is an object as its provider holds it now.
 type Fetched struct {
-	// Status is the object's status, part of the idempotency key.
+	// Status is the object's status. It is part of the message's event
+	// ID (id:status), not of the idempotency key: that is the source
+	// and the effect key, the object's ID for the presets, so the
+	// statuses of one object make one effect.
 	Status string
 	// Object is the provider's JSON for the object.
 	Object json.RawMessage
@@ -91,10 +95,12 @@ type untrusted struct {
 // fetchUntrusted replaces an untrusted item with the object its
 // provider holds: the body becomes {"provider", "id", "status", "item":
 // the fetched object} and the event ID the object's ID and fetched
-// status, so that each status change is one effect and a repeated ping
-// none. A message that is not untrusted is returned as it is. A non-nil
-// outcome ends the message without a charge: retried when the provider
-// could not be read, dead-lettered when it has no such object.
+// status, so that each status change is one event and a repeated ping
+// none (the effect key, the object's ID, makes all of one object's
+// events one effect). A message that is not untrusted is returned as it
+// is. A non-nil outcome ends the message without a charge: retried when
+// the provider could not be read, acknowledged as not an effect when it
+// has no such object.
 func (w *Worker) fetchUntrusted(ctx context.Context, m events.SQSMessage) (events.SQSMessage, *outcome) {
 	payload, err := queue.Payload(m) // one that does not decode is dead-lettered as malformed
 	if err != nil || !strings.Contains(payload, `"fetch":true`) {
