@@ -12,20 +12,28 @@
 //     ([MetricNotAnEffect]); every other event is keyed by its effect
 //     key, one per payment, read from signed fields only, so that the
 //     several events a provider sends for one payment make one effect;
-//  1. claim the idempotency key source:effect_key with one conditional write
-//     ([idempotency.Registry.Claim]), after looking up the keys an earlier
-//     build claimed the payment under ([Payment.LegacyKeys]); claims are
+//  1. read the keys earlier builds claimed the payment under
+//     ([Payment.LegacyKeys]) in whatever state they were left: completed
+//     with the same payload is this payment's effect (replayed), with
+//     another it stops the payment (dead-lettered as
+//     legacy_payload_mismatch), held is waited for, and lapsed is
+//     settled first as the earlier build would have, by taking its claim
+//     over and looking up the provider keys of its attempts (a charge
+//     found completes it; none completes it as [StatusSuperseded]; an
+//     ambiguous lookup charges nothing and the message comes back);
+//  2. claim the idempotency key source:effect_key with one conditional write
+//     ([idempotency.Registry.Claim]); claims are
 //     numbered, and attempt n sends under the provider key
 //     [ProviderKey](source, effect_key, n), a
 //     hash that no two attempts share, with [Reference] beside it for
 //     people;
-//  2. if earlier attempts exist, look each one's key up at the provider
+//  3. if earlier attempts exist, look each one's key up at the provider
 //     (and its [LegacyProviderKey], for claims started before the hash):
 //     the claim was granted only after they could no longer commit and the
 //     provider's lookup had caught up, so "not found" is an answer;
-//  3. otherwise charge once, with a deadline that ends the call
+//  4. otherwise charge once, with a deadline that ends the call
 //     Config.Horizon + Config.ClockSkew before the claim's lease does;
-//  4. complete the key with the result, which later duplicates get back
+//  5. complete the key with the result, which later duplicates get back
 //     without calling the provider.
 //
 // Every ambiguous answer (a timeout, a dropped connection, a 408, 409 or
