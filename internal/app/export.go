@@ -3,6 +3,7 @@ package app
 import (
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/hookline/hookline/internal/config"
@@ -44,9 +45,11 @@ func newExport(d Deps, cfg config.Reconciler, ledger Ledger) (reconcile.Export, 
 
 // openMeterSettings reads OpenMeter's settings: OPENMETER_URL (required),
 // OPENMETER_API_KEY, OPENMETER_WORKLOAD (subject or customer),
-// OPENMETER_LAG (2m) and OPENMETER_MAX_LAG (6h), and the usage source its
-// events come in on at the door, USAGE_EXPORT_SOURCE (usage), with its
-// mapping from USAGE_MAPPINGS. Every problem is reported at once.
+// OPENMETER_LAG (2m) and OPENMETER_MAX_LAG (6h), and the usage sources
+// its events come in on at the door, USAGE_EXPORT_SOURCE (usage; a
+// comma-separated list when the producer tees several, such as tokens and
+// GPU hours at different scales), each with its mapping from
+// USAGE_MAPPINGS. Every problem is reported at once.
 func openMeterSettings(d Deps) (openmeter.Config, error) {
 	get := func(k string) string { v, _ := d.Lookup(k); return v }
 	var errs []error
@@ -72,7 +75,13 @@ func openMeterSettings(d Deps) (openmeter.Config, error) {
 	if err != nil {
 		errs = append(errs, fmt.Errorf("config: USAGE_MAPPINGS: %w", err))
 	}
+	names := strings.Split(cfg.Source, ",")
+	cfg.Source = strings.TrimSpace(names[0])
 	cfg.Mapping = ms.For(cfg.Source)
+	for _, name := range names[1:] {
+		name = strings.TrimSpace(name)
+		cfg.More = append(cfg.More, openmeter.ExportSource{Name: name, Mapping: ms.For(name)})
+	}
 	return cfg, errors.Join(errs...)
 }
 

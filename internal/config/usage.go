@@ -2,6 +2,7 @@ package config
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/hookline/hookline/internal/usagein"
 	"github.com/hookline/hookline/pkg/webhook"
@@ -42,6 +43,9 @@ func usageFromEnv(e *env, specs []webhook.SourceSpec) Usage {
 // exportRuleFromEnv is the time rule of the usage source whose records the
 // reconciler's export holds: USAGE_EXPORT_SOURCE (default "usage") in
 // USAGE_MAPPINGS, so that the export path ages a record as the door did.
+// When the export holds several sources (a comma-separated list), it is
+// the loosest of their rules: the export's adapter has already held each
+// record to its own source's rule.
 func exportRuleFromEnv(e *env) usagein.TimeRule {
 	source := e.optional("USAGE_EXPORT_SOURCE", "usage") // the template's usage source
 	raw := e.optional("USAGE_MAPPINGS", "")
@@ -53,5 +57,10 @@ func exportRuleFromEnv(e *env) usagein.TimeRule {
 		e.errs = append(e.errs, fmt.Errorf("config: USAGE_MAPPINGS: %w", err))
 		return usagein.DefaultTimeRule
 	}
-	return ms.For(source).Rule()
+	var rule usagein.TimeRule
+	for _, name := range strings.Split(source, ",") {
+		r := ms.For(strings.TrimSpace(name)).Rule()
+		rule.MaxAge, rule.MaxSkew = max(rule.MaxAge, r.MaxAge), max(rule.MaxSkew, r.MaxSkew)
+	}
+	return rule
 }

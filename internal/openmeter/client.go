@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"net/http"
 	"net/url"
@@ -14,6 +13,7 @@ import (
 	"time"
 
 	"github.com/hookline/hookline/internal/emf"
+	"github.com/hookline/hookline/internal/paced"
 	"github.com/hookline/hookline/internal/pager"
 	"github.com/hookline/hookline/internal/usagein"
 )
@@ -100,6 +100,12 @@ type Config struct {
 	// mapping (a CloudEvents one).
 	Source  string
 	Mapping usagein.Mapping
+	// More are further door sources whose events OpenMeter holds, each
+	// with its own mapping (another meter, another scale). An event is
+	// read by the source whose mapping's usage_types name its type, under
+	// that source's name, as the door reads it when it arrives there; an
+	// event of a type no source names is read by Source's mapping.
+	More []ExportSource
 	// Workload is [WorkloadSubject] (default) or [WorkloadCustomer].
 	Workload string
 	// PageLimit is the events asked for per page, at most 100. Default 100.
@@ -112,9 +118,12 @@ type Config struct {
 	// pages. Default 2m. MaxLag bounds the reach back. Default 6h.
 	Lag, MaxLag time.Duration
 	// Attempts is how many times a call is made before it fails; Timeout
-	// bounds each. Defaults 4 and 10s.
+	// bounds each. Defaults 4 and 10s. Rate paces the calls, per
+	// endpoint, in calls a second (default 0: OpenMeter documents no
+	// limit, so the calls are not paced).
 	Attempts int
 	Timeout  time.Duration
+	Rate     float64
 	// Pages and RoutingKey page the reconciliation owner when the lag
 	// grows past Lag. Without Pages the growth is only logged and
 	// measured.
@@ -125,8 +134,24 @@ type Config struct {
 	Logger  *slog.Logger
 	// HTTP is the client. Default: a new http.Client.
 	HTTP *http.Client
-	// Wait waits between attempts. Default: a timer, cut short by ctx.
+	// Wait waits between attempts, for a Retry-After OpenMeter names or a
+	// jittered backoff from 200ms (package paced). Default: a timer, cut
+	// short by ctx. Now is the clock a Retry-After date is read against
+	// (default time.Now).
 	Wait func(ctx context.Context, d time.Duration) error
+	Now  func() time.Time
+}
+
+// ExportSource is a door source whose events OpenMeter holds, and its
+// usage mapping (a CloudEvents one).
+type ExportSource struct {
+	Name    string
+	Mapping usagein.Mapping
+}
+
+// sources are every source the export reads: Source first, then More.
+func (c Config) sources() []ExportSource {
+	return append([]ExportSource{{Name: c.Source, Mapping: c.Mapping}}, c.More...)
 }
 
 func (c *Config) defaults() {
@@ -144,7 +169,7 @@ func (c *Config) defaults() {
 		c.HTTP = &http.Client{}
 	}
 	if c.Wait == nil {
-		c.Wait = wait
+		c.Wait = paced.Sleep
 	}
 }
 
@@ -158,17 +183,15 @@ func (c Config) Validate() error {
 	if c.Source == "" {
 		errs = append(errs, errors.New("Source is required: it scopes every record's key"))
 	}
-	if c.Mapping.Format != usagein.FormatCloudEvents {
-		errs = append(errs, fmt.Errorf("Mapping: source %q must read %s, not %q", c.Source, usagein.FormatCloudEvents, c.Mapping.Format))
-	}
+	errs = append(errs, checkSources(c.sources())...)
 	if c.Workload != WorkloadSubject && c.Workload != WorkloadCustomer {
 		errs = append(errs, fmt.Errorf("Workload %q: want %s or %s", c.Workload, WorkloadSubject, WorkloadCustomer))
 	}
 	if c.PageLimit < 1 || c.PageLimit > MaxPageLimit {
 		errs = append(errs, fmt.Errorf("PageLimit %d outside 1..%d", c.PageLimit, MaxPageLimit))
 	}
-	if c.Step < time.Second || c.Lag < 0 || c.MaxLag < c.Lag || c.Attempts < 1 || c.Timeout <= 0 {
-		errs = append(errs, errors.New("Step must be at least 1s, Lag not negative, MaxLag at least Lag, Attempts and Timeout positive"))
+	if c.Step < time.Second || c.Lag < 0 || c.MaxLag < c.Lag || c.Attempts < 1 || c.Timeout <= 0 || c.Rate < 0 {
+		errs = append(errs, errors.New("Step must be at least 1s, Lag not negative, MaxLag at least Lag, Attempts and Timeout positive, Rate not negative"))
 	}
 	if c.Pages != nil && c.RoutingKey == "" {
 		errs = append(errs, errors.New("RoutingKey is required with Pages"))
@@ -179,68 +202,83 @@ func (c Config) Validate() error {
 	return nil
 }
 
+// checkSources refuses a source without a name, twice, or not read as
+// CloudEvents, and an event type two sources claim: its events would be
+// counted under either key.
+func checkSources(srcs []ExportSource) []error {
+	var errs []error
+	names, types := map[string]bool{}, map[string]string{}
+	for i, src := range srcs {
+		switch {
+		case src.Name == "" && i == 0:
+			errs = append(errs, errors.New("Source is required: it scopes every record's key"))
+		case src.Name == "":
+			errs = append(errs, fmt.Errorf("More[%d]: Name is required: it scopes every record's key", i-1))
+		case names[src.Name]:
+			errs = append(errs, fmt.Errorf("source %q is named twice", src.Name))
+		}
+		names[src.Name] = true
+		if src.Mapping.Format != usagein.FormatCloudEvents {
+			errs = append(errs, fmt.Errorf("Mapping: source %q must read %s, not %q", src.Name, usagein.FormatCloudEvents, src.Mapping.Format))
+		}
+		for _, t := range src.Mapping.UsageTypes {
+			if other, ok := types[t]; ok && other != src.Name {
+				errs = append(errs, fmt.Errorf("Mapping: usage type %q is claimed by sources %q and %q", t, other, src.Name))
+			}
+			types[t] = src.Name
+		}
+	}
+	return errs
+}
+
 // maxBody bounds an answer's body: a page of 100 events is well under it.
 const maxBody = 8 << 20
 
-// caller makes OpenMeter's GET calls; [Client] and [Reader] share it.
+// caller makes OpenMeter's GET calls through a [paced.Client]; [Client]
+// and [Reader] share it.
 type caller struct {
-	base     string
-	key      string
-	http     *http.Client
-	timeout  time.Duration
-	attempts int
-	wait     func(ctx context.Context, d time.Duration) error
-	log      *slog.Logger
+	base string
+	key  string
+	call *paced.Client
 }
 
-// get calls GET path?q until it decodes a 200 into out, meets an error
-// no retry cures, or has tried attempts times, backing off 200ms, 400ms,
-// 800ms... between tries. It reports the attempts made.
-func (c caller) get(ctx context.Context, path string, q url.Values, out any) (int, error) {
-	backoff := 200 * time.Millisecond
-	for attempt := 1; ; attempt++ {
-		err := c.try(ctx, path, q, out)
-		if err == nil || !IsRetriable(err) || attempt >= c.attempts {
-			return attempt, err
-		}
-		c.log.WarnContext(ctx, "openmeter call failed, retrying", "path", path, "attempt", attempt, "err", err)
-		if werr := c.wait(ctx, backoff); werr != nil {
-			return attempt, err
-		}
-		backoff *= 2
-	}
-}
-
-// try makes one call.
-func (c caller) try(ctx context.Context, path string, q url.Values, out any) error {
-	ctx, cancel := context.WithTimeout(ctx, c.timeout)
-	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, c.base+path+"?"+q.Encode(), nil)
+func newCaller(cfg Config) (caller, error) {
+	call, err := paced.New(paced.Config{Name: "openmeter", Rate: cfg.Rate, MaxAttempts: cfg.Attempts,
+		BackoffBase: 200 * time.Millisecond, BackoffMax: 10 * time.Second, Timeout: cfg.Timeout, MaxBody: maxBody,
+		HTTP: cfg.HTTP, Now: cfg.Now, Sleep: cfg.Wait, Secret: cfg.APIKey, Logger: cfg.Logger})
 	if err != nil {
-		return fmt.Errorf("%w: %w", ErrBadResponse, err)
+		return caller{}, fmt.Errorf("%w: %w", ErrInvalidConfig, err)
 	}
-	req.Header.Set("Accept", "application/json")
+	return caller{base: strings.TrimSuffix(cfg.BaseURL, "/"), key: cfg.APIKey, call: call}, nil
+}
+
+// get calls GET path?q, paced on endpoint (path's template), until it
+// decodes a 200 into out: a 429, a 5xx or a lost call is retried as
+// package paced says, honouring Retry-After. It reports the attempts
+// made.
+func (c caller) get(ctx context.Context, endpoint, path string, q url.Values, out any) (int, error) {
+	header := http.Header{"Accept": {"application/json"}}
 	if c.key != "" {
-		req.Header.Set("Authorization", "Bearer "+c.key)
+		header.Set("Authorization", "Bearer "+c.key)
 	}
-	resp, err := c.http.Do(req)
-	if err != nil {
-		return fmt.Errorf("%w: GET %s: %w", ErrUnreachable, path, redact(err, c.key))
-	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(io.LimitReader(resp.Body, maxBody+1))
+	resp, err := c.call.Get(ctx, endpoint, c.base+path+"?"+q.Encode(), header)
+	var gu *paced.GaveUpError
 	switch {
+	case errors.As(err, &gu) && gu.Last != nil:
+		return gu.Attempts, fmt.Errorf("%w (%w)", &StatusError{Status: gu.Last.Status, Detail: problem(gu.Last.Body)}, err)
+	case errors.As(err, &gu):
+		return gu.Attempts, fmt.Errorf("%w: %w", ErrUnreachable, err)
+	case errors.Is(err, paced.ErrTooLarge):
+		return 1, fmt.Errorf("%w: %w", ErrBadResponse, err)
 	case err != nil:
-		return fmt.Errorf("%w: GET %s: read: %w", ErrUnreachable, path, err)
-	case resp.StatusCode != http.StatusOK:
-		return &StatusError{Status: resp.StatusCode, Detail: problem(body)}
-	case len(body) > maxBody:
-		return fmt.Errorf("%w: GET %s: answer over %d bytes", ErrBadResponse, path, maxBody)
+		return 1, fmt.Errorf("%w: %w", ErrUnreachable, err)
+	case resp.Status != http.StatusOK:
+		return resp.Attempts, &StatusError{Status: resp.Status, Detail: problem(resp.Body)}
 	}
-	if err := json.Unmarshal(body, out); err != nil {
-		return fmt.Errorf("%w: GET %s: %w", ErrBadResponse, path, err)
+	if err := json.Unmarshal(resp.Body, out); err != nil {
+		return resp.Attempts, fmt.Errorf("%w: GET %s: %w", ErrBadResponse, endpoint, err)
 	}
-	return nil
+	return resp.Attempts, nil
 }
 
 // problem is an error answer's detail (RFC 7807), or its first line.
@@ -258,21 +296,4 @@ func problem(body []byte) string {
 		text = text[:200]
 	}
 	return text
-}
-
-// redact clears the key from a transport error's text.
-func redact(err error, key string) error {
-	if key == "" || !strings.Contains(err.Error(), key) {
-		return err
-	}
-	return errors.New(strings.ReplaceAll(err.Error(), key, "[key]"))
-}
-
-func wait(ctx context.Context, d time.Duration) error {
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-time.After(d):
-		return nil
-	}
 }

@@ -11,7 +11,12 @@
 // window in steps, each to its last page, and hands the records on oldest
 // first.
 //
-// A record's identity is its CloudEvent source and id, scoped by the
+// OpenMeter may hold the events of several door sources, such as tokens
+// at one scale and GPU hours at another ([Config.Source] and
+// [Config.More]). Each event is read by the mapping of the source whose
+// usage_types name its type, so each meter counts at its own scale under
+// its own source; a type two sources claim is refused at [New]. A
+// record's identity is its CloudEvent source and id, scoped by that
 // hookline usage source and hashed exactly as the door does
 // ([usagein.CloudEventKey], through [usagein.Mapping.ReadStoredEvent]),
 // so that a record seen by webhook and by the poll is one ledger entry.
@@ -29,7 +34,16 @@
 //
 // [Reader] is a [sums.Reader] over GET /api/v1/meters/{slug}/query (hour
 // windows, grouped by subject), the settle-time cross-check of the
-// per-record sum, paged as any provider of sums. [ParseAlert] reads an
+// per-record sum, paged as any provider of sums.
+//
+// Both make their calls through a [paced.Client]: a 429, a 5xx or a lost
+// call is retried up to [Config.Attempts] calls, waiting exactly the
+// Retry-After OpenMeter names (seconds or an HTTP date, capped at
+// [paced.MaxRetryAfter]) and otherwise a jittered backoff from 200ms, so
+// no request is sent before a Retry-After runs out. The export's cursors
+// are walked with a [paced.Walk] per step: a cursor seen before in the
+// step, or more than [provider.MaxUsagePages] pages in a listing, fails
+// it with [provider.ErrPageLoop]. [ParseAlert] reads an
 // entitlements.balance.threshold notification, which the spend worker
 // compares with the ledger over the entitlement's current usage period.
 //

@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/hookline/hookline/internal/paced"
 	"github.com/hookline/hookline/internal/reconcile"
 	"github.com/hookline/hookline/internal/usagein"
 	"github.com/hookline/hookline/pkg/provider"
@@ -24,9 +25,10 @@ const EventsPath = "/api/v2/events"
 // Client is a [reconcile.Export] over OpenMeter's events. It is safe for
 // concurrent use.
 type Client struct {
-	cfg  Config
-	call caller
-	lag  *lagKeeper
+	cfg    Config
+	call   caller
+	lag    *lagKeeper
+	byType map[string]ExportSource
 }
 
 var _ reconcile.Export = (*Client)(nil)
@@ -37,12 +39,22 @@ func New(cfg Config) (*Client, error) {
 		return nil, err
 	}
 	cfg.defaults()
-	return &Client{cfg: cfg, call: newCaller(cfg), lag: &lagKeeper{kept: cfg.Lag}}, nil
+	call, err := newCaller(cfg)
+	if err != nil {
+		return nil, err
+	}
+	return &Client{cfg: cfg, call: call, lag: &lagKeeper{kept: cfg.Lag}, byType: byType(cfg.sources())}, nil
 }
 
-func newCaller(cfg Config) caller {
-	return caller{base: cfg.BaseURL, key: cfg.APIKey, http: cfg.HTTP, timeout: cfg.Timeout,
-		attempts: cfg.Attempts, wait: cfg.Wait, log: cfg.Logger}
+// byType is each usage type's source.
+func byType(srcs []ExportSource) map[string]ExportSource {
+	out := map[string]ExportSource{}
+	for _, src := range srcs {
+		for _, t := range src.Mapping.UsageTypes {
+			out[t] = src
+		}
+	}
+	return out
 }
 
 // IngestedEvent is one item of GET /api/v2/events (the spec's
@@ -128,14 +140,19 @@ type listing struct {
 func (l *listing) window(ctx context.Context, a, b time.Time) ([]provider.UsageRecord, error) {
 	limit := l.c.cfg.PageLimit
 	q := url.Values{"limit": {strconv.Itoa(limit)}, "filter": {WindowFilter(a, b)}}
-	cursors := map[string]bool{}
+	walk := paced.NewWalk(provider.MaxUsagePages - l.pages)
 	var out []provider.UsageRecord
 	for {
 		var pg EventsPage
-		attempts, err := l.c.call.get(ctx, EventsPath, q, &pg)
+		attempts, err := l.c.call.get(ctx, EventsPath, EventsPath, q, &pg)
 		l.pages++
 		if err == nil {
-			err = checkPage(pg, limit, cursors, l.pages)
+			err = checkPage(pg, limit)
+		}
+		if err == nil && pg.NextCursor != "" {
+			if werr := walk.Next(pg.NextCursor); werr != nil {
+				err = fmt.Errorf("%w: %w: %w", ErrBadResponse, provider.ErrPageLoop, werr)
+			}
 		}
 		if err != nil {
 			return nil, &provider.ExportError{Page: l.pages, StatusCode: statusOf(err), Attempts: attempts, Err: err}
@@ -150,7 +167,6 @@ func (l *listing) window(ctx context.Context, a, b time.Time) ([]provider.UsageR
 		if pg.NextCursor == "" {
 			break
 		}
-		cursors[pg.NextCursor] = true
 		q.Set("cursor", pg.NextCursor)
 	}
 	slices.SortFunc(out, func(x, y provider.UsageRecord) int {
@@ -160,19 +176,16 @@ func (l *listing) window(ctx context.Context, a, b time.Time) ([]provider.UsageR
 }
 
 // checkPage refuses a page the spec does not allow: more items than asked
-// for, a full page without a cursor (the listing could not go on, and
-// would end silently short), a cursor already followed, or more pages
-// than [provider.MaxUsagePages].
-func checkPage(pg EventsPage, limit int, cursors map[string]bool, page int) error {
+// for, or a full page without a cursor (the listing could not go on, and
+// would end silently short). A cursor already followed in the window, or
+// more than [provider.MaxUsagePages] pages in the listing, is the walk's
+// ([paced.Walk]).
+func checkPage(pg EventsPage, limit int) error {
 	switch {
 	case len(pg.Items) > limit:
 		return fmt.Errorf("%w: %d items, asked for at most %d", ErrBadResponse, len(pg.Items), limit)
 	case len(pg.Items) == limit && pg.NextCursor == "":
 		return fmt.Errorf("%w: a full page of %d without nextCursor", ErrBadResponse, limit)
-	case pg.NextCursor != "" && cursors[pg.NextCursor]:
-		return fmt.Errorf("%w: %w: cursor of page %d seen before", ErrBadResponse, provider.ErrPageLoop, page)
-	case pg.NextCursor != "" && page >= provider.MaxUsagePages:
-		return fmt.Errorf("%w: %w: more than %d pages", ErrBadResponse, provider.ErrPageLoop, provider.MaxUsagePages)
 	}
 	return nil
 }
@@ -194,16 +207,19 @@ func (l *listing) observe(ev IngestedEvent) {
 }
 
 // record is an event as the ledger takes it from the poll: read by the
-// source's mapping exactly as the door reads it (its source, meter and
-// unit too, so that it counts in the bucket the webhook would), published
-// when OpenMeter ingested it. An event the door acknowledges without counting (another
-// type, a zero value) is no record (ok false); one the door would refuse
-// comes back with Invalid set, for the reconciler to quarantine.
+// mapping of the source whose usage_types name its type (Source's when
+// none does) exactly as the door reads it on that source (its key, meter,
+// scale and unit too, so that it counts in the bucket the webhook would),
+// published when OpenMeter ingested it. An event the door acknowledges
+// without counting (another type, a zero value) is no record (ok false);
+// one the door would refuse comes back with Invalid set, for the
+// reconciler to quarantine.
 func (c *Client) record(ev IngestedEvent) (provider.UsageRecord, bool) {
-	it := c.cfg.Mapping.ReadStoredEvent(ev.Event, c.cfg.Source, ev.IngestedAt)
+	src := c.sourceOf(ev.Event)
+	it := src.Mapping.ReadStoredEvent(ev.Event, src.Name, ev.IngestedAt)
 	rec := provider.UsageRecord{RecordID: it.EventID, WorkloadRef: it.Record.WorkloadRef, Units: it.Record.Units,
 		OccurredAt: cmp.Or(it.Record.OccurredAt, ev.IngestedAt), PublishedAt: ev.IngestedAt,
-		Source: c.cfg.Source, Meter: it.Record.Meter, Unit: it.Record.Unit}
+		Source: src.Name, Meter: it.Record.Meter, Unit: it.Record.Unit}
 	if it.Err == nil && it.Record.Outcome != usagein.OutcomeUsage {
 		return rec, false
 	}
@@ -225,4 +241,19 @@ func (c *Client) record(ev IngestedEvent) (provider.UsageRecord, bool) {
 		}
 	}
 	return rec, true
+}
+
+// sourceOf is the source whose mapping names event's type as usage, or
+// [Config.Source] when none does (or the event cannot be read): its
+// mapping then says what the door would make of the event.
+func (c *Client) sourceOf(event json.RawMessage) ExportSource {
+	var head struct {
+		Type string `json:"type"`
+	}
+	if json.Unmarshal(event, &head) == nil {
+		if src, ok := c.byType[head.Type]; ok {
+			return src
+		}
+	}
+	return ExportSource{Name: c.cfg.Source, Mapping: c.cfg.Mapping}
 }

@@ -19,13 +19,17 @@ type Reader struct {
 var _ sums.Reader = (*Reader)(nil)
 
 // NewReader returns a Reader. Only cfg's BaseURL, APIKey, Attempts,
-// Timeout, Logger, HTTP and Wait are used.
+// Timeout, Rate, Logger, HTTP, Wait and Now are used.
 func NewReader(cfg Config) (*Reader, error) {
 	cfg.defaults()
 	if u, err := url.Parse(cfg.BaseURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return nil, fmt.Errorf("%w: BaseURL %q is not an http(s) URL", ErrInvalidConfig, cfg.BaseURL)
 	}
-	return &Reader{call: newCaller(cfg)}, nil
+	call, err := newCaller(cfg)
+	if err != nil {
+		return nil, err
+	}
+	return &Reader{call: call}, nil
 }
 
 // MeterQuery is the answer of GET /api/v1/meters/{meterIdOrSlug}/query
@@ -47,6 +51,10 @@ type MeterRow struct {
 	GroupBy     map[string]*string `json:"groupBy"`
 }
 
+// MeterQueryEndpoint is the meter query's path template: the key of its
+// pace, and its name in errors and logs.
+const MeterQueryEndpoint = "/api/v1/meters/{meter}/query"
+
 // MeterQueryPath is the meter query's path for a meter's ID or slug.
 func MeterQueryPath(meter string) string {
 	return "/api/v1/meters/" + url.PathEscape(meter) + "/query"
@@ -66,7 +74,7 @@ func (r *Reader) Sums(ctx context.Context, q sums.Query) ([]sums.Sum, error) {
 	v := url.Values{"from": {q.Start.UTC().Format(time.RFC3339)}, "to": {q.End.UTC().Format(time.RFC3339)},
 		"windowSize": {size}, "windowTimeZone": {"UTC"}, "subject": {q.Ref}, "groupBy": {"subject"}}
 	var res MeterQuery
-	if _, err := r.call.get(ctx, MeterQueryPath(q.Meter.ProviderMeter), v, &res); err != nil {
+	if _, err := r.call.get(ctx, MeterQueryEndpoint, MeterQueryPath(q.Meter.ProviderMeter), v, &res); err != nil {
 		return nil, fmt.Errorf("%w: meter %s subject %s: %w", sums.ErrRead, q.Meter.ProviderMeter, q.Ref, err)
 	}
 	var out []sums.Sum
