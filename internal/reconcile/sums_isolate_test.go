@@ -167,7 +167,7 @@ func TestSumsAFailureAtOneWorkloadKeepsProgressAndPagesAStall(t *testing.T) {
 	if got := f.total(t, "wl-c"); got != 3000 {
 		t.Fatalf("total of wl-c = %d, want 3000", got)
 	}
-	pages := f.pages(t, "sums-stalled#stripe-test#wl-b#")
+	pages := f.pages(t, "sums-stalled#stripe-test#")
 	if len(pages) != 1 || !strings.Contains(pages[0].Event.Payload.Summary, "source=stripe-test workload=wl-b") ||
 		!strings.Contains(pages[0].Event.Payload.Summary, "Stripe answered 500") {
 		t.Fatalf("stall pages = %+v, want one naming the source, the workload and the error", pages)
@@ -244,7 +244,7 @@ func TestSumsAReadThatTakesTheDeadlineIsSkippedOnceStalled(t *testing.T) {
 	if r := runs[2]; r.Resume != "wl-b" || len(r.Failed) != 1 || r.Failed[0].Kind != reconcile.FailStalled {
 		t.Fatalf("third run = %+v, want wl-b skipped as stalled", r)
 	}
-	if pages := f.pages(t, "sums-stalled#stripe-test#wl-b#"); len(pages) != 1 {
+	if pages := f.pages(t, "sums-stalled#stripe-test#"); len(pages) != 1 {
 		t.Fatalf("stall pages = %d, want 1", len(pages))
 	}
 	if r := runs[3]; r.Outcome != "ok" {

@@ -88,10 +88,11 @@ func SumsStalledLine(st SumsStalled) string {
 }
 
 // PageSumsStalled pages the reconciliation owner that a source stalled
-// at a workload, once per source, workload and UTC day. It reports
+// at a workload, once per source and UTC day: a provider down for every
+// workload stalls at one after another, and pages once. It reports
 // whether this call enqueued the page.
 func (s *Recon) PageSumsStalled(ctx context.Context, st SumsStalled) (bool, error) {
-	dedup := "sums-stalled#" + st.Source + "#" + st.WorkloadID + "#" + st.At.UTC().Format(time.DateOnly)
+	dedup := "sums-stalled#" + st.Source + "#" + st.At.UTC().Format(time.DateOnly)
 	return s.pageOnce(ctx, dedup, st.At, &pager.Payload{Summary: SumsStalledLine(st), Component: st.Source,
 		Class: "sums_stalled", CustomDetails: map[string]any{"source": st.Source, "workload_id": st.WorkloadID,
 			"reason": st.Reason, "since": st.Since.UTC().Format(time.RFC3339), "runs": st.Runs, "owner": s.owner}})
