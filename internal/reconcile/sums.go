@@ -279,7 +279,9 @@ func (s *Sums) count(name string, n float64, source string) {
 // one near its cap, is read on every run; when the source is due, the
 // sweep goes on from where the last run stopped, over the active
 // workloads and this sweep's slice of the quiet ones, until it ends or
-// the run's budget runs out.
+// the run's budget runs out. A workload that fails on its own is skipped
+// and paged once per cause; a failure that may mend on its own stops the
+// run, which keeps its progress ([Sums.readAll]).
 func (s *Sums) sweep(ctx context.Context, src sums.Source, run *SumsRun, st sweepState, due bool, fleet *fleetOnce) error {
 	asked, err := s.cfg.Ledger.DueWorkloads(ctx, src.Name)
 	if err != nil {
