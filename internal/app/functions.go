@@ -6,10 +6,9 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 
 	"github.com/hookline/hookline/internal/admission"
-	"github.com/hookline/hookline/internal/paymentworker"
+	"github.com/hookline/hookline/internal/intake"
 	"github.com/hookline/hookline/internal/receiver"
 	"github.com/hookline/hookline/internal/reconcile"
-	"github.com/hookline/hookline/internal/spendworker"
 )
 
 // Function is one function of the template: its name (its directory under
@@ -52,10 +51,10 @@ var (
 		return built(d, NewAdmission, func(h *admission.Handler) Handler { return Handler{HTTP: h.Handle} })
 	}}
 	PaymentWorker = Function{Name: "payment-worker", Build: func(d Deps) (Handler, error) {
-		return built(d, NewPaymentWorker, func(w *paymentworker.Worker) Handler { return Handler{SQS: w.Handle} })
+		return built(d, NewPaymentWorker, func(h intake.SQSHandler) Handler { return Handler{SQS: h} })
 	}}
 	SpendWorker = Function{Name: "spend-worker", Build: func(d Deps) (Handler, error) {
-		return built(d, NewSpendWorker, func(w *spendworker.Worker) Handler { return Handler{SQS: w.Handle} })
+		return built(d, NewSpendWorker, func(h intake.SQSHandler) Handler { return Handler{SQS: h} })
 	}}
 	Reconciler = Function{Name: "reconciler", Build: func(d Deps) (Handler, error) {
 		return built(d, NewReconciler, func(r *reconcile.Reconciler) Handler { return Handler{Schedule: r.Handle} })

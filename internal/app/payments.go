@@ -2,6 +2,7 @@ package app
 
 import (
 	"github.com/hookline/hookline/internal/config"
+	"github.com/hookline/hookline/internal/intake"
 	"github.com/hookline/hookline/internal/paymentworker"
 	"github.com/hookline/hookline/internal/stripecharge"
 	"github.com/hookline/hookline/pkg/idempotency"
@@ -10,8 +11,10 @@ import (
 	"github.com/hookline/hookline/pkg/webhook"
 )
 
-// NewPaymentWorker builds the payment worker from its environment.
-func NewPaymentWorker(d Deps) (*paymentworker.Worker, error) {
+// NewPaymentWorker builds the payment worker from its environment,
+// behind the reader of the payloads its messages carry by reference
+// ([readingPayloads]).
+func NewPaymentWorker(d Deps) (intake.SQSHandler, error) {
 	cfg, err := config.PaymentWorkerFromEnv(d.Lookup)
 	if err != nil {
 		return nil, err
@@ -43,11 +46,27 @@ func NewPaymentWorker(d Deps) (*paymentworker.Worker, error) {
 	if err != nil {
 		return nil, err
 	}
-	return paymentworker.New(paymentworker.Config{
+	w, err := paymentworker.New(paymentworker.Config{
 		Registry: reg, Provider: client, Effects: effects, Queue: q, Mappings: cfg.Mappings, Concurrency: cfg.Concurrency,
 		Horizon: cfg.ProviderHorizon, ClockSkew: cfg.ClockSkew, EffectRetention: cfg.EffectRetention, Fetchers: newFetchers(cfg),
 		Metrics: d.metrics(), Logger: d.logger(),
 	})
+	if err != nil {
+		return nil, err
+	}
+	return readingPayloads(d, cfg.IntakeTable, w.Handle)
+}
+
+// readingPayloads puts a queue worker's handler behind the reader of the
+// payloads that messages carry by reference to their intake record in
+// table ([intake.Payloads]): the intake sends a payload so when no
+// message body holds it.
+func readingPayloads(d Deps, table string, h intake.SQSHandler) (intake.SQSHandler, error) {
+	p, err := intake.NewPayloads(d.Clients.DynamoDB, table, d.logger())
+	if err != nil {
+		return nil, err
+	}
+	return p.Handler(h), nil
 }
 
 // newFetchers builds the clients of the providers whose webhooks are

@@ -8,8 +8,10 @@ import (
 	"github.com/hookline/hookline/internal/spendworker"
 )
 
-// NewSpendWorker builds the spend worker from its environment.
-func NewSpendWorker(d Deps) (*spendworker.Worker, error) {
+// NewSpendWorker builds the spend worker from its environment, behind
+// the reader of the payloads its messages carry by reference
+// ([readingPayloads]).
+func NewSpendWorker(d Deps) (intake.SQSHandler, error) {
 	cfg, err := config.SpendWorkerFromEnv(d.Lookup)
 	if err != nil {
 		return nil, err
@@ -26,11 +28,15 @@ func NewSpendWorker(d Deps) (*spendworker.Worker, error) {
 	if err != nil {
 		return nil, err
 	}
-	return spendworker.New(spendworker.Config{
+	w, err := spendworker.New(spendworker.Config{
 		Ledger: ledger.Spend.Ledger, Pages: ledger.Outbox, Queue: q, Concurrency: cfg.Concurrency,
 		Metrics: d.metrics(), Logger: d.logger(), Attributions: marks,
 		Sums: cfg.Sums, Workloads: ledger.Spend.Workloads, PollInterval: cfg.PollInterval, Now: d.Now,
 	})
+	if err != nil {
+		return nil, err
+	}
+	return readingPayloads(d, cfg.IntakeTable, w.Handle)
 }
 
 // NewAdmission builds the admission endpoint from its environment: it

@@ -10,11 +10,14 @@
 //     with a short send lease;
 //  2. SQS SendMessage with attributes source, event_id and received_at,
 //     the payload as its body, or encoded (gzip, base64, and the attribute
-//     body_encoding) when SQS would refuse those bytes ([SendInput]).
+//     body_encoding) when SQS would refuse those bytes, or, when neither
+//     body fits one 256 KiB message ([MaxMessageBody]), by reference to
+//     the record just written ([SendInput]). A worker reads such a
+//     payload from the record before it handles the message ([Payloads]).
 //
-// A payload that one record ([MaxPayload]) or one 256 KiB message
-// ([MaxMessageBody]) cannot hold is refused before either call
-// ([ErrTooLarge]).
+// A payload that one record cannot hold ([MaxPayload]) is refused before
+// either call ([ErrTooLarge]); no payload a record holds is refused for
+// the size of its message, whatever its characters.
 //
 // Nothing marks the record once the message is sent: that write would
 // cost a call and the payload's units on every event, to save a second

@@ -25,17 +25,26 @@ const MaxMessage = 256 << 10
 // queue.MaxReasonLen, failed_at and receive_count).
 const MessageReserve = 4 << 10
 
-// MaxMessageBody is the longest message body the intake sends. A payload
-// whose body would be longer is refused before anything is stored
-// ([ErrTooLarge]): sent, SQS would refuse it on every retry.
+// MaxMessageBody is the longest message body the intake sends. A
+// payload whose body, as it is or encoded, would be longer travels by
+// reference ([SendInput]).
 const MaxMessageBody = MaxMessage - MessageReserve
 
 // SendInput returns the SendMessage that enqueues rec on its queue: its
 // payload as the body, or encoded when SQS would refuse it as one
-// ([queue.EncodeBody]), with the intake's attributes. The first send and
-// a replay send the same message.
+// ([queue.EncodeBody]), with the intake's attributes. A payload whose
+// body would be longer than [MaxMessageBody] (varied text that SQS takes
+// only encoded grows by a third) is sent by reference instead
+// ([queue.BodyIntakeRecord]): the source and event_id attributes name
+// rec, which holds the payload, and the worker reads it from there
+// ([Payloads]). So no payload one record holds is refused for the size
+// of its message, whatever its characters. The first send and a replay
+// send the same message.
 func SendInput(rec Record) *sqs.SendMessageInput {
 	body, encoding := queue.EncodeBody(rec.Payload)
+	if len(body) > MaxMessageBody {
+		body, encoding = queue.ReferenceBody(rec.Payload), queue.BodyIntakeRecord
+	}
 	attrs := messageAttributes(rec)
 	if encoding != "" {
 		attrs[queue.BodyEncodingAttribute] = sqstypes.MessageAttributeValue{DataType: aws.String("String"), StringValue: aws.String(encoding)}
@@ -43,13 +52,11 @@ func SendInput(rec Record) *sqs.SendMessageInput {
 	return &sqs.SendMessageInput{QueueUrl: aws.String(rec.QueueURL), MessageBody: aws.String(body), MessageAttributes: attrs}
 }
 
-// checkSize refuses a payload that one record or one message cannot hold.
+// checkSize refuses a payload that one record cannot hold. One message
+// holds any payload a record does: by reference when not in its body.
 func checkSize(ev Event) error {
 	if len(ev.Payload) > MaxPayload {
 		return fmt.Errorf("event %s/%s: %d bytes, over the %d one record holds: %w", ev.Source, ev.EventID, len(ev.Payload), MaxPayload, ErrTooLarge)
-	}
-	if body, _ := queue.EncodeBody(string(ev.Payload)); len(body) > MaxMessageBody {
-		return fmt.Errorf("event %s/%s: a %d-byte message body, over the %d one message holds: %w", ev.Source, ev.EventID, len(body), MaxMessageBody, ErrTooLarge)
 	}
 	return nil
 }

@@ -20,7 +20,8 @@ import (
 // DynamoDB's 400 KB item, less what the rest of the record takes. One
 // message holds a body of up to intake.MaxMessageBody bytes: SQS's 256
 // KiB, less what attributes take. A payload is sent as its own body, or
-// encoded when SQS would refuse it.
+// encoded when SQS would refuse it, or, when neither body fits one
+// message, by reference to its record.
 
 // text is n bytes of seeded random printable ASCII: gzip saves little of it.
 func text(seed uint64, n int) []byte {
@@ -42,14 +43,23 @@ func TestTheLargestPayloadFitsOneRecordAndOneMessage(t *testing.T) {
 		t.Fatal(err)
 	}
 	for i, tc := range []struct {
-		name    string
-		payload []byte
+		name     string
+		payload  []byte
+		encoding string
 	}{
 		// the longest body the intake sends
 		{name: "sent as it is", payload: text(61, intake.MaxMessageBody)},
 		// one record's worth, which SQS takes only encoded (U+FFFF), and
 		// which gzip makes small
-		{name: "sent encoded", payload: []byte(`{"note":"` + "\uffff" + strings.Repeat("a", intake.MaxPayload-17) + "\uffff" + `"}`)},
+		{name: "sent encoded", payload: []byte(`{"note":"` + "\uffff" + strings.Repeat("a", intake.MaxPayload-17) + "\uffff" + `"}`),
+			encoding: queue.BodyGzipBase64},
+		// a byte longer than a body: by reference to its record
+		{name: "one byte over a message", payload: text(79, intake.MaxMessageBody+1), encoding: queue.BodyIntakeRecord},
+		// varied text that SQS takes only encoded, which gzip shrinks
+		// less than base64 grows it
+		{name: "encoded, over a message", payload: append(text(83, intake.MaxMessageBody-3), "\uffff"...), encoding: queue.BodyIntakeRecord},
+		// one record's worth of it
+		{name: "a record's worth, encoded", payload: append(text(89, intake.MaxPayload-3), "\uffff"...), encoding: queue.BodyIntakeRecord},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			// and an event of that payload, with the longest source name
@@ -69,8 +79,12 @@ func TestTheLargestPayloadFitsOneRecordAndOneMessage(t *testing.T) {
 			if len(msgs) != 1 {
 				t.Fatalf("queue holds %d messages of the event, want 1", len(msgs))
 			}
-			if p, err := queue.DecodeBody(aws.ToString(msgs[0].Body), attributeStrings(msgs[0].MessageAttributes)[queue.BodyEncodingAttribute]); err != nil || p != string(ev.Payload) {
-				t.Fatalf("message carries %d bytes, %v; want the %d-byte payload", len(p), err, len(ev.Payload))
+			if enc := attributeStrings(msgs[0].MessageAttributes)[queue.BodyEncodingAttribute]; enc != tc.encoding {
+				t.Fatalf("message encoded %q, want %q", enc, tc.encoding)
+			}
+			// and a worker reads the payload from it, whole.
+			if p := readPayload(t, c.env, msgs[0]); p != string(ev.Payload) {
+				t.Fatalf("message carries %d bytes; want the %d-byte payload", len(p), len(ev.Payload))
 			}
 		})
 	}
@@ -87,10 +101,7 @@ func TestAPayloadOverTheLimitIsRefusedBeforeAnythingIsStored(t *testing.T) {
 		// no form of it fits one item
 		{name: "incompressible", payload: text(67, 500<<10)},
 		{name: "one byte over", payload: text(71, intake.MaxPayload+1)},
-		// one record holds it, one message does not
-		{name: "one byte over a message", payload: text(79, intake.MaxMessageBody+1)},
-		// nor encoded: random text with U+FFFF in it
-		{name: "encoded, over a message", payload: append(text(83, intake.MaxMessageBody), "\uffff"...)},
+		{name: "one byte over, encoded", payload: append(text(73, intake.MaxPayload-2), "\uffff"...)},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -28,9 +28,8 @@ var (
 	ErrUnavailable = errors.New("intake: dependency unavailable")
 	// ErrBusy means another delivery of the same event holds the send lease.
 	ErrBusy = errors.New("intake: event is being enqueued by another delivery")
-	// ErrTooLarge means the payload is over [MaxPayload], or its message
-	// body over [MaxMessageBody]: no record or no message holds it, and a
-	// retry would be refused the same way.
+	// ErrTooLarge means the payload is over [MaxPayload]: no record holds
+	// it, and a retry would be refused the same way.
 	ErrTooLarge = errors.New("intake: payload too large for one record")
 )
 
@@ -44,9 +43,10 @@ const MaxItemSize = 400 << 10
 const itemOverhead = 8 << 10
 
 // MaxPayload is the largest payload an intake record can hold. One
-// message holds less ([MaxMessageBody]), so a payload this large is sent
-// only encoded and compressed; the receiver bounds each source's body
-// limit by what one message holds.
+// message body holds less ([MaxMessageBody]): a payload whose body would
+// be longer is sent by reference to its record ([SendInput]). The
+// receiver bounds each source's body limit by what one message body
+// holds as it is, so only a payload SQS takes only encoded goes so.
 const MaxPayload = MaxItemSize - itemOverhead
 
 // DefaultRetention is how long an intake record is kept when

@@ -8,10 +8,14 @@ import (
 )
 
 // A body within a source's max_body is never refused for its size: one
-// queue message, and one intake record, must hold the message of any
-// such body. A preset's message is an envelope around the item, larger
-// than the body by a bounded amount, and Braintree's XML, held as a JSON
-// string, may grow to 3/2 of it ([webhook.Scheme.MaxPayload]).
+// queue message body, and one intake record, must hold the message of
+// any such body as it is. A preset's message is an envelope around the
+// item, larger than the body by a bounded amount, and Braintree's XML,
+// held as a JSON string, may grow to 3/2 of it
+// ([webhook.Scheme.MaxPayload]). A message that SQS takes only encoded,
+// and that no message body holds encoded, travels by reference to its
+// intake record ([intake.SendInput]), so the bound is on the message as
+// it is.
 
 // MaxBody is the body limit of a source: its max_body, or, left unset,
 // [webhook.DefaultMaxBody] or the largest body whose messages one queue

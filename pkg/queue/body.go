@@ -3,7 +3,9 @@ package queue
 import (
 	"bytes"
 	"compress/gzip"
+	"crypto/sha256"
 	"encoding/base64"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -21,6 +23,13 @@ import (
 // base64, with the message attribute [BodyEncodingAttribute] set to
 // [BodyGzipBase64]. Every reader of a message's payload decodes it
 // ([Payload], [DecodeBody]).
+//
+// Encoded, a payload of varied text grows by a third (gzip saves little
+// of it, and base64 adds 4 bytes for 3), past what one message holds. A
+// payload whose body, as it is or encoded, would be longer than a message
+// holds travels by reference instead ([BodyIntakeRecord]): the message
+// names the intake record that holds it, and the worker reads it from
+// there before it handles the message.
 
 // BodyEncodingAttribute names the message attribute that says how a body
 // is encoded; a message without it carries its payload as its body.
@@ -29,6 +38,27 @@ const BodyEncodingAttribute = "body_encoding"
 // BodyGzipBase64 is the encoding of a payload SQS would refuse as a body:
 // gzip, then standard base64 with padding.
 const BodyGzipBase64 = "gzip+base64"
+
+// BodyIntakeRecord is the encoding of a message that carries its
+// payload by reference: the payload is the one of the intake record that
+// the message's source and event_id attributes name, and the body is
+// that payload's SHA-256, in lowercase hex, which the record's payload
+// must match. [DecodeBody] cannot read it; a worker reads the record
+// first and hands on the message marked [BodyIntakeRecordRead].
+const BodyIntakeRecord = "intake-record"
+
+// BodyIntakeRecordRead marks, inside a worker, a message of
+// [BodyIntakeRecord] whose body is now the payload read from its
+// record. It is never sent: [Queue.DeadLetter] sends such a message by
+// reference again.
+const BodyIntakeRecordRead = "intake-record;read"
+
+// ReferenceBody is the body of a message that carries payload by
+// reference ([BodyIntakeRecord]): its SHA-256, in lowercase hex.
+func ReferenceBody(payload string) string {
+	sum := sha256.Sum256([]byte(payload))
+	return hex.EncodeToString(sum[:])
+}
 
 // MaxDecodedPayload bounds what [DecodeBody] inflates, so that a small
 // message cannot expand without limit: 1 MiB, above any payload the
@@ -78,14 +108,17 @@ func EncodeBody(payload string) (body, encoding string) {
 }
 
 // DecodeBody returns the payload that body carries under encoding, as
-// [EncodeBody] made it. An unknown encoding, a body that does not decode,
-// or a payload over [MaxDecodedPayload] is an error wrapping
-// [ErrBodyEncoding].
+// [EncodeBody] made it, or as a worker read it from its intake record
+// ([BodyIntakeRecordRead]). An unknown encoding, a reference not read
+// ([BodyIntakeRecord]), a body that does not decode, or a payload over
+// [MaxDecodedPayload] is an error wrapping [ErrBodyEncoding].
 func DecodeBody(body, encoding string) (string, error) {
 	switch encoding {
-	case "":
+	case "", BodyIntakeRecordRead:
 		return body, nil
 	case BodyGzipBase64:
+	case BodyIntakeRecord:
+		return "", fmt.Errorf("%w: the payload is in its intake record, which was not read", ErrBodyEncoding)
 	default:
 		return "", fmt.Errorf("%w: unknown %s %q", ErrBodyEncoding, BodyEncodingAttribute, encoding)
 	}

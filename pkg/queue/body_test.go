@@ -67,6 +67,8 @@ func TestABodyThatDoesNotDecodeIsAnError(t *testing.T) {
 		{"not base64", "%%%", queue.BodyGzipBase64},
 		{"not gzip", base64.StdEncoding.EncodeToString([]byte("plain")), queue.BodyGzipBase64},
 		{"inflates past the bound", base64.StdEncoding.EncodeToString(bomb.Bytes()), queue.BodyGzipBase64},
+		// a reference, whose payload no worker read from its record
+		{"a reference not read", queue.ReferenceBody("{}"), queue.BodyIntakeRecord},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if p, err := queue.DecodeBody(tc.body, tc.encoding); !errors.Is(err, queue.ErrBodyEncoding) {

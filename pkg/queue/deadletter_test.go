@@ -23,6 +23,17 @@ func deadLetterQueue(t *testing.T, env *localaws.Env) *queue.Queue {
 	return q
 }
 
+// deadLetterQueue256KiB is deadLetterQueue with a DLQ that takes
+// messages of up to 256 KiB, attributes counted.
+func deadLetterQueue256KiB(t *testing.T, env *localaws.Env) *queue.Queue {
+	t.Helper()
+	if _, err := env.SQS.SetQueueAttributes(context.Background(), &sqs.SetQueueAttributesInput{QueueUrl: aws.String(env.QueueURL("payments-dlq")),
+		Attributes: map[string]string{"MaximumMessageSize": "262144"}}); err != nil {
+		t.Fatal(err)
+	}
+	return deadLetterQueue(t, env)
+}
+
 func receiveDLQ(t *testing.T, env *localaws.Env) sqstypes.Message {
 	t.Helper()
 	out, err := env.SQS.ReceiveMessage(context.Background(), &sqs.ReceiveMessageInput{QueueUrl: aws.String(env.QueueURL("payments-dlq")),
@@ -72,11 +83,7 @@ func TestADeadLetterCopyFitsTheMessageLimitWhateverItsReason(t *testing.T) {
 	env := localaws.StartForTest(t)
 	ctx := context.Background()
 	// Given a DLQ that takes messages of up to 256 KiB,
-	if _, err := env.SQS.SetQueueAttributes(ctx, &sqs.SetQueueAttributesInput{QueueUrl: aws.String(env.QueueURL("payments-dlq")),
-		Attributes: map[string]string{"MaximumMessageSize": "262144"}}); err != nil {
-		t.Fatal(err)
-	}
-	q := deadLetterQueue(t, env)
+	q := deadLetterQueue256KiB(t, env)
 	// a record of the largest body the intake sends, with the longest
 	// source name and event ID the receiver lets through,
 	body := strings.Repeat("a", 252<<10)
@@ -93,5 +100,41 @@ func TestADeadLetterCopyFitsTheMessageLimitWhateverItsReason(t *testing.T) {
 	r := aws.ToString(got.MessageAttributes["failure_reason"].StringValue)
 	if aws.ToString(got.Body) != body || !strings.HasPrefix(reason, strings.TrimSuffix(r, "…")) || len(r) > 1<<10 {
 		t.Fatalf("DLQ copy: %d-byte body, %d-byte reason %.40q", len(aws.ToString(got.Body)), len(r), r)
+	}
+}
+
+// TestADeadLetterCopyOfAPayloadReadFromItsRecordIsAReferenceAgain: a
+// message that carried its payload by reference reaches a worker with the
+// payload read into its body (queue.BodyIntakeRecordRead). Dead-lettered,
+// it goes as it came, by reference, whatever the payload's size: sent as
+// a body, encoded, varied text with U+FFFF would not fit a message.
+func TestADeadLetterCopyOfAPayloadReadFromItsRecordIsAReferenceAgain(t *testing.T) {
+	env := localaws.StartForTest(t)
+	ctx := context.Background()
+	q := deadLetterQueue256KiB(t, env)
+	// Given a message whose 250 KiB payload of varied text with U+FFFF
+	// was read from its intake record
+	var b strings.Builder
+	for i := range 250 << 10 {
+		b.WriteByte(byte(' ' + (i*7919+i*i*31)%95))
+	}
+	payload := b.String() + "\uffff"
+	m := events.SQSMessage{MessageId: "m1", Body: payload, Attributes: map[string]string{"ApproximateReceiveCount": "1"},
+		MessageAttributes: attrs("source", "payments", "event_id", "evt_ref", queue.BodyEncodingAttribute, queue.BodyIntakeRecordRead)}
+	if p, err := queue.Payload(m); err != nil || p != payload {
+		t.Fatalf("Payload of a read message = %d bytes, %v; want its body", len(p), err)
+	}
+	// when it is dead-lettered
+	if err := q.DeadLetter(ctx, m, "malformed_message: amount"); err != nil {
+		t.Fatalf("DeadLetter: %v", err)
+	}
+	// then the DLQ holds it by reference, as the intake sent it
+	got := receiveDLQ(t, env)
+	enc := aws.ToString(got.MessageAttributes[queue.BodyEncodingAttribute].StringValue)
+	if enc != queue.BodyIntakeRecord || aws.ToString(got.Body) != queue.ReferenceBody(payload) {
+		t.Fatalf("DLQ copy: encoding %q, body %.80q; want a reference to the payload", enc, aws.ToString(got.Body))
+	}
+	if aws.ToString(got.MessageAttributes["event_id"].StringValue) != "evt_ref" {
+		t.Fatalf("DLQ copy names event %q, want evt_ref", aws.ToString(got.MessageAttributes["event_id"].StringValue))
 	}
 }

@@ -14,6 +14,8 @@
 // A payload that SQS would refuse as a message body (a character outside
 // its set, such as U+FFFF) travels gzip-compressed and base64-encoded,
 // marked by the message attribute [BodyEncodingAttribute]; every other
-// payload is its own body ([EncodeBody]). Readers take a record's payload
-// with [Payload].
+// payload is its own body ([EncodeBody]). A payload too large for a
+// message either way travels by reference to the intake record that
+// holds it ([BodyIntakeRecord]), which the worker reads first. Readers
+// take a record's payload with [Payload].
 package queue

@@ -83,8 +83,10 @@ const MaxReasonLen = 1 << 10
 // DeadLetter sends a copy of m to the dead-letter queue with its
 // attributes plus failure_reason, first_failure_reason (kept from an
 // earlier failure when present), failed_at and receive_count. A reason
-// over [MaxReasonLen] is cut, and a body that SQS would refuse and that
-// no [BodyEncodingAttribute] marks (one a worker rewrote) is encoded.
+// over [MaxReasonLen] is cut, a body that SQS would refuse and that no
+// [BodyEncodingAttribute] marks (one a worker rewrote) is encoded, and a
+// payload a worker read from its intake record ([BodyIntakeRecordRead])
+// is sent by reference again, as it came.
 func (q *Queue) DeadLetter(ctx context.Context, m events.SQSMessage, reason string) error {
 	reason = clip(reason, MaxReasonLen)
 	attrs := map[string]string{
@@ -102,8 +104,11 @@ func (q *Queue) DeadLetter(ctx context.Context, m events.SQSMessage, reason stri
 		}
 	}
 	body := m.Body
-	if _, marked := out[BodyEncodingAttribute]; !marked {
+	switch enc, marked := out[BodyEncodingAttribute]; {
+	case !marked:
 		body, attrs[BodyEncodingAttribute] = EncodeBody(m.Body)
+	case aws.ToString(enc.StringValue) == BodyIntakeRecordRead:
+		body, attrs[BodyEncodingAttribute] = ReferenceBody(m.Body), BodyIntakeRecord
 	}
 	for k, v := range attrs {
 		if v == "" {
