@@ -377,12 +377,14 @@ func spendFromEnv(e *env) Spend {
 	}
 }
 
-// sumsFromEnv reads SUM_SOURCES ([sums.ParseSources]).
+// sumsFromEnv reads SUM_SOURCES ([sums.ParseSources]) and checks it
+// against the usage mappings ([checkSumsDoor]).
 func sumsFromEnv(e *env) sums.Sources {
 	ss, err := sums.ParseSources(e.optional("SUM_SOURCES", ""))
 	if err != nil {
 		e.errs = append(e.errs, fmt.Errorf("config: SUM_SOURCES: %w", err))
 	}
+	checkSumsDoor(e, ss)
 	return ss
 }
 

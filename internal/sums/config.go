@@ -271,6 +271,67 @@ func (m Meter) checkCurrency(ep Endpoint, bad func(string, ...any)) {
 	}
 }
 
+// Door is what the door counts of one usage source, as its usage mapping
+// (USAGE_MAPPINGS) says: what [Sources.CheckDoor] checks a sums source
+// against.
+type Door struct {
+	// Mapping says where the rest comes from, in errors: `meters "api"`.
+	Mapping string
+	// Alerts means the source reads a provider's alerts and counts no
+	// records.
+	Alerts bool
+	// Meters are the meter names the source's records carry; AnyMeter
+	// means each event's meter is read from the event and may be any.
+	Meters   []string
+	AnyMeter bool
+	// Scale multiplies the source's values into ledger units.
+	Scale int64
+	// Export names the reconciler's export when it also reads the
+	// source's records without their source and meter (hookline's own
+	// GET /v1/usage); "" when none does. The ledger cannot put such a
+	// record in its bucket: found before its webhook, it is counted
+	// outside the bucket, and again in the provider's sum.
+	Export string
+}
+
+// CheckDoor refuses, naming the source and the field, every sums source
+// that cannot be reconciled with what the door counts, door(name) being
+// the usage source name's [Door]: a usage_source that counts no records
+// (an alerts source); a meter that webhooks feed ([Source.HasWebhooks])
+// but that the usage source never counts; a meter counted at another
+// scale than the door's, whose W and P would be of different units; and
+// a meter of records that the export also reads without their meter,
+// which would count them twice. Every problem is reported at once.
+func (ss Sources) CheckDoor(door func(usageSource string) Door) error {
+	var errs []error
+	for _, name := range slices.Sorted(maps.Keys(ss)) {
+		s := ss[name]
+		d := door(s.UsageSource)
+		if d.Alerts {
+			errs = append(errs, fmt.Errorf("%w: %s: usage_source: %q reads a provider's alerts and counts no records", ErrBadSource, name, s.UsageSource))
+			continue
+		}
+		for _, mname := range slices.Sorted(maps.Keys(s.Meters)) {
+			m := s.Meters[mname]
+			bad := func(format string, a ...any) {
+				errs = append(errs, fmt.Errorf("%w: %s: meter %q: %s", ErrBadSource, name, mname, fmt.Sprintf(format, a...)))
+			}
+			counted := d.AnyMeter || slices.Contains(d.Meters, mname)
+			switch {
+			case !counted && s.HasWebhooks():
+				bad("usage source %q counts no records of that meter (USAGE_MAPPINGS: %s)", s.UsageSource, d.Mapping)
+			case !counted:
+			case m.Scale != d.Scale:
+				bad("scale %d differs from the scale %d of usage source %q (USAGE_MAPPINGS): webhook and provider would count in different units",
+					m.Scale, d.Scale, s.UsageSource)
+			case d.Export != "":
+				bad("%s also reads usage source %q (USAGE_EXPORT_SOURCE), without meters: its records would be counted twice", d.Export, s.UsageSource)
+			}
+		}
+	}
+	return errors.Join(errs...)
+}
+
 // For finds the sums source and meter that cover a webhook record of
 // usage source src and meter, if one does.
 func (ss Sources) For(src, meter string) (Source, Meter, bool) {

@@ -12,7 +12,9 @@
 //
 // A [Source] is one provider account's sums: its meters, their scale and
 // tolerance, its bucketing, start date and settle horizon. SUM_SOURCES
-// holds them as JSON ([ParseSources]). A [Reader] is a provider adapter
+// holds them as JSON ([ParseSources]); [Sources.CheckDoor] checks them at
+// start against what the door counts of each usage source ([Door]). A
+// [Reader] is a provider adapter
 // (packages stripeusage, openaiusage and openmeter). [Providers] says
 // what each provider serves: its alias prefix and widths and, for
 // OpenAI, the endpoints a meter names and the fields it may count, with

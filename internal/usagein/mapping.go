@@ -231,10 +231,37 @@ func (m *Mapping) alertsDefaults(format, alertType string) []error {
 	return errs
 }
 
-// isAlerts reports whether the mapping reads a provider's alerts, which
+// IsAlerts reports whether the mapping reads a provider's alerts, which
 // count no records and so have no unit.
-func (m Mapping) isAlerts() bool {
+func (m Mapping) IsAlerts() bool {
 	return m.Format == FormatStripeAlerts || m.Format == FormatOpenMeterAlerts
+}
+
+// Meters are the meter names the mapping's records carry: its
+// meter_name, or, when each event's meter is its type (the CloudEvents
+// default), its usage types. anyName is true when a pointer elsewhere
+// reads each event's meter, which may then be any name. An alerts
+// mapping counts no records, and has none.
+func (m Mapping) Meters() (names []string, anyName bool) {
+	switch {
+	case m.IsAlerts():
+		return nil, false
+	case m.MeterName != "":
+		return []string{m.MeterName}, false
+	case m.Meter == CloudEventsDefaults.Meter:
+		return slices.Clone(m.UsageTypes), false
+	}
+	return nil, true
+}
+
+// Explicit reports whether source has a mapping of its own in
+// USAGE_MAPPINGS, rather than reading usage.recorded by default.
+func (ms *Mappings) Explicit(source string) bool {
+	if ms == nil {
+		return false
+	}
+	_, ok := ms.bySource[source]
+	return ok
 }
 
 // checkValue refuses a value rule that cannot read a value.
@@ -399,7 +426,7 @@ func (ms *Mappings) CheckSources(sources []webhook.SourceSpec, workloadUnit stri
 		}
 	}
 	for _, s := range sources {
-		if m := ms.For(s.Name); s.Queue == UsageQueue && !m.isAlerts() && m.Unit != workloadUnit {
+		if m := ms.For(s.Name); s.Queue == UsageQueue && !m.IsAlerts() && m.Unit != workloadUnit {
 			errs = append(errs, fmt.Errorf("%w: source %q: unit: %q differs from the workloads' unit %q (SPEND_UNIT): its records would be counted against caps of another unit", ErrBadMapping, s.Name, m.Unit, workloadUnit))
 		}
 	}
