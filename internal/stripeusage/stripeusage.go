@@ -19,10 +19,10 @@ import (
 const (
 	DefaultBaseURL     = "https://api.stripe.com"
 	DefaultRate        = 25
-	DefaultBurst       = 1
+	DefaultBurst       = paced.DefaultBurst
 	DefaultMaxAttempts = 6
-	DefaultBackoffBase = 500 * time.Millisecond
-	DefaultBackoffMax  = 20 * time.Second
+	DefaultBackoffBase = paced.DefaultBackoffBase
+	DefaultBackoffMax  = paced.DefaultBackoffMax
 	// DefaultTimeout bounds one call when Config.HTTPClient is nil.
 	DefaultTimeout = 30 * time.Second
 )
@@ -110,18 +110,9 @@ func parseBaseURL(s string) (*url.URL, error) {
 func (c Config) withDefaults() Config {
 	c.BaseURL = cmp.Or(c.BaseURL, DefaultBaseURL)
 	c.Rate = cmp.Or(c.Rate, DefaultRate)
-	c.Burst = cmp.Or(c.Burst, DefaultBurst)
 	c.MaxAttempts = cmp.Or(c.MaxAttempts, DefaultMaxAttempts)
-	c.BackoffBase = cmp.Or(c.BackoffBase, DefaultBackoffBase)
-	c.BackoffMax = cmp.Or(c.BackoffMax, max(DefaultBackoffMax, c.BackoffBase))
 	if c.HTTPClient == nil {
 		c.HTTPClient = &http.Client{Timeout: DefaultTimeout}
-	}
-	if c.Sleep == nil {
-		c.Sleep = paced.Sleep
-	}
-	if c.Logger == nil {
-		c.Logger = slog.New(slog.DiscardHandler)
 	}
 	return c
 }
@@ -160,6 +151,9 @@ func New(cfg Config) (*Reader, error) {
 	if err != nil {
 		return nil, configError("Rate, Burst, MaxAttempts, BackoffBase, BackoffMax", err.Error())
 	}
+	ps := r.call.Settings() // the pace's defaults: Burst, backoff, Sleep, Logger
+	r.cfg.Burst, r.cfg.BackoffBase, r.cfg.BackoffMax = ps.Burst, ps.BackoffBase, ps.BackoffMax
+	r.cfg.Sleep, r.cfg.Logger = ps.Sleep, ps.Logger
 	return r, nil
 }
 
