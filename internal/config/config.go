@@ -152,7 +152,6 @@ func workerFromEnv(e *env) Worker {
 type PaymentWorker struct {
 	Worker
 	IdempotencyTable  string
-	IntakeTable       string // holds the payloads messages carry by reference ([intake.Payloads])
 	Namespace         string
 	InProgressTimeout time.Duration
 	Retention         time.Duration
@@ -211,8 +210,8 @@ const (
 // lookup, may lag a commit under normal conditions ("less than a minute").
 const stripeSearchLag = time.Minute
 
-// PaymentWorkerFromEnv reads IDEMPOTENCY_TABLE, INTAKE_TABLE, QUEUE_URL
-// and DEAD_LETTER_QUEUE_URL, plus the optional PAYMENT_PROVIDER (generic or
+// PaymentWorkerFromEnv reads IDEMPOTENCY_TABLE, QUEUE_URL and
+// DEAD_LETTER_QUEUE_URL, plus the optional PAYMENT_PROVIDER (generic or
 // stripe; default generic), PAYMENT_PROVIDER_URL (the charge API's base
 // URL; when empty, PROVIDER_URL, required, for generic and Stripe's API
 // for stripe), PROVIDER_API_KEY (required for stripe: the secret key),
@@ -244,7 +243,6 @@ func PaymentWorkerFromEnv(lookup Lookup) (PaymentWorker, error) {
 	cfg := PaymentWorker{
 		Worker:            workerFromEnv(e),
 		IdempotencyTable:  e.required("IDEMPOTENCY_TABLE"),
-		IntakeTable:       e.required("INTAKE_TABLE"),
 		Namespace:         e.optional("IDEMPOTENCY_NAMESPACE", "payments"),
 		InProgressTimeout: e.duration("IN_PROGRESS_TIMEOUT", inProgress),
 		Retention:         e.duration("IDEMPOTENCY_RETENTION", idempotency.DefaultRetention),
@@ -277,14 +275,13 @@ func PaymentWorkerFromEnv(lookup Lookup) (PaymentWorker, error) {
 	cfg.Mollie = mollieFromEnv(e)
 	cfg.PayPal, cfg.GoCardless = fetchersFromEnv(e)
 	if raw := e.optional("PAYMENT_MAPPINGS", ""); raw != "" {
-		ms, err := paymentworker.ParseMappings([]byte(raw))
+		ms, err := paymentworker.ParseMappingsFor([]byte(raw), paymentSources(e))
 		if err != nil {
 			e.errs = append(e.errs, fmt.Errorf("config: PAYMENT_MAPPINGS: %w", err))
 		} else {
 			cfg.Mappings = ms
 		}
 	}
-	checkSourceMappings(e, cfg.Mappings)
 	if err := e.err(); err != nil {
 		return cfg, err
 	}
@@ -294,23 +291,22 @@ func PaymentWorkerFromEnv(lookup Lookup) (PaymentWorker, error) {
 	return cfg, nil
 }
 
-// checkSourceMappings checks each payments source of HOOKLINE_SOURCES,
-// when the worker has it (as under `hookline run`), against its mapping:
-// a preset source without a mapping for its preset would act on none of
-// its events, which start-up says rather than the dead-letter queue.
-func checkSourceMappings(e *env, ms *paymentworker.Mappings) {
+// paymentSources are the sources of HOOKLINE_SOURCES, when the worker
+// has it (as under `hookline run`), so that each payments source's
+// mapping is checked against its scheme at start: a preset source
+// without a mapping for its preset would act on none of its events, and
+// an earlier build's mapping of one is told to name its preset, which
+// start-up says rather than the dead-letter queue.
+func paymentSources(e *env) []webhook.SourceSpec {
 	raw := e.optional("HOOKLINE_SOURCES", "")
 	if raw == "" {
-		return
+		return nil
 	}
 	specs, err := webhook.ParseSources(raw)
 	if err != nil {
 		e.errs = append(e.errs, fmt.Errorf("config: HOOKLINE_SOURCES: %w", err))
-		return
 	}
-	if err := ms.CheckSources(specs); err != nil {
-		e.errs = append(e.errs, fmt.Errorf("config: PAYMENT_MAPPINGS: %w", err))
-	}
+	return specs
 }
 
 // mollieFromEnv reads MOLLIE_API_KEY and MOLLIE_API_URL. A URL without
@@ -377,14 +373,12 @@ func spendFromEnv(e *env) Spend {
 	}
 }
 
-// sumsFromEnv reads SUM_SOURCES ([sums.ParseSources]) and checks it
-// against the usage mappings ([checkSumsDoor]).
+// sumsFromEnv reads SUM_SOURCES ([sums.ParseSources]).
 func sumsFromEnv(e *env) sums.Sources {
 	ss, err := sums.ParseSources(e.optional("SUM_SOURCES", ""))
 	if err != nil {
 		e.errs = append(e.errs, fmt.Errorf("config: SUM_SOURCES: %w", err))
 	}
-	checkSumsDoor(e, ss)
 	return ss
 }
 

@@ -46,6 +46,9 @@ func TestProvidersDocMatchesTheDefaults(t *testing.T) {
 		if got, w := row[3], amountCell(r); got != w {
 			t.Errorf("%s amount: the doc says %q, the code %q", name, got, w)
 		}
+		if len(row) < 7 || row[4] == "" || strings.HasPrefix(row[4], "none") {
+			t.Errorf("%s: the doc does not say what one money movement is", name)
+		}
 	}
 	for _, s := range []webhook.Scheme{webhook.SchemeGitHub, webhook.SchemeShopify, webhook.SchemeBraintree} {
 		if row, ok := rows["`"+string(s)+"`"]; !ok || !strings.HasPrefix(row[1], "none") {
@@ -73,19 +76,61 @@ func TestProvidersDocMappingParses(t *testing.T) {
 	}
 }
 
+// upgradeHeading is the section of docs/providers.md whose table lists
+// the mappings of an earlier build refused at start, and their fixes.
+const upgradeHeading = "## Upgrading from an earlier build"
+
+// TestProvidersDocUpgradesAreTrue: each row of the upgrade table is
+// what the code does: the earlier mapping, on a source of the row's
+// scheme, is refused at start with what the row says, and the fix
+// starts.
+func TestProvidersDocUpgradesAreTrue(t *testing.T) {
+	t.Parallel()
+	rows := docRows(t, upgradeHeading)
+	if len(rows) < 4 {
+		t.Fatalf("docs/providers.md %q: %d rows", upgradeHeading, len(rows))
+	}
+	for _, row := range rows {
+		scheme := strings.Trim(row[0], "`")
+		sources := []webhook.SourceSpec{{Name: "shop", Scheme: webhook.Scheme(scheme), Queue: paymentworker.PaymentsQueue}}
+		parse := func(cell string) error {
+			_, err := paymentworker.ParseMappingsFor([]byte(`{"shop": `+strings.Trim(cell, "`")+`}`), sources)
+			return err
+		}
+		says := strings.TrimSpace(strings.TrimSuffix(strings.TrimPrefix(row[2], "``"), "``"))
+		if err := parse(row[1]); err == nil || !strings.Contains(err.Error(), says) {
+			t.Errorf("%s %s: error %v, the doc says %q", scheme, row[1], err, says)
+		}
+		if err := parse(row[3]); err != nil {
+			t.Errorf("%s: the fix %s is refused: %v", scheme, row[3], err)
+		}
+	}
+}
+
 // effectsTable reads the table under effectsHeading: each row's cells by
 // its first cell.
 func effectsTable(t *testing.T) map[string][]string {
+	t.Helper()
+	rows := map[string][]string{}
+	for _, cells := range docRows(t, effectsHeading) {
+		rows[cells[0]] = cells
+	}
+	return rows
+}
+
+// docRows reads the rows of the table under heading in
+// docs/providers.md whose first cell is code, each as its cells.
+func docRows(t *testing.T, heading string) [][]string {
 	t.Helper()
 	raw, err := os.ReadFile("../../docs/providers.md")
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, section, ok := strings.Cut(string(raw), "\n"+effectsHeading)
+	_, section, ok := strings.Cut(string(raw), "\n"+heading)
 	if !ok {
-		t.Fatalf("docs/providers.md has no %q section", effectsHeading)
+		t.Fatalf("docs/providers.md has no %q section", heading)
 	}
-	rows := map[string][]string{}
+	var rows [][]string
 	for _, line := range strings.Split(section, "\n") {
 		if strings.HasPrefix(line, "## ") {
 			break
@@ -98,7 +143,7 @@ func effectsTable(t *testing.T) map[string][]string {
 			cells = append(cells, strings.TrimSpace(c))
 		}
 		if len(cells) >= 4 {
-			rows[cells[0]] = cells
+			rows = append(rows, cells)
 		}
 	}
 	return rows

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"maps"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 
@@ -91,19 +90,23 @@ func DefaultMappings() *Mappings { return &Mappings{bySource: map[string]Mapping
 
 // NewMappings validates m (source name -> mapping) and returns it as
 // Mappings. Errors name the source and the field, every one at once.
-func NewMappings(m map[string]Mapping) (*Mappings, error) {
-	sources := make([]string, 0, len(m))
-	for s := range m {
-		sources = append(sources, s)
-	}
-	sort.Strings(sources)
+func NewMappings(m map[string]Mapping) (*Mappings, error) { return newMappings(m, nil) }
+
+// newMappings is [NewMappings], told the preset scheme of each source
+// known to be a preset's, so that a mapping of one that names no scheme
+// is told how to name it.
+func newMappings(m map[string]Mapping, presets map[string]webhook.Scheme) (*Mappings, error) {
 	var errs []error
-	for _, s := range sources {
+	for _, s := range slices.Sorted(maps.Keys(m)) {
 		if s == "" {
 			errs = append(errs, fmt.Errorf("%w: a source name is empty", ErrBadMapping))
 			continue
 		}
-		if err := m[s].withDefaults().validate(); err != nil {
+		err := m[s].upgradeError(s, presets[s])
+		if err == nil {
+			err = m[s].withDefaults().validate()
+		}
+		if err != nil {
 			errs = append(errs, fmt.Errorf("%w: source %q: %w", ErrBadMapping, s, err))
 		}
 	}
@@ -126,14 +129,71 @@ func NewMappings(m map[string]Mapping) (*Mappings, error) {
 //	 "shop-adyen": {"scheme": "adyen", "customer": "/item/merchantReference"}}
 //
 // Unknown fields are errors, so a misspelt field is not silently ignored.
-func ParseMappings(raw []byte) (*Mappings, error) {
+func ParseMappings(raw []byte) (*Mappings, error) { return ParseMappingsFor(raw, nil) }
+
+// ParseMappingsFor is [ParseMappings] for the sources of
+// HOOKLINE_SOURCES: a mapping of a preset source that names no scheme,
+// as the build before effect rules wrote them, is refused with its fix
+// (name the preset: `"scheme": "mollie"`), and every payments source is
+// then checked as [Mappings.CheckSources] does.
+func ParseMappingsFor(raw []byte, sources []webhook.SourceSpec) (*Mappings, error) {
 	var m map[string]Mapping
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&m); err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrBadMapping, err)
 	}
-	return NewMappings(m)
+	presets := map[string]webhook.Scheme{}
+	for _, src := range sources {
+		if src.Queue == PaymentsQueue && presetScheme(src.Scheme) {
+			presets[src.Name] = src.Scheme
+		}
+	}
+	ms, err := newMappings(m, presets)
+	if err != nil {
+		return nil, err
+	}
+	if err := ms.CheckSources(sources); err != nil {
+		return nil, err
+	}
+	return ms, nil
+}
+
+// upgradeError refuses a mapping that names no scheme and says nothing
+// of which events act, as the build before effect rules wrote every
+// mapping, when it was written for a preset: its source is a preset's
+// (preset, when the sources are known), is named after one, or its
+// pointers read a preset's item. It says how to fix it, not the generic
+// act_when example, and what would still be refused once it is fixed.
+func (m Mapping) upgradeError(source string, preset webhook.Scheme) error {
+	if m.Scheme != "" || len(m.ActWhen) != 0 {
+		return nil
+	}
+	what := "the source's scheme is " + string(preset)
+	if preset == "" && presetScheme(webhook.Scheme(source)) {
+		preset, what = webhook.Scheme(source), "the source is named for the "+source+" preset"
+	}
+	const doc = "(docs/providers.md, \"Upgrading from an earlier build\")"
+	switch {
+	case preset != "":
+		err := fmt.Errorf("scheme: the mapping names no preset, as an earlier build's did, and %s: name the preset: `\"scheme\": %q`, "+
+			"which brings its act_when and effect_key %s", what, preset, doc)
+		fixed := m
+		fixed.Scheme = string(preset)
+		if ferr := fixed.withDefaults().validate(); ferr != nil {
+			return fmt.Errorf("%w; with it: %w", err, ferr)
+		}
+		return err
+	case m.readsItem():
+		return fmt.Errorf("scheme: the mapping reads a preset's item (/item/...) and names no preset, as an earlier build's did: "+
+			"name the preset: `\"scheme\": \"<the source's scheme>\"`, which brings its act_when and effect_key %s", doc)
+	}
+	return nil
+}
+
+// readsItem reports whether any of m's pointers reads a preset's item.
+func (m Mapping) readsItem() bool {
+	return slices.ContainsFunc([]string{m.Customer, m.Amount, m.Currency, m.Description, m.EventID, m.EffectKey}, underItem)
 }
 
 // For returns the mapping of source.
@@ -170,7 +230,8 @@ func (ms *Mappings) CheckSources(sources []webhook.SourceSpec) error {
 		case generic && m.isPreset():
 			errs = append(errs, fmt.Errorf("%w: source %q: scheme: the mapping is for %s, the source is %s", ErrBadMapping, src.Name, m.Scheme, src.Scheme))
 		case !generic && m.Scheme != string(src.Scheme):
-			errs = append(errs, fmt.Errorf("%w: source %q: scheme: the source is %s and has no mapping that says \"scheme\": %q, so none of its events can act (docs/providers.md)", ErrBadMapping, src.Name, src.Scheme, src.Scheme))
+			errs = append(errs, fmt.Errorf("%w: source %q: scheme: the source is %s and has no mapping that says \"scheme\": %q, so none of its events can act: "+
+				"name the preset: `\"scheme\": %q` (docs/providers.md)", ErrBadMapping, src.Name, src.Scheme, src.Scheme, src.Scheme))
 		}
 	}
 	return errors.Join(errs...)
@@ -225,8 +286,8 @@ func (m Mapping) validate() error {
 	for _, f := range fields {
 		if err := checkPointer(f.ptr, f.required); err != nil {
 			errs = append(errs, fmt.Errorf("%s: %w", f.name, err))
-		} else if f.ptr != "" && !signedPointer(webhook.Scheme(m.Scheme), f.ptr) {
-			errs = append(errs, fmt.Errorf("%s: %s is not signed by %s: %s", f.name, f.ptr, m.Scheme, signedNote(webhook.Scheme(m.Scheme))))
+		} else if f.ptr != "" && !signedPointer(webhook.Scheme(m.Scheme), f.name, f.ptr) {
+			errs = append(errs, unsignedError(webhook.Scheme(m.Scheme), f.name, f.ptr))
 		}
 	}
 	errs = append(errs, m.validateRule()...)

@@ -43,7 +43,7 @@ func (m Mapping) decide(body []byte, p Payment) (Payment, error) {
 	if err := p.Charge.Validate(); err != nil {
 		return p, err
 	}
-	p.LegacyKeys = m.legacyKeys(doc, p)
+	p.LegacyKeys, p.UnsignedLegacyKeys, p.LegacySharedKeys = m.legacyKeys(doc, p)
 	p.Unstamped = slices.Contains(unstamped, webhook.Scheme(m.Scheme))
 	return p, nil
 }
@@ -138,36 +138,61 @@ func (m Mapping) effectKey(doc any, eventID string) (string, error) {
 	return key, nil
 }
 
-// legacyKeys are the keys the build before effect keys claimed this
-// payment under: the source and the intake's event ID, and per preset
-// the keys of the events the earlier build also acted on for the same
-// payment (Mollie's authorized beside paid, Adyen's AUTHORISATION of
-// a payment captured later), and the unsigned header ID a header-identity
-// preset was keyed by. Only a completed record with the same payload
-// counts ([Worker.legacyOutcome]), so an unsigned one can at worst
-// replay its own payment.
-func (m Mapping) legacyKeys(doc any, p Payment) []string {
+// legacyKeys are the keys earlier builds claimed this payment under:
+// those read from what the provider signs ([Payment.LegacyKeys]), those
+// read from an unsigned header ([Payment.UnsignedLegacyKeys]), and those
+// an earlier build gave a whole payment ([Payment.LegacySharedKeys]).
+//
+// The build before effect keys keyed each event by the source and the
+// intake's event ID; per preset it also acted on other events of the
+// same payment (Mollie's authorized beside paid, Adyen's AUTHORISATION
+// of a payment captured later), so a completed record under one of those
+// is of this event or of the whole payment. A header-identity preset
+// (Razorpay, GitHub, Shopify) was keyed by its unsigned header ID, which
+// may name another delivery.
+//
+// The build before one key per money movement keyed an Adyen delayed
+// capture by the payment's originalReference, the authorisation's
+// pspReference, which immediate capture keys its payment by too: a
+// record there may be of another capture of the payment.
+func (m Mapping) legacyKeys(doc any, p Payment) (signed, unsigned, shared []string) {
 	keys := []string{p.EventID}
 	switch webhook.Scheme(m.Scheme) {
 	case webhook.SchemeMollie:
 		keys = append(keys, p.EffectKey+":paid", p.EffectKey+":authorized")
 	case webhook.SchemeAdyen:
-		keys = append(keys, "AUTHORISATION:"+p.EffectKey+":true")
-	case webhook.SchemeRazorpay, webhook.SchemeGitHub, webhook.SchemeShopify:
-		if v, ok := resolve(doc, "/header_id"); ok {
-			if id, _ := v.(string); id != "" {
-				keys = append(keys, id)
-			}
+		payment := p.EffectKey
+		if m.Capture == CaptureDelayed {
+			payment = stringAt(doc, "/item/originalReference")
+			shared = p.scoped([]string{payment})
 		}
+		if payment != "" {
+			keys = append(keys, "AUTHORISATION:"+payment+":true")
+		}
+	case webhook.SchemeRazorpay, webhook.SchemeGitHub, webhook.SchemeShopify:
+		unsigned = p.scoped([]string{stringAt(doc, "/header_id")})
 	}
+	return p.scoped(keys), unsigned, shared
+}
+
+// scoped are keys as the registry holds them: each of ids under the
+// payment's source, without empty IDs, repeats or the payment's own key.
+func (p Payment) scoped(ids []string) []string {
 	var out []string
-	for _, k := range keys {
-		key := p.Source + ":" + k
-		if k != "" && key != p.Key() && !slices.Contains(out, key) {
+	for _, id := range ids {
+		key := p.Source + ":" + id
+		if id != "" && key != p.Key() && !slices.Contains(out, key) {
 			out = append(out, key)
 		}
 	}
 	return out
+}
+
+// stringAt is the string ptr points at in doc, or "".
+func stringAt(doc any, ptr string) string {
+	v, _ := resolve(doc, ptr)
+	s, _ := v.(string)
+	return s
 }
 
 // unstamped are the presets whose deliveries carry no signed time:

@@ -80,10 +80,10 @@ func TestPresetDefaults(t *testing.T) {
 		{source: "adyen-now", body: auth, wantKey: "adyen-now:PSPAUTH", amount: 1130},
 		{source: "adyen-now", body: capture, wantNoEffect: "/item/eventCode"},
 		{source: "adyen-later", body: auth, wantNoEffect: "/item/eventCode"},
-		{source: "adyen-later", body: capture, wantKey: "adyen-later:PSPAUTH", amount: 1130},
-		{source: "pp", body: `{"provider":"paypal","id":"WH-1","type":"PAYMENT.CAPTURE.COMPLETED","status":"COMPLETED","item":{"id":"CAP1","custom_id":"cus_1","amount":{"currency_code":"JPY","value":"1200"}}}`,
+		{source: "adyen-later", body: capture, wantKey: "adyen-later:PSPCAPT", amount: 1130},
+		{source: "pp", body: `{"provider":"paypal","id":"WH-1","type":"PAYMENT.CAPTURE.COMPLETED","status":"COMPLETED","item":{"id":"CAP1","status":"COMPLETED","custom_id":"cus_1","amount":{"currency_code":"JPY","value":"1200"}}}`,
 			wantKey: "pp:CAP1", amount: 1200},
-		{source: "pp", body: `{"provider":"paypal","id":"WH-2","type":"PAYMENT.CAPTURE.REFUNDED","status":"REFUNDED","item":{"id":"REF1"}}`, wantNoEffect: "/type"},
+		{source: "pp", body: `{"provider":"paypal","id":"WH-2","type":"PAYMENT.CAPTURE.COMPLETED","status":"COMPLETED","item":{"id":"CAP2","status":"REFUNDED"}}`, wantNoEffect: "/item/status"},
 	}
 	for _, tc := range tests {
 		p, err := paymentworker.ParseMessageWith(mappingMessage(tc.source, tc.body), ms)
