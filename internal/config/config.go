@@ -152,6 +152,7 @@ func workerFromEnv(e *env) Worker {
 type PaymentWorker struct {
 	Worker
 	IdempotencyTable  string
+	IntakeTable       string // holds the payloads messages carry by reference ([intake.Payloads])
 	Namespace         string
 	InProgressTimeout time.Duration
 	Retention         time.Duration
@@ -210,8 +211,8 @@ const (
 // lookup, may lag a commit under normal conditions ("less than a minute").
 const stripeSearchLag = time.Minute
 
-// PaymentWorkerFromEnv reads IDEMPOTENCY_TABLE, QUEUE_URL and
-// DEAD_LETTER_QUEUE_URL, plus the optional PAYMENT_PROVIDER (generic or
+// PaymentWorkerFromEnv reads IDEMPOTENCY_TABLE, INTAKE_TABLE, QUEUE_URL
+// and DEAD_LETTER_QUEUE_URL, plus the optional PAYMENT_PROVIDER (generic or
 // stripe; default generic), PAYMENT_PROVIDER_URL (the charge API's base
 // URL; when empty, PROVIDER_URL, required, for generic and Stripe's API
 // for stripe), PROVIDER_API_KEY (required for stripe: the secret key),
@@ -243,6 +244,7 @@ func PaymentWorkerFromEnv(lookup Lookup) (PaymentWorker, error) {
 	cfg := PaymentWorker{
 		Worker:            workerFromEnv(e),
 		IdempotencyTable:  e.required("IDEMPOTENCY_TABLE"),
+		IntakeTable:       e.required("INTAKE_TABLE"),
 		Namespace:         e.optional("IDEMPOTENCY_NAMESPACE", "payments"),
 		InProgressTimeout: e.duration("IN_PROGRESS_TIMEOUT", inProgress),
 		Retention:         e.duration("IDEMPOTENCY_RETENTION", idempotency.DefaultRetention),
@@ -373,12 +375,14 @@ func spendFromEnv(e *env) Spend {
 	}
 }
 
-// sumsFromEnv reads SUM_SOURCES ([sums.ParseSources]).
+// sumsFromEnv reads SUM_SOURCES ([sums.ParseSources]) and checks it
+// against the usage mappings ([checkSumsDoor]).
 func sumsFromEnv(e *env) sums.Sources {
 	ss, err := sums.ParseSources(e.optional("SUM_SOURCES", ""))
 	if err != nil {
 		e.errs = append(e.errs, fmt.Errorf("config: SUM_SOURCES: %w", err))
 	}
+	checkSumsDoor(e, ss)
 	return ss
 }
 

@@ -12,7 +12,7 @@ import (
 
 func paymentEnv(extra map[string]string) Lookup {
 	m := map[string]string{
-		"IDEMPOTENCY_TABLE": "idem", "QUEUE_URL": "http://q", "DEAD_LETTER_QUEUE_URL": "http://dlq",
+		"IDEMPOTENCY_TABLE": "idem", "INTAKE_TABLE": "intake", "QUEUE_URL": "http://q", "DEAD_LETTER_QUEUE_URL": "http://dlq",
 	}
 	for k, v := range extra {
 		m[k] = v
@@ -108,7 +108,7 @@ func TestPaymentSourcesMeetMappingsOfTheirScheme(t *testing.T) {
 	sources := `[{"name":"payments","scheme":"standard-webhooks","secret_env":"S","queue":"payments"},` +
 		`{"name":"shop-adyen","scheme":"adyen","secret_env":"A","queue":"payments"},` +
 		`{"name":"usage","scheme":"standard-webhooks","secret_env":"U","queue":"usage"}]`
-	base := map[string]string{"IDEMPOTENCY_TABLE": "t", "QUEUE_URL": "q", "DEAD_LETTER_QUEUE_URL": "d", "PROVIDER_URL": "http://p", "HOOKLINE_SOURCES": sources}
+	base := map[string]string{"IDEMPOTENCY_TABLE": "t", "INTAKE_TABLE": "i", "QUEUE_URL": "q", "DEAD_LETTER_QUEUE_URL": "d", "PROVIDER_URL": "http://p", "HOOKLINE_SOURCES": sources}
 	tests := []struct {
 		name, mappings, wantErr string
 	}{
