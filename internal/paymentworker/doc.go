@@ -10,8 +10,10 @@
 //     provider-side ID the provider does not know) is acknowledged,
 //     recorded as not an effect with its reason and counted
 //     ([MetricNotAnEffect]); every other event is keyed by its effect
-//     key, one per payment, read from signed fields only, so that the
-//     several events a provider sends for one payment make one effect;
+//     key, one per money movement (one capture, one partial capture, one
+//     sale), read from signed fields only (for a fetched provider, from
+//     the object fetched from its API only), so that the several events
+//     a provider sends for one movement make one effect;
 //  1. read the keys earlier builds claimed the payment under
 //     ([Payment.LegacyKeys]) in whatever state they were left: completed
 //     with the same payload is this payment's effect (replayed), with
