@@ -24,7 +24,10 @@ func checkSumsDoor(e *env, ss sums.Sources) {
 		return // the receiver's and the export's reads of it say why
 	}
 	export := e.optional("USAGE_EXPORT", "hookline")
-	exportSource := e.optional("USAGE_EXPORT_SOURCE", "usage")
+	exported := map[string]bool{}
+	for _, name := range strings.Split(e.optional("USAGE_EXPORT_SOURCE", "usage"), ",") {
+		exported[strings.TrimSpace(name)] = true
+	}
 	door := func(name string) sums.Door {
 		m := ms.For(name)
 		names, anyName := m.Meters()
@@ -34,7 +37,7 @@ func checkSumsDoor(e *env, ss sums.Sources) {
 		}
 		// hookline's own export names no record's source or meter; an
 		// adapter's (OpenMeter's) names both, and its records are bucketed.
-		if export == "hookline" && name == exportSource && m.IsReconciled() {
+		if export == "hookline" && exported[name] && m.IsReconciled() {
 			d.Export = "hookline's export (USAGE_EXPORT=hookline)"
 		}
 		return d
