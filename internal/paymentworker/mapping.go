@@ -18,7 +18,7 @@ import (
 var ErrBadMapping = errors.New("paymentworker: bad payload mapping")
 
 // Mapping is a source's effect rule: which of its events act, the key
-// that makes one effect per payment, and where its body keeps the fields
+// that makes one effect per money movement, and where its body keeps the fields
 // of a charge, each as a JSON pointer (RFC 6901) into the body (for a
 // preset, the queued envelope: "/item/..." is the provider's event, or
 // for a fetched provider the object fetched from its API).
@@ -42,16 +42,17 @@ type Mapping struct {
 	// values (a string as it is, a number or boolean as its JSON text).
 	// Any other event is acknowledged as not an effect.
 	ActWhen map[string][]string `json:"act_when,omitempty"`
-	// EffectKey points at the key of the one effect per payment, such as
-	// the payment's ID; empty means the event ID. Every event that acts
+	// EffectKey points at the key of the one effect per money movement,
+	// such as a capture's ID; empty means the event ID. Every event that acts
 	// with the same key has one effect.
 	EffectKey string `json:"effect_key,omitempty"`
 	// AmountFormat is [AmountMinor] (the default), [AmountMinorString] or
 	// [AmountDecimal].
 	AmountFormat string `json:"amount_format,omitempty"`
 	// Capture is Adyen's capture mode: "immediate" (the default: a
-	// successful AUTHORISATION is the payment) or "delayed" (a successful
-	// CAPTURE is, keyed by its originalReference).
+	// successful AUTHORISATION is the payment) or "delayed" (each
+	// successful CAPTURE is, whole or partial, keyed by its own
+	// pspReference).
 	Capture string `json:"capture,omitempty"`
 	// Effect names the effect that acts ([EffectContract] or
 	// [EffectStripe]); empty means the worker's own for a generic source

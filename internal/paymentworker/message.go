@@ -22,8 +22,8 @@ type Payment struct {
 	Source string
 	// EventID is the event's identity at the intake.
 	EventID string
-	// EffectKey is the key of the one effect per payment (the mapping's
-	// effect_key); empty means EventID.
+	// EffectKey is the key of the one effect per money movement (the
+	// mapping's effect_key); empty means EventID.
 	EffectKey string
 	// Effect names the effect that acts ([Mapping.Effect]); empty is the
 	// worker's own.
