@@ -44,7 +44,8 @@ type SumsConfig struct {
 	// DB and Table hold each source's state and runs (the ledger table).
 	DB    DB
 	Table string
-	// Flush, if set, sends pending pages at the end of a run.
+	// Flush, if set, sends the pages a revision enqueued right after it
+	// commits, and every pending page at the end of a run.
 	Flush   *pager.Outbox
 	Metrics *emf.Logger
 	Logger  *slog.Logger
@@ -219,6 +220,22 @@ func (s *Sums) Run(ctx context.Context, runID string) ([]SumsRun, error) {
 		}
 	}
 	return runs, errors.Join(errs...)
+}
+
+// flushNow sends the pages a revision just committed, by key: the flush
+// of the whole outbox at the end of Run lists pending pages through an
+// index, which may not show a page enqueued a moment before (AWS's index
+// reads are eventually consistent), and does not happen at all when the
+// run's invocation ends first. A page it could not send stays pending for
+// the next flush.
+func (s *Sums) flushNow(ctx context.Context, keys []string, run *SumsRun) {
+	if s.cfg.Flush == nil || len(keys) == 0 {
+		return
+	}
+	if res, err := s.cfg.Flush.FlushKeys(ctx, keys); err != nil {
+		s.log.WarnContext(ctx, "sums page flush by key; the pages stay in the outbox", "run", run.RunID, "err", err,
+			"sent", res.Sent)
+	}
 }
 
 // dueSlack is how early a source is due: a tenth of its interval, at most
@@ -446,6 +463,7 @@ func (s *Sums) observeAll(ctx context.Context, src sums.Source, m sums.Meter, id
 		if err != nil {
 			return err
 		}
+		s.flushNow(ctx, got.Pages, run)
 		run.Buckets++
 		if got.Revision == nil {
 			continue

@@ -36,6 +36,10 @@ type Observed struct {
 	// the meter's tolerance of the latest one (nothing was written).
 	Revision  *Revision
 	Decisions []Decision
+	// Pages are the dedup keys of the pages the revision enqueued (its
+	// downward page), committed with it: the caller sends them by key
+	// ([pager.Outbox.FlushKeys]) right away, not at the end of its run.
+	Pages []string
 }
 
 // revisionItem is the stored form of a [Revision].
@@ -101,7 +105,11 @@ func (s *Recon) Observe(ctx context.Context, o Observation) (Observed, error) {
 		}
 		err = s.transact(ctx, tx)
 		if err == nil {
-			return s.observed(ctx, next, rev)
+			out, err := s.observed(ctx, next, rev)
+			if rev.Down && !m.FollowDown {
+				out.Pages = []string{downDedupKey(next.BucketKey, rev.N)}
+			}
+			return out, err
 		}
 		failed, _, ok := cancelled(err)
 		if !ok {
@@ -227,9 +235,12 @@ func DownLine(b Bucket, pPrev, p int64) string {
 		p, pPrev, b.W, b.Counted)
 }
 
+// downDedupKey names the page of a bucket's downward revision n.
+func downDedupKey(k BucketKey, n int64) string { return fmt.Sprintf("bucket-down#%s#%d", k, n) }
+
 func (s *core) downPage(b Bucket, rev Revision, pPrev int64) pager.Event {
 	return pager.Event{RoutingKey: s.routingKey, EventAction: pager.ActionTrigger,
-		DedupKey: fmt.Sprintf("bucket-down#%s#%d", b.BucketKey, rev.N),
+		DedupKey: downDedupKey(b.BucketKey, rev.N),
 		Payload: &pager.Payload{Summary: DownLine(b, pPrev, rev.P), Source: s.source, Severity: pager.SeverityWarning,
 			Timestamp: rev.ObservedAt, Component: b.WorkloadID, Class: "usage_bucket_down",
 			CustomDetails: map[string]any{"bucket": b.BucketKey.String(), "revision": rev.N, "provider": rev.P,
