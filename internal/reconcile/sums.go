@@ -481,8 +481,10 @@ func (s *Sums) observeAll(ctx context.Context, src sums.Source, m sums.Meter, id
 }
 
 // settle settles the workload's buckets of this source that started at
-// or before startedBy.
-func (s *Sums) settle(ctx context.Context, src sums.Source, id string, startedBy time.Time, run *SumsRun) error {
+// or before startedBy, each read from the provider at least once first
+// ([Sums.readUnseen]).
+func (s *Sums) settle(ctx context.Context, src sums.Source, t target, startedBy time.Time, run *SumsRun) error {
+	id := t.id
 	bs, err := s.cfg.Ledger.UnsettledBuckets(ctx, id, startedBy)
 	if err != nil {
 		return err
@@ -496,6 +498,9 @@ func (s *Sums) settle(ctx context.Context, src sums.Source, id string, startedBy
 		run.Decisions = append(run.Decisions, "retired "+spend.RetireLine(b))
 	}
 	if err != nil || len(bs) == 0 {
+		return err
+	}
+	if err := s.readUnseen(ctx, src, t, bs, run); err != nil {
 		return err
 	}
 	gaps, err := s.cfg.Ledger.Settle(ctx, id, bs, run.RunID)

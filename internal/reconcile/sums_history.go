@@ -1,6 +1,7 @@
 package reconcile
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"maps"
@@ -131,4 +132,53 @@ func (s *Sums) fetch(ctx context.Context, src sums.Source, m sums.Meter, refs []
 		}
 	}
 	return values, nil
+}
+
+// readUnseen reads from the provider, once, just before they settle, the
+// buckets of bs the provider has never shown. A run reads only the
+// buckets of its window, back to the settle horizon: a bucket first
+// touched after the last run that had it in its window (a webhook within
+// its mapping's max_age but long past the source's settle horizon) was
+// never read, and settling it unread would page the provider as 0. Each
+// meter's unseen buckets of one width are read in one call per reference,
+// and only they are observed. A bucket the provider still does not show
+// settles as it stands, and a read that fails leaves every bucket of the
+// workload open for the next run.
+func (s *Sums) readUnseen(ctx context.Context, src sums.Source, t target, bs []spend.Bucket, run *SumsRun) error {
+	type group struct {
+		meter string
+		width time.Duration
+	}
+	unseen := map[group]map[time.Time]bool{}
+	for _, b := range bs {
+		if b.PSeen || b.Source != src.Name {
+			continue
+		}
+		g := group{b.Meter, b.End.Sub(b.Start)}
+		if unseen[g] == nil {
+			unseen[g] = map[time.Time]bool{}
+		}
+		unseen[g][b.Start.UTC()] = true
+	}
+	for _, g := range slices.SortedFunc(maps.Keys(unseen), func(a, b group) int {
+		return cmp.Or(cmp.Compare(a.meter, b.meter), cmp.Compare(a.width, b.width))
+	}) {
+		m, ok := src.Meters[g.meter]
+		if !ok || g.width <= 0 {
+			continue
+		}
+		starts := slices.SortedFunc(maps.Keys(unseen[g]), time.Time.Compare)
+		from, to := starts[0], starts[len(starts)-1].Add(g.width)
+		values, err := s.fetch(ctx, src, m, t.refs, from, to, g.width, from, run)
+		if err != nil {
+			return err
+		}
+		maps.DeleteFunc(values, func(start time.Time, _ int64) bool { return !unseen[g][start] })
+		at := src
+		at.Width = sums.Duration(g.width)
+		if err := s.observeAll(ctx, at, m, t.id, values, run); err != nil {
+			return err
+		}
+	}
+	return nil
 }

@@ -164,7 +164,7 @@ func (s *Sums) readOne(ctx context.Context, src sums.Source, t target, asked map
 	share := run.Tiers[string(t.tier)]
 	share.Read++
 	run.Tiers[string(t.tier)] = share
-	if err := s.settle(ctx, src, t.id, run.StartedAt.Add(-src.Settle.D()-src.Width.D()), run); err != nil {
+	if err := s.settle(ctx, src, t, run.StartedAt.Add(-src.Settle.D()-src.Width.D()), run); err != nil {
 		return err
 	}
 	if at, ok := asked[t.id]; ok {
