@@ -29,9 +29,9 @@ deps: $(NODE_MODULES) ## Install what the build and tests need (Go modules and t
 # run builds the CLI and execs it rather than `go run`: go run exits 1 when
 # Ctrl-C interrupts it, whatever its program returns, and make would then
 # report an error for a clean stop.
-run: deps ## Run the whole system locally on embedded AWS (Ctrl-C stops it).
+run: deps ## Run the whole system locally on embedded AWS (Ctrl-C stops it); RUN_FLAGS="..." passes flags to hookline run.
 	$(GO) build -o bin/hookline ./cmd/hookline
-	exec ./bin/hookline run
+	exec ./bin/hookline run $(RUN_FLAGS)
 
 .PHONY: oncall
 oncall: ## Build the on-call binary (bin/oncall/hookline): workload, event, dlq and intake, with no local AWS, lab or profiler linked.

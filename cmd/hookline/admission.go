@@ -72,11 +72,14 @@ func httpDoSigned(ctx context.Context, method, target string, body []byte, sign 
 }
 
 // loadEndpoints reads the endpoints `hookline run` wrote, without
-// overriding variables already set.
-func loadEndpoints() {
-	if _, err := ops.LoadEnvFile(os.LookupEnv, os.Setenv); err != nil {
+// overriding variables already set, and returns the file it read ("" when
+// none).
+func loadEndpoints() string {
+	envFile, err := ops.LoadEnvFile(os.LookupEnv, os.Setenv)
+	if err != nil {
 		fmt.Fprintln(stderr, "hookline:", err)
 	}
+	return envFile
 }
 
 // apiURL is the HTTP API's base URL: the flag, else the local run's.
@@ -126,7 +129,12 @@ signed.`,
 		if sign != "auto" && sign != "always" && sign != "never" {
 			return usageErrorf("--sigv4 must be auto, always or never, got %q", sign)
 		}
-		loadEndpoints()
+		if envFile := loadEndpoints(); devBuild && envFile == "" && base == "" && os.Getenv("HOOKLINE_API_URL") == "" {
+			// Without a local run the default URL refuses the connection.
+			fmt.Fprintln(stderr, "hookline workload admission: no local run found: start one with `make run` (or `hookline run`), "+
+				"or pass --url to ask a deployed API")
+			return exit(exitFailure)
+		}
 		target := strings.TrimSuffix(apiURL(base), "/") + "/workloads/" + url.PathEscape(args[0]) + "/admission"
 		u, err := url.Parse(target)
 		if err != nil || u.Host == "" {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -109,8 +110,7 @@ func newDLQPeekCmd() *cobra.Command {
 		tw := newTable(out)
 		fmt.Fprintln(tw, "EVENT\tSOURCE\tRECEIVES\tFIRST FAILURE\tLAST FAILURE\tFAILED AT\tKEY\tSTATUS")
 		for _, m := range msgs {
-			fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\t%s\t%s\n", orDash(m.EventID), orDash(m.Source), m.ReceiveCount,
-				orDash(m.FirstFailureReason), orDash(m.FailureReason), orDash(m.FailedAt), orDash(m.Status.Key), statusText(m.Status))
+			fmt.Fprintln(tw, peekRow(m))
 		}
 		tw.Flush()
 		fmt.Fprintf(out, "%d message(s) shown; all are visible again in %s\n", len(msgs), queue)
@@ -220,6 +220,21 @@ func newDLQStatusCmd() *cobra.Command {
 		return nil
 	}
 	return cmd
+}
+
+// peekRow is a message's row in dlq peek's table. It names a reason once:
+// a last failure equal to the first reads "same", and a status whose check
+// failed on what the message failed on reads as its state alone.
+func peekRow(m ops.Message) string {
+	last, st := orDash(m.FailureReason), m.Status
+	if m.FailureReason != "" && m.FailureReason == m.FirstFailureReason {
+		last = "same"
+	}
+	if st.Error != "" && (strings.Contains(m.FailureReason, st.Error) || strings.Contains(m.FirstFailureReason, st.Error)) {
+		st.Error = ""
+	}
+	return fmt.Sprintf("%s\t%s\t%d\t%s\t%s\t%s\t%s\t%s", orDash(m.EventID), orDash(m.Source), m.ReceiveCount,
+		orDash(m.FirstFailureReason), last, orDash(m.FailedAt), orDash(m.Status.Key), statusText(st))
 }
 
 func statusText(st ops.Status) string {

@@ -144,6 +144,8 @@ func makefileCommands(t *testing.T) []string {
 		line = strings.TrimPrefix(strings.TrimSpace(line), "@")
 		line = strings.TrimPrefix(line, "exec ")
 		line = strings.ReplaceAll(strings.ReplaceAll(line, "$(GO)", "go"), "$$", "$")
+		// RUN_FLAGS is empty unless `make run RUN_FLAGS=...` passes flags.
+		line = strings.TrimSpace(strings.ReplaceAll(line, "$(RUN_FLAGS)", ""))
 		lines = append(lines, line)
 	}
 	return lines

@@ -93,7 +93,7 @@ Against AWS the standard credential chain and AWS_ENDPOINT_URL* decide where
 commands go; queue and table names come from the template built into this
 binary (HOOKLINE_TEMPLATE names another file). While 'hookline run' is up,
 commands in the same directory reach its local AWS through
-.hookline/endpoints.env.`
+.hookline/endpoints.env.` + whereNote
 	root.SilenceErrors = true
 	root.SilenceUsage = true
 	root.PersistentFlags().BoolVarP(&verbose, "verbose", "v", false, "debug logging on stderr")

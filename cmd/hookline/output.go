@@ -174,6 +174,9 @@ func connect(ctx context.Context, verbose bool) (*opsConn, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := localRunRule(envFile, os.LookupEnv); err != nil {
+		return nil, err
+	}
 	log := logger(verbose)
 	if envFile != "" {
 		log.Debug("endpoints loaded", "file", envFile)
@@ -251,4 +254,33 @@ func (s *opsConn) hint(cmd string) {
 		where += " (from " + s.envFile + "; is `hookline run` still running?)"
 	}
 	fmt.Fprintf(stderr, "hookline %s: talking to %s\n", cmd, where)
+}
+
+// errNoLocalRun is what the developer build says when no local run is up
+// and no AWS is chosen: it would otherwise go to whatever account the
+// credential chain finds, down to the instance metadata service.
+var errNoLocalRun = errors.New("no local run found: start one with `make run` (or `hookline run`), " +
+	"or set AWS_PROFILE/AWS_ENDPOINT_URL to use AWS")
+
+// awsChoices are the variables that choose an AWS endpoint or account on
+// purpose: an endpoint, a profile, keys, a web identity or a container's
+// credentials. AWS_REGION alone, or a default profile in ~/.aws, does not.
+var awsChoices = []string{"AWS_ENDPOINT_URL", "AWS_ENDPOINT_URL_SQS", "AWS_ENDPOINT_URL_DYNAMODB",
+	"AWS_PROFILE", "AWS_DEFAULT_PROFILE", "AWS_ACCESS_KEY_ID", "AWS_WEB_IDENTITY_TOKEN_FILE",
+	"AWS_CONTAINER_CREDENTIALS_FULL_URI", "AWS_CONTAINER_CREDENTIALS_RELATIVE_URI"}
+
+// localRunRule is the developer build's rule of where commands go: to the
+// local run whose endpoints file was read (envFile), or to an AWS chosen
+// in the environment (awsChoices); else nowhere, with [errNoLocalRun].
+// The on-call build, made for AWS, keeps the standard chain's choice.
+func localRunRule(envFile string, lookup func(string) (string, bool)) error {
+	if !devBuild || envFile != "" {
+		return nil
+	}
+	for _, k := range awsChoices {
+		if v, ok := lookup(k); ok && v != "" {
+			return nil
+		}
+	}
+	return errNoLocalRun
 }

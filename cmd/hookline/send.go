@@ -80,7 +80,8 @@ PAYMENT.SALE.COMPLETED), or the --object file; for gocardless the
 --object nothing is written, and the worker finds no payment).
 
 The secret is --secret, else the first of $HOOKLINE_<SOURCE>_SECRETS, else
-the local development secret of the source.`,
+the local development secret of the source (payments and usage have one);
+no secret is a usage error (exit 2), as for send-usage.`,
 		Example: "  hookline dev send-webhook --source payments --file testdata/payments/payment_requested.json\n" +
 			"  hookline dev send-webhook --source payments --file testdata/payments/payment_requested.json --tamper --id evt_tampered --attempts 1\n" +
 			"  hookline dev send-webhook --source shop-adyen --scheme adyen --secret 44782DEF547AAA06C910C43932B1EB0C71FC68D9D0C057550C48EC2ACF6BA056 --file testdata/payments/adyen_batch.json\n" +
@@ -121,6 +122,9 @@ the local development secret of the source.`,
 		}
 		a.target = strings.TrimSuffix(apiURL(base), "/") + "/webhooks/" + a.source
 		a.key = signingSecret(a.source, a.secret)
+		if a.scheme.NeedsSecret() && a.key == "" {
+			return errNoSecret(a.source)
+		}
 		body, sign, err := a.delivery(cmd.Context(), eventID, body)
 		if err != nil {
 			fmt.Fprintln(stderr, "hookline dev send-webhook:", err)
@@ -187,7 +191,7 @@ var formHeader = http.Header{"Content-Type": {"application/x-www-form-urlencoded
 // its attempts.
 func (a sendArgs) delivery(ctx context.Context, id string, body []byte) ([]byte, providersim.Signer, error) {
 	if a.scheme.NeedsSecret() && a.key == "" {
-		return nil, nil, fmt.Errorf("no secret for source %q: pass --secret or set $%s", a.source, localrun.SecretVar(a.source))
+		return nil, nil, errNoSecret(a.source)
 	}
 	switch a.scheme {
 	case webhook.SchemeStandard, webhook.SchemeStripe:
@@ -343,6 +347,11 @@ func bodyID(body []byte) string {
 	return fmt.Sprintf("evt_%d", time.Now().UnixNano())
 }
 
+// errNoSecret is the usage error of a sender without a secret for source.
+func errNoSecret(source string) error {
+	return usageErrorf("no secret for source %q: pass --secret or set $%s", source, localrun.SecretVar(source))
+}
+
 func signingSecret(source, flagValue string) string {
 	if flagValue != "" {
 		return flagValue
@@ -382,7 +391,10 @@ default).
 CloudEvents 1.0 JSON, one event (structured mode) or --batch N of them,
 signed with Standard Webhooks (or under Svix's header names with --svix)
 and posted to /webhooks/{--source}, whose USAGE_MAPPINGS entry reads them.
-The workload is the event's subject and --value its data.value.`,
+The workload is the event's subject and --value its data.value. The secret
+is --secret, else the first of $HOOKLINE_<SOURCE>_SECRETS, else the local
+development secret of the source (usage has one); no secret is a usage
+error (exit 2), as for send-webhook.`,
 		Example: "  hookline dev send-usage --workload img-resize --units 400 --record ur_1\n" +
 			"  hookline dev send-usage --workload thumbs --units 600 --record ur_11 --drop-webhook\n" +
 			"  hookline dev send-usage --format cloudevents --source meters --type com.example.tokens --workload img-resize --value 12.5\n" +

@@ -97,7 +97,7 @@ func sendCloudEvents(cmd *cobra.Command, a ceArgs) error {
 	}
 	secret := signingSecret(a.source, a.secret)
 	if secret == "" {
-		return usageErrorf("no secret for source %q: pass --secret or set $HOOKLINE_%s_SECRETS", a.source, strings.ToUpper(strings.ReplaceAll(a.source, "-", "_")))
+		return errNoSecret(a.source)
 	}
 	sender, err := providersim.NewSender(providersim.SenderConfig{
 		URL: strings.TrimSuffix(apiURL(a.base), "/") + "/webhooks/" + a.source, MaxAttempts: a.attempts, BaseBackoff: 200 * time.Millisecond,

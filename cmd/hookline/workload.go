@@ -357,8 +357,8 @@ type workloadChangeJSON struct {
 }
 
 // printChange prints what action changed on a workload: every field whose
-// value differs, as before -> after (all of them for a new workload), then
-// the workload as it now is.
+// value differs, as before -> after, then the workload as it now is; a new
+// workload is one line of all its fields.
 func printChange(out io.Writer, action string, before *spend.Workload, after spend.Workload, asJSON bool) int {
 	a := ops.ViewWorkload(after)
 	var b ops.WorkloadView
@@ -397,6 +397,9 @@ func printChange(out io.Writer, action string, before *spend.Workload, after spe
 		text = []string{"nothing changed"}
 	}
 	fmt.Fprintf(out, "%s: workload %s: %s\n", action, a.ID, strings.Join(text, ", "))
+	if before == nil {
+		return exitOK // the line above holds every field of a new workload
+	}
 	fmt.Fprintf(out, "now: status=%s owner=%s total=%d cap=%d step=%d hold=%t cap_epoch=%d\n",
 		a.Status, a.Owner, a.Total, a.Cap, a.Step, a.Hold, a.CapEpoch)
 	return exitOK

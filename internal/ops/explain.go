@@ -81,8 +81,13 @@ type Runbook struct {
 	Workload WorkloadView `json:"workload"`
 	// LastAction is the latest cap decision, if any; Cause the ledger entry
 	// of the usage record that took it.
-	LastAction      *spend.Decision            `json:"last_action,omitempty"`
-	Cause           *spend.Entry               `json:"cause,omitempty"`
+	LastAction *spend.Decision `json:"last_action,omitempty"`
+	Cause      *spend.Entry    `json:"cause,omitempty"`
+	// CauseDelta and CauseBucket are set instead of Cause when the action
+	// was taken by a delta of a bucket of a provider's sums (a poll's
+	// revision, "<bucket>#rev<n>", or a record's raise of the bucket).
+	CauseDelta      *spend.Delta               `json:"cause_delta,omitempty"`
+	CauseBucket     *spend.Bucket              `json:"cause_bucket,omitempty"`
 	LastAccepted    spend.LastEvent            `json:"last_accepted"`
 	PendingDeferred int64                      `json:"pending_deferred"`
 	UnknownDeferred int64                      `json:"unknown_deferred"`
@@ -318,6 +323,15 @@ func ExplainWorkload(ctx context.Context, src ExplainSources, id string, now tim
 		return Runbook{}, err
 	}
 	r := NewRunbook(x, now)
+	if d := r.LastAction; d != nil && r.Cause == nil && spend.IsDeltaID(d.RecordID) {
+		delta, b, err := src.Spend.BucketDelta(ctx, d.RecordID)
+		switch {
+		case err == nil:
+			r.CauseDelta, r.CauseBucket = &delta, &b
+		case !errors.Is(err, spend.ErrNotFound):
+			return Runbook{}, fmt.Errorf("ops: cause of %s: %w", id, err)
+		}
+	}
 	if r.IntervalChanges, err = src.Intervals.IntervalChanges(ctx, id, 10); err != nil {
 		return Runbook{}, fmt.Errorf("ops: interval changes of %s: %w", id, err)
 	}
@@ -498,7 +512,7 @@ func (r Runbook) WriteText(w io.Writer) error {
 	}
 	if d := r.LastAction; d != nil {
 		fmt.Fprintf(tw, "last action\t%s at %s: %s\n", d.Action, stamp(d.DecidedAt), d.Line)
-		fmt.Fprintf(tw, "caused by\t%s\n", cause(d, r.Cause))
+		fmt.Fprintf(tw, "caused by\t%s\n", r.cause(d))
 	} else {
 		fmt.Fprintf(tw, "last action\tnone: no cap action in this workload's history\n")
 	}
@@ -671,7 +685,15 @@ func paths(e *spend.Entry) []string {
 	return []string{e.Path}
 }
 
-func cause(d *spend.Decision, e *spend.Entry) string {
+// cause is the line of the record that took decision d: its ledger
+// entry, or the bucket's delta it names.
+func (r Runbook) cause(d *spend.Decision) string {
+	e := r.Cause
+	if e == nil && r.CauseDelta != nil && r.CauseBucket != nil {
+		x := r.CauseDelta
+		return fmt.Sprintf("record %s: %+d units found by %s at %s; the bucket then counted %d",
+			x.ID, x.Amount, deltaFound(*x), stamp(x.At), x.Counted)
+	}
 	if e == nil {
 		return fmt.Sprintf("record %s (event %s), %d units, observed %s; its ledger entry is not found",
 			d.RecordID, orDash(d.EventID), d.Units, stamp(d.ObservedAt))
@@ -715,6 +737,15 @@ func orDash(s string) string {
 
 // writeDelta prints one delta of a bucket of a provider of sums.
 func writeDelta(w io.Writer, d spend.Delta, b spend.Bucket) {
+	fmt.Fprintf(w, "delta %s: %+d units to %s, found by %s at %s; the bucket then counted %d\n",
+		d.ID, d.Amount, b.WorkloadID, deltaFound(d), stamp(d.At), d.Counted)
+	fmt.Fprintf(w, "bucket [%s,%s) %s meter %s of %s/%s/%s: webhook W=%d, provider latest %d, highest P*=%d, counted %d, %d revisions (%d down)\n",
+		stamp(b.Start), stamp(b.End), b.TZ, b.Meter, b.Source, b.Account, b.Mode, b.W, b.PLatest, b.PStar, b.Counted,
+		b.Revisions, b.Downs)
+}
+
+// deltaFound says which path found a delta.
+func deltaFound(d spend.Delta) string {
 	found := "the webhook record " + d.Record
 	switch {
 	case d.Cause == spend.PathPoll && d.Record != "":
@@ -725,9 +756,5 @@ func writeDelta(w io.Writer, d spend.Delta, b spend.Bucket) {
 	if n := len(d.Records); n > 1 {
 		found += fmt.Sprintf(" and %d more records of its batch (%s)", n-1, strings.Join(d.Records[1:], ", "))
 	}
-	fmt.Fprintf(w, "delta %s: %+d units to %s, found by %s at %s; the bucket then counted %d\n",
-		d.ID, d.Amount, b.WorkloadID, found, stamp(d.At), d.Counted)
-	fmt.Fprintf(w, "bucket [%s,%s) %s meter %s of %s/%s/%s: webhook W=%d, provider latest %d, highest P*=%d, counted %d, %d revisions (%d down)\n",
-		stamp(b.Start), stamp(b.End), b.TZ, b.Meter, b.Source, b.Account, b.Mode, b.W, b.PLatest, b.PStar, b.Counted,
-		b.Revisions, b.Downs)
+	return found
 }

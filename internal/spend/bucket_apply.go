@@ -3,6 +3,7 @@ package spend
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
@@ -167,3 +168,7 @@ func pollDeltaID(k BucketKey, n int64) string      { return fmt.Sprintf("%s%s#re
 
 // deltaIDPrefix starts every delta's ID.
 const deltaIDPrefix = "bucket:"
+
+// IsDeltaID reports whether a record ID names a bucket's delta, which
+// [Explainer.BucketDelta] reads, rather than a ledger entry.
+func IsDeltaID(id string) bool { return strings.HasPrefix(id, deltaIDPrefix) }
