@@ -313,6 +313,7 @@ func (s *Sums) sweep(ctx context.Context, src sums.Source, run *SumsRun, st swee
 		return err
 	}
 	win := windowOf(src, run.StartedAt)
+	win.sweep = st.sweep
 	run.Since, run.Until = win.since, win.until
 	stop := s.budget(ctx, src, run.StartedAt)
 	if due && st.started.IsZero() {

@@ -15,8 +15,12 @@ import (
 // window is what a run reads of a source: buckets of the source's width
 // from recent to until, and days from days to recent (none when days is
 // not before recent). since is the settle horizon: no bucket before it
-// is observed.
-type window struct{ since, days, recent, until time.Time }
+// is observed. sweep is the source's sweep, which picks the slice of the
+// days read again at the source's width ([Sums.readSlice]).
+type window struct {
+	since, days, recent, until time.Time
+	sweep                      int64
+}
 
 // windowOf is the source's window at now. The recent part reaches back
 // Recent from now, widened to a UTC midnight; the days cover the rest of
@@ -64,11 +68,13 @@ func (s *Sums) readHistory(ctx context.Context, src sums.Source, m sums.Meter, t
 		return err
 	}
 	held := ledgerDays(heads, m.Name)
+	reread := map[time.Time]bool{}
 	for _, day := range slices.SortedFunc(maps.Keys(days), time.Time.Compare) {
 		if !dayDiffers(days[day], held, day, m.Tolerance) {
 			continue
 		}
 		run.Reread++
+		reread[day] = true
 		values, err := s.fetch(ctx, src, m, t.refs, maxTime(day, win.since), day.Add(sums.Day), src.Width.D(), win.since, run)
 		if err != nil {
 			return err
@@ -77,7 +83,56 @@ func (s *Sums) readHistory(ctx context.Context, src sums.Source, m sums.Meter, t
 			return err
 		}
 	}
-	return nil
+	return s.readSlice(ctx, src, m, t, win, days, reread, run)
+}
+
+// sliceBuckets is how many buckets of the source's width one slice of
+// the history holds at most: within one page of Stripe's summaries (100).
+const sliceBuckets = 96
+
+// historySlice is the slice of the history days [win.days, win.recent)
+// that a read of workload t re-reads at the source's width this sweep:
+// slices of whole days, at most sliceBuckets buckets (4 days of hours),
+// the k-th read by the k-th sweep modulo n slices, so every day of the
+// history is read at the width once every n sweeps that read t. A quiet
+// workload, read one sweep in QuietEvery, turns its slices by those
+// sweeps.
+func historySlice(src sums.Source, t target, win window) (from, to time.Time) {
+	per := max(1, sliceBuckets*src.Width.D()/sums.Day) * sums.Day
+	n := int64((win.recent.Sub(win.days) + per - 1) / per)
+	if n == 0 {
+		return win.days, win.days
+	}
+	turn := win.sweep
+	if t.tier == TierQuiet {
+		turn /= int64(max(src.QuietEvery, 1))
+	}
+	from = win.days.Add(time.Duration(turn%n) * per)
+	return from, minTime(from.Add(per), win.recent)
+}
+
+// readSlice reads this sweep's slice of the history at the source's width
+// and observes every bucket of it, so that revisions that cancel out
+// within a day (an event cancelled at one hour and reported again at
+// another), which leave the day's value as the ledger holds it, are found
+// within n sweeps of the workload ([historySlice]). A slice whose days
+// all show no usage, or were read at the width this run already, costs no
+// call: a revision that empties a day changes the day's value.
+func (s *Sums) readSlice(ctx context.Context, src sums.Source, m sums.Meter, t target, win window,
+	days map[time.Time]int64, reread map[time.Time]bool, run *SumsRun) error {
+	from, to := historySlice(src, t, win)
+	used := false
+	for day := from; day.Before(to); day = day.Add(sums.Day) {
+		used = used || (days[day] > 0 && !reread[day])
+	}
+	if !used {
+		return nil
+	}
+	values, err := s.fetch(ctx, src, m, t.refs, maxTime(from, win.since), to, src.Width.D(), win.since, run)
+	if err != nil {
+		return err
+	}
+	return s.observeAll(ctx, src, m, t.id, values, run)
 }
 
 // ledgerDays sums, per UTC day, the latest provider values of the

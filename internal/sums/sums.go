@@ -149,7 +149,9 @@ type Source struct {
 	// Recent is the window read in buckets of Width before now (default
 	// 48h, widened back to a UTC midnight). The older buckets, back to the
 	// settle horizon, are read in day buckets and compared with the
-	// ledger's; a day that differs is read again in buckets of Width. A
+	// ledger's; a day that differs is read again in buckets of Width, and
+	// so is one slice of the days in turn each sweep, which finds
+	// revisions that cancel out within a day. A
 	// Recent at or past Settle reads the whole window in buckets of
 	// Width; a source of day buckets reads them all as they are.
 	Recent Duration `json:"recent,omitempty"`
