@@ -67,6 +67,56 @@
 // [UsageFeed.EmitUsage] sends each record's webhook through a [Sender], or drops
 // it, or sends different units, as [UsageOptions] say.
 //
+// # Usage faces and their faults
+//
+// Stripe's billing meters ([BillingMeter]), OpenAI's organization usage
+// ([OpenAIUsage]) and OpenMeter ([OpenMeter]) each serve their provider's
+// wire format over one fault vocabulary, the same code on every face:
+// lag before usage shows (a revision shows at once), gaps ([Gap]), pages
+// that end early, float noise, a rate limit, and programmed 429s with
+// Retry-After and 5xx ([CallFault]). Each face applies the kinds its
+// provider shows and writes them as that provider does.
+//
+// A driver outside the process scripts the faces over HTTP under their
+// sim paths ([MeterSimPath] /sim/meters, [OpenAISimPath] /sim/openai,
+// [OpenMeterSimPath] /sim/openmeter). Bodies are JSON, times RFC 3339 and
+// durations Go durations ("90s"); a refused request gets 400 {"error":
+// "..."}, one that changes a setting 204. The fault vocabulary's routes,
+// under each path:
+//
+//	POST   lag        {"lag"} (Stripe's also {"meter", "lag"}: a meter's own; OpenMeter's: the store lag of events ingested from now on)
+//	POST   fail       {"endpoint", "next", "status", "retry_after"}: the next calls answer 429 (default) or a 5xx
+//	POST   ratelimit  {"endpoint", "per_second"}: 429 beyond that many calls a second of the clock
+//	DELETE gaps       closes every gap (POST gaps opens one: a MeterGap or an OpenAIGap)
+//	POST   pagesize   {"buckets"}: pages end early after that many (not OpenMeter's)
+//	POST   noise      {"on"}: float noise in values, OpenAI's in costs (not OpenMeter's)
+//
+// An endpoint is a [MeterEndpoint] on Stripe's face, "events" or
+// "meter_query" on OpenMeter's, and empty (all) on any. The faces' own
+// routes:
+//
+//	POST /sim/meters               a BillingMeter → the meter with its ID
+//	GET  /sim/meters               {"meters", "livemode", "calls"}
+//	POST /sim/meters/events        a MeterEvent → the event as recorded
+//	POST /sim/meters/cancel        {"event_name", "identifier"}
+//	GET  /sim/meters/{id}/sum      ?customer&start&end → {"value": "12.5", ...}
+//	POST /sim/meters/revise        {"meter", "customer", "at", "by"}
+//	POST /sim/meters/livemode      {"on"}
+//	GET  /sim/meters/calls         MeterCallCounts
+//	POST /sim/meters/alerts        {"meter", "customer", "gte"} → {"id"}
+//	GET  /sim/meters/alerts        every alert event made, as Stripe posts them
+//	POST /sim/meters/alerts/send   posts the pending ones ([Sim.SetMeterAlertWebhooks])
+//	POST /sim/openai/usage         an OpenAIUsage
+//	POST /sim/openai/costs         an OpenAICost
+//	POST /sim/openai/revise        {"endpoint", "project", "at", "field", "by"}: by < 0 revises down
+//	POST /sim/openai/costs/revise  {"project", "at", "by"}: a signed decimal
+//	GET  /sim/openai/calls         OpenAICallCounts
+//	POST /sim/openmeter/events     {"event": a UsageCloudEvent, "lag": "5m"} → the event as ingested
+//	POST /sim/openmeter/between    [UsageCloudEvent...]: stored when a listing asks for its next page
+//	POST /sim/openmeter/store      stores now the events ingested late → {"stored": n}
+//	POST /sim/openmeter/meters     an OpenMeterMeter
+//	GET  /sim/openmeter/calls      calls per endpoint, and the refusals
+//
 // # Pager
 //
 // POST /v2/enqueue accepts PagerDuty Events API v2 events, validates them

@@ -1,10 +1,8 @@
 package providersim
 
 import (
-	"encoding/binary"
 	"errors"
 	"fmt"
-	"hash/fnv"
 	"math/big"
 	"math/rand/v2"
 	"regexp"
@@ -65,8 +63,6 @@ const (
 	MeterAdjustmentsEndpoint MeterEndpoint = "meter_event_adjustments"
 	MeterSummariesEndpoint   MeterEndpoint = "event_summaries"
 )
-
-var meterEndpoints = []MeterEndpoint{MeterEventsEndpoint, MeterAdjustmentsEndpoint, MeterSummariesEndpoint}
 
 // BillingMeter is a meter of Stripe Billing on Stripe's face: events
 // named EventName count towards it, summed or counted.
@@ -144,22 +140,8 @@ type MeterEvent struct {
 	Timestamp time.Time `json:"timestamp,omitzero"`
 }
 
-// MeterGap leaves buckets out of the summaries, as an aggregate that has
-// not caught up does. Meter and Customer narrow it (empty: any).
-type MeterGap struct {
-	Meter    string `json:"meter,omitempty"`
-	Customer string `json:"customer,omitempty"`
-	// At leaves out every bucket that holds it, whatever the grouping.
-	At time.Time `json:"at,omitzero"`
-	// Share, when At is zero, leaves out that share of buckets in [0, 1]:
-	// a bucket is left out when a hash of the seed, its meter, customer,
-	// start and end falls below Share, so the same buckets go missing in
-	// every answer and every run.
-	Share float64 `json:"share,omitempty"`
-	// Until ends the gap when the clock reaches it; zero keeps it until
-	// [Sim.ClearMeterGaps].
-	Until time.Time `json:"until,omitzero"`
-}
+// MeterGap is a [Gap] of Stripe's face, narrowed by Meter and Customer.
+type MeterGap = Gap
 
 // MeterCallCounts counts the calls of the meter API.
 type MeterCallCounts struct {
@@ -170,6 +152,11 @@ type MeterCallCounts struct {
 	Summaries   int `json:"summaries"`
 	// RateLimited counts the 429s answered, by endpoint.
 	RateLimited map[MeterEndpoint]int `json:"rate_limited"`
+	// ServerErrors counts the 5xx answered by [Sim.FailMeterCalls].
+	ServerErrors int `json:"server_errors"`
+	// ShortPages counts summary pages that ended early
+	// ([Sim.SetMeterPageSize]): has_more with fewer than the limit.
+	ShortPages int `json:"short_pages"`
 	// NoMeterFound counts events accepted for an event name no meter has.
 	NoMeterFound int `json:"no_meter_found"`
 	// UnmatchedCancels counts cancellations accepted for an identifier the
@@ -199,18 +186,10 @@ type meterEvent struct {
 // seriesKey names one customer's events of one meter.
 type seriesKey struct{ meter, customer string }
 
-// rateWindow is one endpoint's rate limit: calls admitted in the second
-// of the clock it counts.
-type rateWindow struct {
-	perSecond int
-	second    int64
-	n         int
-}
-
 // meterBook is the state of the meter API.
 type meterBook struct {
 	mu       sync.Mutex
-	seed     uint64
+	faults   *usageFaults
 	rng      *rand.Rand
 	livemode bool
 	meters   map[string]BillingMeter
@@ -218,24 +197,19 @@ type meterBook struct {
 	series   map[seriesKey][]*meterEvent
 	// claims holds when each event name + identifier was last taken;
 	// latest holds the event that took it, when a meter had the name.
-	claims   map[string]time.Time
-	latest   map[string]*meterEvent
-	lag      time.Duration
-	meterLag map[string]time.Duration
-	gaps     []MeterGap
-	noise    bool
-	limits   map[MeterEndpoint]*rateWindow
-	fail     map[MeterEndpoint]int
-	calls    MeterCallCounts
-	seq      int64 // the last event's seq
-	alerts   []*meterAlert
-	fired    []StripeEvent // every alert event, in order
-	pending  int           // fired[pending:] are not taken yet
-	alertTo  atomic.Pointer[Sender]
+	claims  map[string]time.Time
+	latest  map[string]*meterEvent
+	calls   MeterCallCounts
+	seq     int64 // the last event's seq
+	alerts  []*meterAlert
+	fired   []StripeEvent // every alert event, in order
+	pending int           // fired[pending:] are not taken yet
+	alertTo atomic.Pointer[Sender]
 }
 
 func (b *meterBook) init(seed uint64, apiKey string) {
-	b.seed = seed
+	b.faults = newUsageFaults(faultLag|faultScopedLag|faultGaps|faultShortPages|faultNoise|faultCalls, seed, -1,
+		DefaultMeterRateLimit, string(MeterEventsEndpoint), string(MeterAdjustmentsEndpoint), string(MeterSummariesEndpoint))
 	b.rng = rand.New(rand.NewPCG(seed^0x6d657465, seed+0x7273696d))
 	b.livemode = strings.HasPrefix(apiKey, "sk_live_")
 	b.meters = map[string]BillingMeter{}
@@ -243,13 +217,6 @@ func (b *meterBook) init(seed uint64, apiKey string) {
 	b.series = map[seriesKey][]*meterEvent{}
 	b.claims = map[string]time.Time{}
 	b.latest = map[string]*meterEvent{}
-	b.meterLag = map[string]time.Duration{}
-	b.limits = map[MeterEndpoint]*rateWindow{}
-	b.fail = map[MeterEndpoint]int{}
-	for _, ep := range meterEndpoints {
-		b.limits[ep] = &rateWindow{perSecond: DefaultMeterRateLimit}
-	}
-	b.calls.RateLimited = map[MeterEndpoint]int{}
 }
 
 const idAlphabet = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
@@ -263,31 +230,12 @@ func (b *meterBook) randomLocked(n int) string {
 	return sb.String()
 }
 
-// draw is a number in [0, 1) that depends only on the seed and parts.
-func (b *meterBook) draw(parts ...string) float64 {
-	h := fnv.New64a()
-	_ = binary.Write(h, binary.LittleEndian, b.seed)
-	for _, p := range parts {
-		h.Write([]byte(p))
-		h.Write([]byte{0})
-	}
-	return float64(h.Sum64()>>11) / (1 << 53)
-}
-
 func identKey(name, identifier string) string { return name + "\x00" + identifier }
-
-// lagLocked is how long after its arrival an event of meter shows.
-func (b *meterBook) lagLocked(meter string) time.Duration {
-	if d, ok := b.meterLag[meter]; ok {
-		return d
-	}
-	return b.lag
-}
 
 // shown reports whether e is in the summaries at now: lag after it
 // arrived.
 func (e *meterEvent) shown(now time.Time, lag time.Duration) bool {
-	return e.revision || !now.Before(e.received.Add(lag))
+	return shown(e.received, e.revision, now, lag)
 }
 
 // counts reports whether e adds to the summaries at now: shown, and not
@@ -535,90 +483,56 @@ func (v *Sim) MeterSum(meter, customer string, start, end time.Time) *big.Rat {
 // after it arrived, and a cancellation take effect lag after it arrived.
 // The empty meter sets the lag of every meter without one of its own; a
 // negative lag removes a meter's own.
-func (v *Sim) SetMeterLag(meter string, lag time.Duration) {
-	b := &v.core.meters
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	switch {
-	case meter == "":
-		b.lag = max(lag, 0)
-	case lag < 0:
-		delete(b.meterLag, meter)
-	default:
-		b.meterLag[meter] = lag
-	}
-}
+func (v *Sim) SetMeterLag(meter string, lag time.Duration) { v.core.meters.faults.setLag(meter, lag) }
 
 // AddMeterGap leaves buckets out of the summaries until g.Until or until
-// [Sim.ClearMeterGaps].
+// [Sim.ClearMeterGaps]. Endpoint and Project, OpenAI's, must be empty.
 func (v *Sim) AddMeterGap(g MeterGap) error {
-	if g.Share < 0 || g.Share > 1 || (g.At.IsZero() && g.Share == 0) {
-		return fmt.Errorf("%w: a gap needs a time or a share in (0, 1]", ErrInvalidMeter)
+	if err := v.core.meters.faults.addGap(g.gap(g.Endpoint+g.Project == "", g.Meter, g.Customer)); err != nil {
+		return fmt.Errorf("%w: %w", ErrInvalidMeter, err)
 	}
-	b := &v.core.meters
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	b.gaps = append(b.gaps, g)
 	return nil
 }
 
 // ClearMeterGaps closes every gap.
-func (v *Sim) ClearMeterGaps() {
-	b := &v.core.meters
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	b.gaps = nil
-}
+func (v *Sim) ClearMeterGaps() { v.core.meters.faults.clearGaps() }
 
 // SetMeterFloatNoise makes the summaries render aggregated_value as a
 // float64 sum of the events in arrival order, as 0.1 + 0.2 gives
 // 0.30000000000000004, and one unit in the last place off the exact value
 // when that sum happens to be exact. Off, they render the exact decimal.
-func (v *Sim) SetMeterFloatNoise(on bool) {
-	b := &v.core.meters
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	b.noise = on
-}
+func (v *Sim) SetMeterFloatNoise(on bool) { v.core.meters.faults.setNoise(on) }
+
+// SetMeterPageSize makes every page of summaries hold at most n of them,
+// whatever its limit, with has_more true while more remain: pages that
+// end early. 0 lifts it.
+func (v *Sim) SetMeterPageSize(n int) { v.core.meters.faults.setPageSize(n) }
 
 // SetMeterRateLimit makes ep (every endpoint when empty; an unknown one
 // is ignored) answer 429 to the calls beyond perSecond in one second of
 // the clock; 0 lifts the limit. The default is [DefaultMeterRateLimit].
 func (v *Sim) SetMeterRateLimit(ep MeterEndpoint, perSecond int) {
-	b := &v.core.meters
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	for _, e := range endpointsOf(ep) {
-		b.limits[e].perSecond = max(perSecond, 0)
-	}
+	v.core.meters.faults.setRate(string(ep), perSecond)
 }
 
 // RateLimitMeterCalls makes the next n calls of ep (of every endpoint
 // when empty) answer 429, whatever the rate.
 func (v *Sim) RateLimitMeterCalls(ep MeterEndpoint, n int) {
-	b := &v.core.meters
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	for _, e := range endpointsOf(ep) {
-		b.fail[e] = max(n, 0)
-	}
+	_ = v.FailMeterCalls(CallFault{Endpoint: string(ep), Next: n})
 }
 
-// endpointsOf lists the endpoints ep names: all when empty, none when
-// unknown.
-func endpointsOf(ep MeterEndpoint) []MeterEndpoint {
-	switch {
-	case ep == "":
-		return meterEndpoints
-	case validEndpoint(ep):
-		return []MeterEndpoint{ep}
+// FailMeterCalls makes the next c.Next calls of c.Endpoint (of every
+// endpoint when empty) answer c.Status, 429 with Stripe's rate_limit
+// error (with Retry-After only when c.RetryAfter is positive) or a 5xx
+// with an api_error, whatever the rate.
+func (v *Sim) FailMeterCalls(c CallFault) error {
+	if c.RetryAfter == 0 {
+		c.RetryAfter = -1
+	}
+	if err := v.core.meters.faults.program(c); err != nil {
+		return fmt.Errorf("%w: %w", ErrInvalidMeter, err)
 	}
 	return nil
-}
-
-// validEndpoint reports whether ep names an endpoint or all of them.
-func validEndpoint(ep MeterEndpoint) bool {
-	return ep == "" || ep == MeterEventsEndpoint || ep == MeterAdjustmentsEndpoint || ep == MeterSummariesEndpoint
 }
 
 // SetMeterLivemode sets the livemode of the face's objects.
@@ -643,9 +557,13 @@ func (v *Sim) MeterCalls() MeterCallCounts {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	out := b.calls
-	out.RateLimited = make(map[MeterEndpoint]int, len(b.calls.RateLimited))
-	for k, n := range b.calls.RateLimited {
-		out.RateLimited[k] = n
+	c := b.faults.counts()
+	out.RateLimited = make(map[MeterEndpoint]int, len(c.throttled))
+	for k, n := range c.throttled {
+		if n > 0 {
+			out.RateLimited[MeterEndpoint(k)] = n
+		}
 	}
+	out.ServerErrors, out.ShortPages = sum(c.failed), c.shortPages
 	return out
 }

@@ -7,30 +7,8 @@ import (
 	"time"
 )
 
-// MeterSimPath is where the meter API's administration lives, so that a
-// driver outside the process can script the face. Every body is JSON;
-// times are RFC 3339 and durations Go durations ("90s"):
-//
-//	POST   /sim/meters              a BillingMeter → the meter with its ID
-//	GET    /sim/meters              {"meters", "livemode", "calls"}
-//	POST   /sim/meters/events       a MeterEvent → the event as recorded
-//	POST   /sim/meters/cancel       {"event_name", "identifier"}
-//	GET    /sim/meters/{id}/sum     ?customer&start&end → {"value": "12.5", ...}
-//	POST   /sim/meters/revise       {"meter", "customer", "at", "by"}
-//	POST   /sim/meters/lag          {"meter", "lag"}
-//	POST   /sim/meters/gaps         a MeterGap
-//	DELETE /sim/meters/gaps
-//	POST   /sim/meters/noise        {"on"}
-//	POST   /sim/meters/ratelimit    {"endpoint", "per_second"}
-//	POST   /sim/meters/fail         {"endpoint", "next"}: the next calls answer 429
-//	POST   /sim/meters/livemode     {"on"}
-//	GET    /sim/meters/calls        MeterCallCounts
-//	POST   /sim/meters/alerts       {"meter", "customer", "gte"} → {"id"}
-//	GET    /sim/meters/alerts       every alert event made, as Stripe posts them
-//	POST   /sim/meters/alerts/send  posts the pending ones (SetMeterAlertWebhooks)
-//
-// A refused request gets 400 {"error": "..."}; one that changes a setting
-// gets 204.
+// MeterSimPath is where Stripe's meter face is scripted over HTTP; the
+// package doc lists its routes.
 const MeterSimPath = "/sim/meters"
 
 func (s *core) meterAdminRoutes(mux *http.ServeMux) {
@@ -56,26 +34,9 @@ func (s *core) meterAdminRoutes(mux *http.ServeMux) {
 	}) (any, error) {
 		return nil, sim.ReviseMeterDown(c.Meter, c.Customer, c.At, c.By)
 	}))
-	mux.HandleFunc("POST "+p+"/lag", adminJSON(func(c struct {
-		Meter string `json:"meter"`
-		Lag   string `json:"lag"`
-	}) (any, error) {
-		d, err := time.ParseDuration(c.Lag)
-		if err != nil {
-			return nil, err
-		}
-		sim.SetMeterLag(c.Meter, d)
-		return nil, nil
-	}))
 	mux.HandleFunc("POST "+p+"/gaps", adminJSON(func(g MeterGap) (any, error) { return nil, sim.AddMeterGap(g) }))
-	mux.HandleFunc("DELETE "+p+"/gaps", func(w http.ResponseWriter, _ *http.Request) {
-		sim.ClearMeterGaps()
-		w.WriteHeader(http.StatusNoContent)
-	})
-	mux.HandleFunc("POST "+p+"/noise", adminJSON(func(c switchBody) (any, error) { sim.SetMeterFloatNoise(c.On); return nil, nil }))
 	mux.HandleFunc("POST "+p+"/livemode", adminJSON(func(c switchBody) (any, error) { sim.SetMeterLivemode(c.On); return nil, nil }))
-	mux.HandleFunc("POST "+p+"/ratelimit", endpointSetting(func(c endpointBody) { sim.SetMeterRateLimit(c.Endpoint, c.PerSecond) }))
-	mux.HandleFunc("POST "+p+"/fail", endpointSetting(func(c endpointBody) { sim.RateLimitMeterCalls(c.Endpoint, c.Next) }))
+	s.meters.faults.routes(mux, p)
 	mux.HandleFunc("GET "+p+"/calls", func(w http.ResponseWriter, _ *http.Request) { writeJSON(w, http.StatusOK, sim.MeterCalls()) })
 	mux.HandleFunc("POST "+p+"/alerts", adminJSON(func(c struct {
 		Meter    string `json:"meter"`
@@ -93,30 +54,6 @@ func (s *core) meterAdminRoutes(mux *http.ServeMux) {
 		writeJSON(w, http.StatusOK, bodies)
 	})
 	mux.HandleFunc("POST "+p+"/alerts/send", sim.adminSendAlerts)
-}
-
-// endpointBody sets the rate limit (PerSecond) or the 429 fault (Next)
-// of an endpoint, or of all when Endpoint is empty.
-type endpointBody struct {
-	Endpoint  MeterEndpoint `json:"endpoint"`
-	PerSecond int           `json:"per_second"`
-	Next      int           `json:"next"`
-}
-
-// endpointSetting answers a request that sets something of an endpoint.
-func endpointSetting(set func(endpointBody)) http.HandlerFunc {
-	return adminJSON(func(c endpointBody) (any, error) {
-		if !validEndpoint(c.Endpoint) {
-			return nil, errors.New("endpoint must be meter_events, meter_event_adjustments, event_summaries or empty")
-		}
-		set(c)
-		return nil, nil
-	})
-}
-
-// switchBody turns a setting on or off.
-type switchBody struct {
-	On bool `json:"on"`
 }
 
 // adminJSON answers a JSON request with fn's result: 200 with it, 204

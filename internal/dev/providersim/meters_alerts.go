@@ -138,7 +138,7 @@ func StripeSigner(secret string) Signer {
 func (b *meterBook) evaluateLocked(now time.Time) {
 	var made []StripeEvent
 	for _, a := range b.alerts {
-		lag := b.lagLocked(a.meter)
+		lag := b.faults.lagOf(a.meter)
 		for _, customer := range b.customersLocked(a) {
 			if a.fired[customer] {
 				continue

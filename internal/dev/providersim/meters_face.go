@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"math"
 	"math/big"
 	"net/http"
 	"slices"
@@ -78,36 +77,20 @@ func (s *core) admit(w http.ResponseWriter, r *http.Request, ep MeterEndpoint) b
 	if !s.authorized(w, r) {
 		return false
 	}
-	if b.limited(ep, s.now()) {
-		// Stripe's answer: no Retry-After, so a client picks its own wait.
-		writeMeterError(w, http.StatusTooManyRequests, "rate_limit", "",
+	switch v := b.faults.admit(string(ep), s.now()); v.status {
+	case 0:
+		return true
+	case http.StatusTooManyRequests:
+		// Stripe's answer has no Retry-After, so a client picks its own
+		// wait, unless a programmed fault asks for one.
+		v.setRetryAfter(w)
+		writeMeterError(w, v.status, "rate_limit", "",
 			"Request rate limit exceeded. Learn more about rate limits here https://stripe.com/docs/rate-limits.")
-		return false
+	default:
+		writeJSON(w, v.status, map[string]any{"error": map[string]string{"type": "api_error",
+			"message": "An unknown error occurred. Please try again."}})
 	}
-	return true
-}
-
-// limited reports whether a call of ep at now gets a 429, counting it.
-func (b *meterBook) limited(ep MeterEndpoint, now time.Time) bool {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	limited := false
-	if b.fail[ep] > 0 {
-		b.fail[ep]--
-		limited = true
-	} else if rw := b.limits[ep]; rw.perSecond > 0 {
-		if sec := now.Unix(); sec != rw.second {
-			rw.second, rw.n = sec, 0
-		}
-		limited = rw.n >= rw.perSecond
-		if !limited {
-			rw.n++
-		}
-	}
-	if limited {
-		b.calls.RateLimited[ep]++
-	}
-	return limited
+	return false
 }
 
 // readMeterForm parses a form-encoded body, answering 400 when it cannot.
@@ -368,21 +351,25 @@ func (b *meterBook) summaries(q summaryQuery, now time.Time) (summaryList, bool)
 	if q.after != nil {
 		buckets = slices.DeleteFunc(buckets, func(s *bucketSum) bool { return s.start.Unix() <= *q.after })
 	}
-	hasMore := len(buckets) > q.limit
+	limit, short := b.faults.pageLimit(q.limit)
+	hasMore := len(buckets) > limit
 	switch {
 	case q.before != nil:
 		buckets = slices.DeleteFunc(buckets, func(s *bucketSum) bool { return s.start.Unix() >= *q.before })
-		hasMore = len(buckets) > q.limit
-		buckets = buckets[max(len(buckets)-q.limit, 0):]
+		hasMore = len(buckets) > limit
+		buckets = buckets[max(len(buckets)-limit, 0):]
 	case hasMore:
-		buckets = buckets[:q.limit]
+		buckets = buckets[:limit]
+	}
+	if hasMore && short {
+		b.faults.endedEarly()
 	}
 	list := summaryList{Object: "list", Data: make([]meterSummary, 0, len(buckets)), HasMore: hasMore,
 		URL: "/v1/billing/meters/" + q.meter + "/event_summaries"}
 	for _, s := range buckets {
 		list.Data = append(list.Data, meterSummary{
 			ID:     summaryIDPrefix + b.randomLocked(summaryNonce) + strconv.FormatInt(s.start.Unix(), 36),
-			Object: "billing.meter_event_summary", AggregatedValue: b.renderLocked(q, s),
+			Object: "billing.meter_event_summary", AggregatedValue: b.faults.render(s.exact, s.naive, q.meter, q.customer, s.start.String()),
 			StartTime: s.start.Unix(), EndTime: s.end.Unix(), Meter: q.meter, Livemode: b.livemode,
 		})
 	}
@@ -393,7 +380,7 @@ func (b *meterBook) summaries(q summaryQuery, now time.Time) (summaryList, bool)
 // ascending order, leaving out buckets without events and those a gap
 // hides.
 func (b *meterBook) bucketsLocked(q summaryQuery, now time.Time) []*bucketSum {
-	lag := b.lagLocked(q.meter)
+	lag := b.faults.lagOf(q.meter)
 	byStart := map[int64]*bucketSum{}
 	for _, e := range b.series[seriesKey{q.meter, q.customer}] {
 		if e.at.Before(q.start) || !e.at.Before(q.end) || !e.shown(now, lag) {
@@ -416,48 +403,10 @@ func (b *meterBook) bucketsLocked(q summaryQuery, now time.Time) []*bucketSum {
 	}
 	out := make([]*bucketSum, 0, len(byStart))
 	for _, s := range byStart {
-		if !b.hiddenLocked(q, s, now) {
+		if !b.faults.hidden([2]string{q.meter, q.customer}, s.start, s.end, now) {
 			out = append(out, s)
 		}
 	}
 	slices.SortFunc(out, func(x, y *bucketSum) int { return x.start.Compare(y.start) })
 	return out
-}
-
-// hiddenLocked reports whether an open gap leaves s out.
-func (b *meterBook) hiddenLocked(q summaryQuery, s *bucketSum, now time.Time) bool {
-	for _, g := range b.gaps {
-		switch {
-		case !g.Until.IsZero() && !now.Before(g.Until),
-			g.Meter != "" && g.Meter != q.meter,
-			g.Customer != "" && g.Customer != q.customer:
-			continue
-		case !g.At.IsZero():
-			if !g.At.Before(s.start) && g.At.Before(s.end) {
-				return true
-			}
-		case b.draw("gap", q.meter, q.customer, s.start.String(), s.end.String()) < g.Share:
-			return true
-		}
-	}
-	return false
-}
-
-// renderLocked is a bucket's aggregated_value: the exact decimal, or with
-// float noise the float64 sum, nudged one unit in the last place when it
-// came out exact.
-func (b *meterBook) renderLocked(q summaryQuery, s *bucketSum) json.Number {
-	if !b.noise {
-		return json.Number(decimalText(s.exact))
-	}
-	v := s.naive
-	if exact, _ := s.exact.Float64(); v == exact && v != 0 {
-		toward := math.Inf(1)
-		if b.draw("noise", q.meter, q.customer, s.start.String()) < 0.5 {
-			toward = math.Inf(-1)
-		}
-		v = math.Nextafter(v, toward)
-	}
-	data, _ := json.Marshal(v) // finite: a sum of finite values
-	return json.Number(data)
 }

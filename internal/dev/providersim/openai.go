@@ -5,12 +5,10 @@ import (
 	"fmt"
 	"maps"
 	"math/big"
-	"runtime"
 	"slices"
 	"strings"
 	"sync"
 	"time"
-	"weak"
 
 	"github.com/hookline/hookline/internal/sums"
 )
@@ -70,17 +68,9 @@ type OpenAICost struct {
 	LineItem string    `json:"line_item,omitempty"`
 }
 
-// OpenAIGap leaves buckets out of the answers (empty results), as an
-// aggregate that has not caught up does. Endpoint and Project narrow it.
-type OpenAIGap struct {
-	Endpoint string    `json:"endpoint,omitempty"`
-	Project  string    `json:"project,omitempty"`
-	At       time.Time `json:"at,omitzero"`
-	// Share, when At is zero, hides that share of buckets, chosen by a
-	// hash of the seed and the bucket, the same in every answer.
-	Share float64   `json:"share,omitempty"`
-	Until time.Time `json:"until,omitzero"`
-}
+// OpenAIGap is a [Gap] of OpenAI's face, narrowed by Endpoint and
+// Project.
+type OpenAIGap = Gap
 
 // OpenAICallCounts counts the calls of the OpenAI face.
 type OpenAICallCounts struct {
@@ -90,6 +80,8 @@ type OpenAICallCounts struct {
 	// ShortPages counts pages that ended early: has_more with fewer
 	// buckets than the limit.
 	ShortPages int `json:"short_pages"`
+	// ServerErrors counts the 5xx answered by [Sim.FailOpenAI].
+	ServerErrors int `json:"server_errors"`
 }
 
 // openaiRecord is one usage or cost as recorded, or a revision.
@@ -104,42 +96,20 @@ type openaiRecord struct {
 
 // openaiBook is the OpenAI face's state.
 type openaiBook struct {
-	mu         sync.Mutex
-	key        string
-	records    []*openaiRecord
-	lag        time.Duration
-	gaps       []OpenAIGap
-	pageSize   int
-	fail       int
-	retryAfter time.Duration
-	noise      bool
-	calls      OpenAICallCounts
+	faults *usageFaults
+
+	mu      sync.Mutex
+	key     string
+	records []*openaiRecord
+	calls   OpenAICallCounts // Usage and Costs; the faults count the rest
 }
 
-// openaiFaces holds each simulator's OpenAI face, made on first use and
-// dropped with its simulator, so that the face adds nothing to core.
-var openaiFaces = struct {
-	sync.Mutex
-	m map[weak.Pointer[core]]*openaiBook
-}{m: map[weak.Pointer[core]]*openaiBook{}}
+func (b *openaiBook) init(seed uint64) {
+	b.faults = newUsageFaults(faultLag|faultGaps|faultShortPages|faultNoise|faultCalls, seed, DefaultOpenAIRetryAfter, 0)
+}
 
 // openai is s's OpenAI face.
-func (s *core) openai() *openaiBook {
-	k := weak.Make(s)
-	openaiFaces.Lock()
-	defer openaiFaces.Unlock()
-	b, ok := openaiFaces.m[k]
-	if !ok {
-		b = &openaiBook{}
-		openaiFaces.m[k] = b
-		runtime.AddCleanup(s, func(k weak.Pointer[core]) {
-			openaiFaces.Lock()
-			defer openaiFaces.Unlock()
-			delete(openaiFaces.m, k)
-		}, k)
-	}
-	return b
-}
+func (s *core) openai() *openaiBook { return &s.openaiFace }
 
 // AddOpenAIUsage records u, at the clock's time when u.At is zero. Its
 // endpoint must be a usage endpoint and its fields the endpoint's.
@@ -247,42 +217,52 @@ func (v *Sim) OpenAICostSum(project string, start, end time.Time) string {
 }
 
 // SetOpenAILag makes usage and costs show only lag after they arrived.
-func (v *Sim) SetOpenAILag(lag time.Duration) {
-	v.core.openai().set(func(b *openaiBook) { b.lag = max(lag, 0) })
-}
+func (v *Sim) SetOpenAILag(lag time.Duration) { v.core.openai().faults.setLag("", lag) }
 
-// AddOpenAIGap leaves buckets out until g.Until or [Sim.ClearOpenAIGaps].
+// AddOpenAIGap leaves buckets out (empty results) until g.Until or
+// [Sim.ClearOpenAIGaps]. Meter and Customer, Stripe's, must be empty.
 func (v *Sim) AddOpenAIGap(g OpenAIGap) error {
-	if g.Share < 0 || g.Share > 1 || (g.At.IsZero() && g.Share == 0) {
-		return fmt.Errorf("%w: a gap needs a time or a share in (0, 1]", ErrInvalidOpenAI)
+	if err := v.core.openai().faults.addGap(g.gap(g.Meter+g.Customer == "", g.Endpoint, g.Project)); err != nil {
+		return fmt.Errorf("%w: %w", ErrInvalidOpenAI, err)
 	}
-	v.core.openai().set(func(b *openaiBook) { b.gaps = append(b.gaps, g) })
 	return nil
 }
 
 // ClearOpenAIGaps closes every gap.
-func (v *Sim) ClearOpenAIGaps() { v.core.openai().set(func(b *openaiBook) { b.gaps = nil }) }
+func (v *Sim) ClearOpenAIGaps() { v.core.openai().faults.clearGaps() }
 
 // SetOpenAIPageSize makes every page hold at most n buckets, whatever its
 // limit, with has_more true while buckets remain: pages that end early.
 // 0 lifts it.
-func (v *Sim) SetOpenAIPageSize(n int) {
-	v.core.openai().set(func(b *openaiBook) { b.pageSize = max(n, 0) })
-}
+func (v *Sim) SetOpenAIPageSize(n int) { v.core.openai().faults.setPageSize(n) }
 
 // FailOpenAICalls makes the next n calls answer 429 with retry-after-ms
 // of after (0: [DefaultOpenAIRetryAfter]; negative: no header).
 func (v *Sim) FailOpenAICalls(n int, after time.Duration) {
-	if after == 0 {
-		after = DefaultOpenAIRetryAfter
+	_ = v.FailOpenAI(CallFault{Next: n, RetryAfter: after})
+}
+
+// FailOpenAI makes the next c.Next calls answer c.Status: 429 (the
+// default) with retry-after-ms of c.RetryAfter as [Sim.FailOpenAICalls]
+// says, or a 5xx with a server_error. The face has one endpoint for
+// faults: c.Endpoint must be empty.
+func (v *Sim) FailOpenAI(c CallFault) error {
+	f := v.core.openai().faults
+	err := f.validEndpoint(c.Endpoint)
+	if err == nil {
+		err = f.program(c)
 	}
-	v.core.openai().set(func(b *openaiBook) { b.fail, b.retryAfter = max(n, 0), after })
+	if err != nil {
+		return fmt.Errorf("%w: %w", ErrInvalidOpenAI, err)
+	}
+	return nil
 }
 
 // SetOpenAICostNoise makes costs render amount.value as the float64 sum
-// of the costs in arrival order (0.1 + 0.2 gives 0.30000000000000004).
-// Off, the exact decimal.
-func (v *Sim) SetOpenAICostNoise(on bool) { v.core.openai().set(func(b *openaiBook) { b.noise = on }) }
+// of the costs in arrival order (0.1 + 0.2 gives 0.30000000000000004),
+// one unit in the last place off when that sum is exact. Off, the exact
+// decimal.
+func (v *Sim) SetOpenAICostNoise(on bool) { v.core.openai().faults.setNoise(on) }
 
 // SetOpenAIAdminKey makes the face accept only key ("" accepts any
 // sk-admin- key).
@@ -291,9 +271,12 @@ func (v *Sim) SetOpenAIAdminKey(key string) { v.core.openai().set(func(b *openai
 // OpenAICalls returns the counts of the face's calls.
 func (v *Sim) OpenAICalls() OpenAICallCounts {
 	b := v.core.openai()
+	c := b.faults.counts()
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	return b.calls
+	out := b.calls
+	out.RateLimited, out.ServerErrors, out.ShortPages = sum(c.throttled), sum(c.failed), c.shortPages
+	return out
 }
 
 func (b *openaiBook) set(fn func(*openaiBook)) {

@@ -1,10 +1,8 @@
 package providersim
 
 import (
-	"encoding/json"
 	"fmt"
 	"maps"
-	"math"
 	"math/big"
 	"net/http"
 	"slices"
@@ -25,6 +23,37 @@ func (s *core) openaiRoutes(mux *http.ServeMux) {
 		s.handleOpenAI(w, r, sums.OpenAICosts)
 	})
 	s.openaiAdminRoutes(mux)
+}
+
+// OpenAISimPath is where OpenAI's face is scripted over HTTP; the package
+// doc lists its routes.
+const OpenAISimPath = "/sim/openai"
+
+// openaiAdminRoutes serves the face's administration under
+// [OpenAISimPath].
+func (s *core) openaiAdminRoutes(mux *http.ServeMux) {
+	p, sim := OpenAISimPath, &Sim{core: s}
+	mux.HandleFunc("POST "+p+"/usage", adminJSON(func(u OpenAIUsage) (any, error) { return nil, sim.AddOpenAIUsage(u) }))
+	mux.HandleFunc("POST "+p+"/costs", adminJSON(func(c OpenAICost) (any, error) { return nil, sim.AddOpenAICost(c) }))
+	mux.HandleFunc("POST "+p+"/revise", adminJSON(func(c struct {
+		Endpoint string    `json:"endpoint"`
+		Project  string    `json:"project"`
+		At       time.Time `json:"at"`
+		Field    string    `json:"field"`
+		By       int64     `json:"by"`
+	}) (any, error) {
+		return nil, sim.ReviseOpenAIUsage(c.Endpoint, c.Project, c.At, c.Field, c.By)
+	}))
+	mux.HandleFunc("POST "+p+"/costs/revise", adminJSON(func(c struct {
+		Project string    `json:"project"`
+		At      time.Time `json:"at"`
+		By      string    `json:"by"`
+	}) (any, error) {
+		return nil, sim.ReviseOpenAICost(c.Project, c.At, c.By)
+	}))
+	mux.HandleFunc("POST "+p+"/gaps", adminJSON(func(g OpenAIGap) (any, error) { return nil, sim.AddOpenAIGap(g) }))
+	s.openai().faults.routes(mux, p)
+	mux.HandleFunc("GET "+p+"/calls", func(w http.ResponseWriter, _ *http.Request) { writeJSON(w, http.StatusOK, sim.OpenAICalls()) })
 }
 
 // openaiWidths are the bucket widths OpenAI serves, with the default and
@@ -51,9 +80,14 @@ type openaiQuery struct {
 	projects   []string
 }
 
-// writeOpenAIError answers as OpenAI does.
+// writeOpenAIError answers as OpenAI does: an invalid_request_error, or
+// a server_error when status is a 5xx.
 func writeOpenAIError(w http.ResponseWriter, status int, code, param, msg string) {
-	e := map[string]any{"message": msg, "type": "invalid_request_error", "param": nil, "code": nil}
+	typ := "invalid_request_error"
+	if status >= 500 {
+		typ = "server_error"
+	}
+	e := map[string]any{"message": msg, "type": typ, "param": nil, "code": nil}
 	if code != "" {
 		e["code"] = code
 	}
@@ -65,7 +99,7 @@ func writeOpenAIError(w http.ResponseWriter, status int, code, param, msg string
 
 func (s *core) handleOpenAI(w http.ResponseWriter, r *http.Request, endpoint string) {
 	b := s.openai()
-	if !b.admit(w, r, endpoint) {
+	if !b.admit(w, r, endpoint, s.now()) {
 		return
 	}
 	q, param, problem := parseOpenAIQuery(r, endpoint, s.now())
@@ -78,30 +112,33 @@ func (s *core) handleOpenAI(w http.ResponseWriter, r *http.Request, endpoint str
 
 // admit counts a call, checks its admin key and the 429 fault, and
 // reports whether it may go on; if not, it has answered.
-func (b *openaiBook) admit(w http.ResponseWriter, r *http.Request, endpoint string) bool {
+func (b *openaiBook) admit(w http.ResponseWriter, r *http.Request, endpoint string, now time.Time) bool {
 	key := strings.TrimPrefix(r.Header.Get("Authorization"), "Bearer ")
 	b.mu.Lock()
-	defer b.mu.Unlock()
 	if endpoint == sums.OpenAICosts {
 		b.calls.Costs++
 	} else {
 		b.calls.Usage++
 	}
-	if (b.key != "" && key != b.key) || (b.key == "" && !strings.HasPrefix(key, "sk-admin-")) {
+	wrongKey := (b.key != "" && key != b.key) || (b.key == "" && !strings.HasPrefix(key, "sk-admin-"))
+	b.mu.Unlock()
+	if wrongKey {
 		writeOpenAIError(w, http.StatusUnauthorized, "invalid_api_key", "",
 			"Incorrect API key provided. This endpoint requires an admin key.")
 		return false
 	}
-	if b.fail > 0 {
-		b.fail--
-		b.calls.RateLimited++
-		if b.retryAfter >= 0 {
-			w.Header().Set("Retry-After-Ms", strconv.FormatInt(b.retryAfter.Milliseconds(), 10))
+	switch v := b.faults.admit("", now); v.status {
+	case 0:
+		return true
+	case http.StatusTooManyRequests:
+		if v.retryAfter >= 0 {
+			w.Header().Set("Retry-After-Ms", strconv.FormatInt(v.retryAfter.Milliseconds(), 10))
 		}
-		writeOpenAIError(w, http.StatusTooManyRequests, "rate_limit_exceeded", "", "Rate limit reached for requests.")
-		return false
+		writeOpenAIError(w, v.status, "rate_limit_exceeded", "", "Rate limit reached for requests.")
+	default:
+		writeOpenAIError(w, v.status, "", "", "The server had an error while processing your request.")
 	}
-	return true
+	return false
 }
 
 // parseOpenAIQuery validates a query as OpenAI's reference describes it,
@@ -180,23 +217,21 @@ func openaiLater(a, b time.Time) time.Time {
 // page answers q at now: every bucket of the range from q.start, at most
 // a limit (or the short page size) of them.
 func (b *openaiBook) page(q openaiQuery, now time.Time) map[string]any {
+	size, short := b.faults.pageLimit(q.limit)
+	lag := b.faults.lagOf("")
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	size := q.limit
-	if b.pageSize > 0 && b.pageSize < size {
-		size = b.pageSize
-	}
 	data := []map[string]any{}
 	at := q.start
 	for ; at.Before(q.end) && len(data) < size; at = at.Add(q.width) {
 		data = append(data, map[string]any{"object": "bucket", "start_time": at.Unix(),
-			"end_time": at.Add(q.width).Unix(), "results": b.resultsLocked(q, at, now)})
+			"end_time": at.Add(q.width).Unix(), "results": b.resultsLocked(q, at, now, lag)})
 	}
 	p := map[string]any{"object": "page", "data": data, "has_more": false, "next_page": nil}
 	if at.Before(q.end) {
 		p["has_more"], p["next_page"] = true, openaiCursor(at)
-		if size < q.limit {
-			b.calls.ShortPages++
+		if short {
+			b.faults.endedEarly()
 		}
 	}
 	return p
@@ -214,14 +249,14 @@ type openaiTotal struct {
 }
 
 // resultsLocked are the results of the bucket at start: the records shown
-// at now, grouped, unless a gap hides the bucket.
-func (b *openaiBook) resultsLocked(q openaiQuery, start, now time.Time) []map[string]any {
+// at now, lag after they arrived, grouped, unless a gap hides the bucket.
+func (b *openaiBook) resultsLocked(q openaiQuery, start, now time.Time, lag time.Duration) []map[string]any {
 	end := start.Add(q.width)
 	totals := map[openaiGroup]*openaiTotal{}
 	for _, r := range b.records {
 		if r.endpoint != q.endpoint || r.at.Before(start) || !r.at.Before(end) ||
-			(!r.revision && now.Before(r.received.Add(b.lag))) ||
-			(len(q.projects) > 0 && !slices.Contains(q.projects, r.project)) || b.hiddenLocked(q.endpoint, r.project, start, end, now) {
+			!shown(r.received, r.revision, now, lag) || (len(q.projects) > 0 && !slices.Contains(q.projects, r.project)) ||
+			b.faults.hidden([2]string{q.endpoint, r.project}, start, end, now) {
 			continue
 		}
 		g := openaiGroup{currency: r.currency}
@@ -246,41 +281,13 @@ func (b *openaiBook) resultsLocked(q openaiQuery, start, now time.Time) []map[st
 	for _, g := range slices.SortedFunc(maps.Keys(totals), func(x, y openaiGroup) int {
 		return strings.Compare(x.project+x.currency, y.project+y.currency)
 	}) {
-		out = append(out, b.renderLocked(q.endpoint, g, totals[g]))
+		out = append(out, b.renderLocked(q.endpoint, start, g, totals[g]))
 	}
 	return out
 }
 
-// hiddenLocked reports whether an open gap hides the bucket.
-func (b *openaiBook) hiddenLocked(endpoint, project string, start, end, now time.Time) bool {
-	for _, g := range b.gaps {
-		switch {
-		case !g.Until.IsZero() && !now.Before(g.Until),
-			g.Endpoint != "" && g.Endpoint != endpoint,
-			g.Project != "" && g.Project != project:
-			continue
-		case !g.At.IsZero():
-			if !g.At.Before(start) && g.At.Before(end) {
-				return true
-			}
-		case openaiDraw(endpoint, project, start) < g.Share:
-			return true
-		}
-	}
-	return false
-}
-
-// openaiDraw is a number in [0, 1) fixed by the bucket.
-func openaiDraw(endpoint, project string, start time.Time) float64 {
-	h := uint64(14695981039346656037)
-	for _, c := range []byte(endpoint + "\x00" + project + "\x00" + start.UTC().Format(time.RFC3339)) {
-		h = (h ^ uint64(c)) * 1099511628211
-	}
-	return float64(h>>11) / (1 << 53)
-}
-
 // renderLocked is one result as OpenAI answers it.
-func (b *openaiBook) renderLocked(endpoint string, g openaiGroup, t *openaiTotal) map[string]any {
+func (b *openaiBook) renderLocked(endpoint string, start time.Time, g openaiGroup, t *openaiTotal) map[string]any {
 	res := map[string]any{"project_id": nil, "api_key_id": nil, "user_id": nil}
 	if g.project != "" {
 		res["project_id"] = g.project
@@ -288,7 +295,7 @@ func (b *openaiBook) renderLocked(endpoint string, g openaiGroup, t *openaiTotal
 	if endpoint == sums.OpenAICosts {
 		res["object"] = "organization.costs.result"
 		res["line_item"] = nil
-		res["amount"] = map[string]any{"value": b.amountLocked(t), "currency": g.currency}
+		res["amount"] = map[string]any{"value": b.faults.render(t.exact, t.naive, endpoint, g.project, start.String()), "currency": g.currency}
 		return res
 	}
 	object := strings.NewReplacer("file_search_calls", "file_searches", "web_search_calls", "web_searches").Replace(endpoint)
@@ -298,19 +305,4 @@ func (b *openaiBook) renderLocked(endpoint string, g openaiGroup, t *openaiTotal
 		res[f] = t.fields[f]
 	}
 	return res
-}
-
-// amountLocked is a cost's amount.value: the exact decimal, or with float
-// noise the float64 sum in arrival order, one unit in the last place up
-// when that sum came out exact.
-func (b *openaiBook) amountLocked(t *openaiTotal) json.Number {
-	if !b.noise {
-		return json.Number(decimalText(t.exact))
-	}
-	v := t.naive
-	if exact, _ := t.exact.Float64(); v == exact && v != 0 {
-		v = math.Nextafter(v, math.Inf(1))
-	}
-	data, _ := json.Marshal(v)
-	return json.Number(data)
 }

@@ -36,17 +36,18 @@ type OpenMeterConfig struct {
 // OpenMeter is the simulator's OpenMeter face: GET /api/v2/events and
 // GET /api/v1/meters/{slug}/query as OpenMeter's spec (api/openapi.yaml)
 // defines them, over events ingested through [OpenMeter.Ingest] or POST
-// /sim/openmeter/events, with seeded faults: a lag between ingest and
-// store, events that appear between two pages of one listing, and events
-// stored late. It serves on a port of its own. It is safe for concurrent
-// use.
+// /sim/openmeter/events, with faults: a lag between ingest and store,
+// events that appear between two pages of one listing, events stored
+// late, and the fault vocabulary's 429s (with Retry-After) and 5xx
+// ([OpenMeter.FailCalls]). It serves on a port of its own. It is safe for
+// concurrent use.
 type OpenMeter struct {
 	now    func() time.Time
 	apiKey string
 	log    *slog.Logger
+	faults *usageFaults // lag and calls
 
 	mu       sync.Mutex
-	lag      time.Duration
 	events   []*omEvent
 	rows     int
 	meters   map[string]OpenMeterMeter
@@ -81,7 +82,9 @@ type OpenMeterMeter struct {
 // or until its [OpenMeter.Handler] is mounted.
 func NewOpenMeter(cfg OpenMeterConfig) *OpenMeter {
 	o := &OpenMeter{now: cfg.Now, apiKey: cfg.APIKey, log: cmp.Or(cfg.Logger, slog.New(slog.DiscardHandler)),
-		lag: cfg.StoreLag, meters: map[string]OpenMeterMeter{}, calls: map[string]int{}}
+		faults: newUsageFaults(faultLag|faultCalls, 0, DefaultOpenMeterRetryAfter, 0, omEvents, omMeterQuery),
+		meters: map[string]OpenMeterMeter{}, calls: map[string]int{}}
+	o.faults.setLag("", cfg.StoreLag)
 	if o.now == nil {
 		o.now = time.Now
 	}
@@ -136,10 +139,27 @@ func (o *OpenMeter) Handler() http.Handler {
 
 // SetStoreLag sets the lag between ingest and store of events ingested
 // from now on.
-func (o *OpenMeter) SetStoreLag(d time.Duration) {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	o.lag = max(d, 0)
+func (o *OpenMeter) SetStoreLag(d time.Duration) { o.faults.setLag("", d) }
+
+// DefaultOpenMeterRetryAfter is the Retry-After of a 429 that
+// [OpenMeter.FailCalls] answers when none is asked for.
+const DefaultOpenMeterRetryAfter = time.Second
+
+// The face's endpoints, for its counts and its faults.
+const (
+	omEvents     = "events"
+	omMeterQuery = "meter_query"
+)
+
+// FailCalls makes the next c.Next calls of c.Endpoint ("events",
+// "meter_query", or empty: each of them) answer c.Status, 429 (the
+// default) with Retry-After in seconds or a 5xx, as a problem.
+func (o *OpenMeter) FailCalls(c CallFault) error {
+	err := o.faults.validEndpoint(c.Endpoint)
+	if err == nil {
+		err = o.faults.program(c)
+	}
+	return err
 }
 
 // AddMeter adds or replaces a meter.
@@ -164,7 +184,7 @@ type OpenMeterEvent struct {
 func (o *OpenMeter) Ingest(ev UsageCloudEvent) (OpenMeterEvent, error) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	return o.ingest(ev, o.lag)
+	return o.ingest(ev, o.faults.lagOf(""))
 }
 
 // IngestLate ingests ev now and stores it only after lag: a record that
@@ -228,13 +248,21 @@ func (o *OpenMeter) ingest(ev UsageCloudEvent, lag time.Duration) (OpenMeterEven
 }
 
 // OpenMeterCalls counts the calls of each endpoint ("events",
-// "meter_query") and the refused ones ("refused").
+// "meter_query"), the refused ones ("refused"), and once a fault fired
+// the 429s ("rate_limited") and 5xx ("server_errors") answered.
 func (o *OpenMeter) OpenMeterCalls() map[string]int {
+	c := o.faults.counts()
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	out := map[string]int{}
 	for k, v := range o.calls {
 		out[k] = v
+	}
+	if n := sum(c.throttled); n > 0 {
+		out["rate_limited"] = n
+	}
+	if n := sum(c.failed); n > 0 {
+		out["server_errors"] = n
 	}
 	return out
 }

@@ -5,16 +5,8 @@ import (
 	"time"
 )
 
-// OpenMeterSimPath is where the OpenMeter face's administration lives, so
-// that a driver outside the process can script it. Bodies are JSON; times
-// RFC 3339, durations Go durations ("90s"):
-//
-//	POST /sim/openmeter/events   {"event": a UsageCloudEvent, "lag": "5m"} → the event as ingested
-//	POST /sim/openmeter/between  [UsageCloudEvent...]: stored when a listing asks for its next page
-//	POST /sim/openmeter/store    stores now the events ingested late → {"stored": n}
-//	POST /sim/openmeter/lag      {"lag": "30s"}: the store lag of events ingested from now on
-//	POST /sim/openmeter/meters   an OpenMeterMeter
-//	GET  /sim/openmeter/calls    calls per endpoint, and the refusals
+// OpenMeterSimPath is where OpenMeter's face is scripted over HTTP; the
+// package doc lists its routes.
 const OpenMeterSimPath = "/sim/openmeter"
 
 // omIngestBody is the body of POST /sim/openmeter/events: the event and,
@@ -42,16 +34,7 @@ func (o *OpenMeter) adminRoutes(mux *http.ServeMux) {
 	mux.HandleFunc("POST "+p+"/store", func(w http.ResponseWriter, _ *http.Request) {
 		writeJSON(w, http.StatusOK, map[string]int{"stored": o.StoreLate()})
 	})
-	mux.HandleFunc("POST "+p+"/lag", adminJSON(func(b struct {
-		Lag string `json:"lag"`
-	}) (any, error) {
-		d, err := time.ParseDuration(b.Lag)
-		if err != nil {
-			return nil, err
-		}
-		o.SetStoreLag(d)
-		return nil, nil
-	}))
+	o.faults.routes(mux, p)
 	mux.HandleFunc("POST "+p+"/meters", adminJSON(func(m OpenMeterMeter) (any, error) { return nil, o.AddMeter(m) }))
 	mux.HandleFunc("GET "+p+"/calls", func(w http.ResponseWriter, _ *http.Request) {
 		writeJSON(w, http.StatusOK, map[string]any{"calls": o.OpenMeterCalls(), "refusals": o.Refusals()})

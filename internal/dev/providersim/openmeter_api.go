@@ -141,14 +141,21 @@ func memberFilter(name string, raw json.RawMessage) (func(*omEvent) bool, error)
 	return nil, fmt.Errorf("filter: %q is not a filter of events", name)
 }
 
-// begin checks a call's key and counts it under endpoint; when it
-// reports true the caller holds o.mu and must unlock it.
+// begin checks a call's key, counts it under endpoint and answers a
+// programmed fault; when it reports true the caller holds o.mu and must
+// unlock it.
 func (o *OpenMeter) begin(w http.ResponseWriter, r *http.Request, endpoint string) bool {
 	if !o.authorized(w, r) {
 		return false
 	}
 	o.mu.Lock()
 	o.calls[endpoint]++
+	if v := o.faults.admit(endpoint, o.now()); v.status != 0 {
+		o.mu.Unlock()
+		v.setRetryAfter(w)
+		writeProblem(w, v.status, http.StatusText(v.status))
+		return false
+	}
 	return true
 }
 
@@ -164,7 +171,7 @@ type omIngested struct {
 // takes, newest first by time then row, after the cursor; nextCursor only
 // after a full page.
 func (o *OpenMeter) handleEvents(w http.ResponseWriter, r *http.Request) {
-	if !o.begin(w, r, "events") {
+	if !o.begin(w, r, omEvents) {
 		return
 	}
 	defer o.mu.Unlock()
@@ -242,7 +249,7 @@ type omRow struct {
 // stored events from from to to, in windows of windowSize (UTC) on event
 // time, per subject; empty windows are left out.
 func (o *OpenMeter) handleMeterQuery(w http.ResponseWriter, r *http.Request) {
-	if !o.begin(w, r, "meter_query") {
+	if !o.begin(w, r, omMeterQuery) {
 		return
 	}
 	defer o.mu.Unlock()

@@ -135,6 +135,8 @@ type core struct {
 	usage   usageBook
 	pager   pagerSink
 	meters  meterBook
+	// openaiFace is OpenAI's organization usage face.
+	openaiFace openaiBook
 
 	srvMu sync.Mutex
 	srv   *http.Server
@@ -179,6 +181,7 @@ func New(cfg Config) (*Sim, error) {
 	s.charges.init()
 	s.usage.init()
 	s.meters.init(cfg.Seed, cfg.APIKey)
+	s.openaiFace.init(cfg.Seed)
 	return &Sim{core: s, Charges: &Charges{s}, Faults: &Faults{s}, Usage: &UsageFeed{s}, Pager: &PagerSink{s}}, nil
 }
 
