@@ -237,17 +237,7 @@ func peekRow(m ops.Message) string {
 		orDash(m.FirstFailureReason), last, orDash(m.FailedAt), orDash(m.Status.Key), statusText(st))
 }
 
-func statusText(st ops.Status) string {
-	switch {
-	case st.Error != "":
-		return st.State + " (" + st.Error + ")"
-	case st.State == ops.StateInProgress:
-		return fmt.Sprintf("%s (attempt %d, claimable %s)", st.State, st.Attempts, st.HeldUntil.UTC().Format(time.RFC3339))
-	case st.Attempts > 1:
-		return fmt.Sprintf("%s (after %d attempts)", st.State, st.Attempts)
-	}
-	return st.State
-}
+func statusText(st ops.Status) string { return st.Text() }
 
 func writeRedrive(out io.Writer, rep ops.RedriveReport, asJSON bool) {
 	if asJSON {

@@ -3,12 +3,15 @@ package main
 import (
 	"errors"
 	"fmt"
+	"os"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/hookline/hookline/internal/ops"
 	"github.com/hookline/hookline/internal/spend"
+	"github.com/hookline/hookline/pkg/webhook"
 )
 
 // newWorkloadExplainCmd prints the runbook on one screen for a workload.
@@ -70,8 +73,9 @@ func newEventExplainCmd() *cobra.Command {
 		id, out := args[0], cmd.OutOrStdout()
 		r, err := ops.ExplainEvent(cmd.Context(), s.explainSources(*source), id, time.Now())
 		if errors.Is(err, spend.ErrNotFound) {
-			fmt.Fprintf(stderr, "hookline event explain: nothing in the ledger or the %s intake under %s (not an applied, deferred or quarantined usage record or event)\n", *source, id)
-			return exit(exitFailure)
+			// Not usage: a payment event, say, whose record is its intake
+			// record and whose effect is the worker's idempotency record.
+			return explainIntake(cmd, s, id, *source, *asJSON)
 		}
 		if err != nil {
 			s.hint("event explain")
@@ -83,4 +87,48 @@ func newEventExplainCmd() *cobra.Command {
 		return r.WriteText(out)
 	}
 	return cmd
+}
+
+// explainIntake explains an event the ledger does not know, by its intake
+// record under the first of the other sources that holds it, and the
+// effect check of the queue it was sent to.
+func explainIntake(cmd *cobra.Command, s *opsConn, id, usageSource string, asJSON bool) error {
+	sources := paymentSources()
+	for _, src := range sources {
+		v, found, err := s.ops.ExplainIntake(cmd.Context(), src, id)
+		if err != nil {
+			s.hint("event explain")
+			return exit(fail("event explain", err))
+		}
+		if !found {
+			continue
+		}
+		if asJSON {
+			return jsonResult(cmd.OutOrStdout(), v)
+		}
+		fmt.Fprint(cmd.OutOrStdout(), v.Text())
+		return nil
+	}
+	fmt.Fprintf(stderr, "hookline event explain: nothing under %s in the ledger, the %s intake or the intake of %s: "+
+		"not received, or past its retention; a dead letter is listed by hookline dlq peek payments-dlq (or usage-dlq), "+
+		"and hookline intake replay --source NAME --since T --until T sends what a source received\n",
+		id, usageSource, strings.Join(sources, ", "))
+	return exit(exitFailure)
+}
+
+// paymentSources are the sources whose intake event explain reads for an
+// event the ledger does not know: those of HOOKLINE_SOURCES that feed the
+// payments queue, else the template's payments source.
+func paymentSources() []string {
+	specs, err := webhook.ParseSources(os.Getenv("HOOKLINE_SOURCES"))
+	var out []string
+	for _, sp := range specs {
+		if err == nil && sp.Queue == "payments" {
+			out = append(out, sp.Name)
+		}
+	}
+	if len(out) == 0 {
+		out = []string{"payments"}
+	}
+	return out
 }

@@ -3,12 +3,14 @@
 package main
 
 import (
+	"context"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/hookline/hookline/internal/intake"
 	"github.com/hookline/hookline/internal/ops"
 	"github.com/hookline/hookline/internal/spend"
 )
@@ -193,5 +195,46 @@ func TestTheLocalRunRule(t *testing.T) {
 				t.Errorf("localRunRule = %v, want ok %v", err, tc.ok)
 			}
 		})
+	}
+}
+
+// TestEventExplainOfAPaymentEvent: a payment event has no ledger entry;
+// event explain says what the payments intake and the payment worker's
+// idempotency record hold of it, and where to look next, rather than
+// only that the ledger and the usage intake know nothing of it.
+func TestEventExplainOfAPaymentEvent(t *testing.T) {
+	env := cliEnv(t)
+	ctx := context.Background()
+	// given a payment event the door accepted, which no worker has acted on
+	store, err := intake.New(intake.Config{DynamoDB: env.DynamoDB, SQS: env.SQS, Table: env.TableName("IntakeTable")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	body := `{"id":"evt_pay_1","type":"payment.requested","data":{"customer":"cus_1","amount":100,"currency":"usd"}}`
+	if _, err := store.Accept(ctx, intake.Event{Source: "payments", EventID: "evt_pay_1", QueueURL: env.QueueURL("payments"),
+		Payload: []byte(body)}); err != nil {
+		t.Fatal(err)
+	}
+	// when it is explained
+	code, out := run(t, "event", "explain", "evt_pay_1")
+	t.Logf("event explain:\n%s", out)
+	// then the answer names the intake record, the key and the next commands
+	if code != exitOK {
+		t.Errorf("exit %d, want 0", code)
+	}
+	for _, want := range []string{
+		"event evt_pay_1 of source payments: received ",
+		"payment key ...: none",
+		"hookline dlq peek payments-dlq",
+		"hookline intake replay --source payments --event evt_pay_1",
+	} {
+		if miss := matchInOrder(out, []string{"..." + want + "..."}); miss != "" {
+			t.Errorf("event explain lacks %q:\n%s", want, out)
+		}
+	}
+	// and an event nobody received points to the DLQs and the intake
+	code, _, errOut := execute(t, "event", "explain", "evt_nobody")
+	if code != exitFailure || !strings.Contains(errOut, "hookline dlq peek") || !strings.Contains(errOut, "payments") {
+		t.Errorf("exit %d; an unknown event does not point to the DLQs and the payments intake:\n%s", code, errOut)
 	}
 }
