@@ -148,6 +148,11 @@ type sumsStateItem struct {
 	StallError string `dynamodbav:"stall_error,omitempty"`
 	StallSince string `dynamodbav:"stall_since,omitempty"`
 	StallRuns  int    `dynamodbav:"stall_runs,omitempty"`
+	// The source's start and width its runs counted by, and the end of
+	// the last bucket of that width they could touch ([checkChange]).
+	Start      string `dynamodbav:"start,omitempty"`
+	Width      string `dynamodbav:"width,omitempty"`
+	WidthUntil string `dynamodbav:"width_until,omitempty"`
 }
 
 func (it sumsStateItem) sweep() sweepState {
@@ -260,6 +265,9 @@ func (s *Sums) runSource(ctx context.Context, src sums.Source, runID string, fle
 	run := SumsRun{Source: src.Name, RunID: runID, StartedAt: now, Tiers: map[string]TierShare{}}
 	st, found, err := s.state(ctx, src.Name)
 	if err == nil {
+		err = checkChange(src, st, now)
+	}
+	if err == nil {
 		err = s.sweep(ctx, src, &run, st.sweep(), !found || !ddb.ParseStamp(st.NextDue).After(now.Add(dueSlack(src.Interval.D()))), fleet)
 	}
 	switch {
@@ -357,7 +365,7 @@ func (s *Sums) endRun(ctx context.Context, src sums.Source, st sweepState, done,
 	if failed {
 		outcome = "failed"
 	}
-	if err := s.putState(ctx, src.Name, run, next, outcome); err != nil {
+	if err := s.putState(ctx, src, run, next, outcome); err != nil {
 		return err
 	}
 	return s.behind(ctx, src, st, done, run)
@@ -522,11 +530,14 @@ func (s *Sums) state(ctx context.Context, source string) (sumsStateItem, bool, e
 	return it, found, nil
 }
 
-func (s *Sums) putState(ctx context.Context, source string, run *SumsRun, st sweepState, outcome string) error {
-	item, err := attributevalue.MarshalMap(sumsStateItem{PK: sumsPK(source), SK: skSumsState,
+func (s *Sums) putState(ctx context.Context, src sums.Source, run *SumsRun, st sweepState, outcome string) error {
+	source := src.Name
+	it := sumsStateItem{PK: sumsPK(source), SK: skSumsState,
 		NextDue: ddb.Stamp(run.NextDue), LastRun: run.RunID, Outcome: outcome,
 		Sweep: st.sweep, Resume: st.resume, SweepStarted: ddb.Stamp(st.started), SweepRuns: st.runs,
-		StallAt: st.stallAt, StallError: st.stallErr, StallSince: ddb.Stamp(st.stallSince), StallRuns: st.stallRuns})
+		StallAt: st.stallAt, StallError: st.stallErr, StallSince: ddb.Stamp(st.stallSince), StallRuns: st.stallRuns}
+	recordConfig(&it, src, run.StartedAt)
+	item, err := attributevalue.MarshalMap(it)
 	if err != nil {
 		return err
 	}
