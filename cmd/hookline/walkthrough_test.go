@@ -8,6 +8,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -240,6 +241,9 @@ func runSteps(t *testing.T, steps []step, runOut *syncBuffer) {
 		if args[0] == "go" && len(args) > 2 && args[1] == "run" {
 			args = append([]string{"hookline"}, args[3:]...)
 		}
+		if terminalSetting(t, args) {
+			continue
+		}
 		var run func() string
 		switch args[0] {
 		case "hookline":
@@ -250,6 +254,8 @@ func runSteps(t *testing.T, steps []step, runOut *syncBuffer) {
 			}
 		case "grep":
 			run = func() string { return grep(t, args[1], args[2]) }
+		case "curl":
+			run = func() string { return shell(t, s.command) }
 		default:
 			t.Fatalf("step %d (%s): the docs run %q, which this test cannot run", i, s.section, s.command)
 		}
@@ -263,6 +269,109 @@ func runSteps(t *testing.T, steps []step, runOut *syncBuffer) {
 		if miss := matchInOrder(out, s.want); miss != "" {
 			t.Fatalf("%s\nprinted:\n%s\nwithout the document's line:\n%s", label, out, miss)
 		}
+	}
+}
+
+// terminalSetting carries out a command that sets the second terminal's
+// environment: `export NAME=value` and `source FILE` (the endpoints file).
+// It reports whether args was one.
+func terminalSetting(t *testing.T, args []string) bool {
+	t.Helper()
+	switch {
+	case len(args) == 2 && args[0] == "export":
+		name, value, ok := strings.Cut(args[1], "=")
+		if !ok {
+			t.Fatalf("the docs export %q, which sets nothing", args[1])
+		}
+		t.Setenv(name, strings.Trim(value, `'"`))
+		return true
+	case len(args) == 2 && (args[0] == "source" || args[0] == "."):
+		f, err := os.Open(args[1])
+		if err != nil {
+			t.Fatalf("the docs source %s: %v", args[1], err)
+		}
+		defer f.Close()
+		env, err := ops.ParseEnvFile(f)
+		if err != nil {
+			t.Fatalf("the docs source %s: %v", args[1], err)
+		}
+		for k, v := range env {
+			t.Setenv(k, v)
+		}
+		return true
+	}
+	return false
+}
+
+// shell runs a command line of the docs as a terminal does, with the
+// environment the walk-through has set, and returns what it prints.
+func shell(t *testing.T, line string) string {
+	t.Helper()
+	out, err := exec.Command("bash", "-c", line).CombinedOutput()
+	if err != nil {
+		return fmt.Sprintf("%s\n(%v)", out, err)
+	}
+	return string(out)
+}
+
+// runTerminal reads the ```sh block of a page that ends in `make run`
+// (or `go run ./cmd/hookline run`): the variables the lines before it
+// set, run by bash as a terminal runs them, become the test's
+// environment, for the run that startRun starts next.
+func runTerminal(t *testing.T, path, text string) {
+	t.Helper()
+	for _, block := range regexp.MustCompile("(?s)```sh\n(.*?)```").FindAllStringSubmatch(text, -1) {
+		lines := strings.Split(strings.TrimRight(block[1], "\n"), "\n")
+		last := lines[len(lines)-1]
+		if last != "make run" && last != "go run ./cmd/hookline run" {
+			continue
+		}
+		script := strings.Join(lines[:len(lines)-1], "\n") + "\nenv -0"
+		out, err := exec.Command("bash", "-ec", script).Output()
+		if err != nil {
+			t.Fatalf("%s: the lines before %q: %v", path, last, err)
+		}
+		for _, kv := range strings.Split(string(out), "\x00") {
+			name, value, ok := strings.Cut(kv, "=")
+			if ok && name != "_" && name != "SHLVL" && name != "PWD" && os.Getenv(name) != value {
+				t.Setenv(name, value)
+			}
+		}
+		return
+	}
+	t.Fatalf("%s has no ```sh block that ends in make run", path)
+}
+
+// ownRunDocs are pages whose walk-throughs run against a `make run` of
+// their own, configured by the page's first terminal (runTerminal), with
+// how many steps each holds at least.
+var ownRunDocs = []struct {
+	path  string
+	least int
+}{
+	{path: "docs/usage-walkthrough.md", least: 12},
+}
+
+// TestUsageWalkthroughs runs each page of ownRunDocs from its first
+// terminal's exports and `make run` to the last command of its second
+// terminal, and checks the outputs the page shows.
+func TestUsageWalkthroughs(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts the whole local system")
+	}
+	for _, page := range ownRunDocs {
+		t.Run(page.path, func(t *testing.T) {
+			// given the variables the page's first terminal exports
+			text := doc(t, page.path)
+			runTerminal(t, page.path, text)
+			steps := walkthroughSteps(t, page.path, text)
+			if len(steps) < page.least {
+				t.Fatalf("only %d walk-through steps found in %s, want at least %d", len(steps), page.path, page.least)
+			}
+			// when its second terminal's commands run against that make run,
+			// then each prints what the page shows
+			runSteps(t, steps, startRun(t))
+		})
 	}
 }
 
