@@ -41,7 +41,7 @@ func startPayPal(t *testing.T) *providersim.PayPalAPI {
 }
 
 func paypalClient(api *providersim.PayPalAPI) *paymentworker.PayPalClient {
-	return &paymentworker.PayPalClient{BaseURL: api.URL(), ClientID: providersim.PayPalClientID, ClientSecret: providersim.PayPalClientSecret, Timeout: time.Second}
+	return &paymentworker.PayPalClient{BaseURL: api.URL(), ClientID: providersim.PayPalClientID, ClientSecret: providersim.PayPalClientSecret, Timeout: 10 * time.Second}
 }
 
 // TestPayPalClientFetches: each status of a capture or a sale asks for
@@ -177,7 +177,7 @@ func TestPayPalClientToken(t *testing.T) {
 		w.WriteHeader(http.StatusUnauthorized)
 	}))
 	t.Cleanup(refusing.Close)
-	c2 := &paymentworker.PayPalClient{BaseURL: refusing.URL, ClientID: "id", ClientSecret: "secret", Timeout: time.Second}
+	c2 := &paymentworker.PayPalClient{BaseURL: refusing.URL, ClientID: "id", ClientSecret: "secret", Timeout: 10 * time.Second}
 	_, err = c2.Fetch(context.Background(), paypalRef("PAYMENT.CAPTURE.COMPLETED", "5O190127TN364715T"))
 	if !errors.Is(err, paymentworker.ErrFetch) || tokens != 2 || gets != 2 || strings.Contains(err.Error(), "secret-token-value") {
 		t.Fatalf("err %v after %d tokens and %d reads; want a fetch to retry after 2 and 2", err, tokens, gets)
@@ -238,7 +238,7 @@ func TestPayPalForgeryWithTheSameCRC32HasNoEffect(t *testing.T) {
 	// The double's certificate is issued now, so the deliveries are signed now.
 	now := time.Now().UTC().Truncate(time.Second)
 	v, err := webhook.NewVerifier(webhook.VerifierConfig{Scheme: webhook.SchemePayPal, Options: opts, Now: func() time.Time { return now },
-		Certs: webhook.NewCertFetcher(webhook.CertFetcherConfig{Hosts: opts.CertHosts, Roots: certs.Roots, Client: certs.Client(2 * time.Second)})})
+		Certs: webhook.NewCertFetcher(webhook.CertFetcherConfig{Hosts: opts.CertHosts, Roots: certs.Roots, Client: certs.Client(10 * time.Second)})})
 	must(t, err)
 	// Given PayPal holds a completed capture of 9.90 USD, and its genuine webhook's headers
 	const capture = "5O190127TN364715T"
