@@ -3,9 +3,12 @@
 package main
 
 import (
+	"io/fs"
+	"os"
 	"path/filepath"
 	"regexp"
 	"sort"
+	"strings"
 	"testing"
 
 	"github.com/hookline/hookline/internal/config"
@@ -15,10 +18,10 @@ import (
 // deployDoc is the page that says how to configure a deployed stack.
 const deployDoc = "docs/deploy.md"
 
-// envReaders are the Go files that read the functions' environment:
-// package config, and the app's choice of usage export (USAGE_EXPORT and
-// OpenMeter's settings).
-var envReaders = []string{"internal/config/*.go", "internal/app/export.go"}
+// envReaders are the trees of Go files that read the functions'
+// environment: package config, and the app's wiring (the usage export's
+// choice and OpenMeter's settings).
+var envReaders = []string{"internal/config", "internal/app"}
 
 // envRead matches a variable read by name: env.required, optional,
 // duration, integer and lookup, ratio, and the app's get and dur.
@@ -34,22 +37,19 @@ func envVarsRead(t *testing.T) []string {
 		seen[name] = true
 		seen[name+config.SecretIDSuffix] = true
 	}
-	for _, pattern := range envReaders {
-		files, err := filepath.Glob(filepath.Join(repoRoot, pattern))
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, f := range files {
-			if filepath.Ext(f) != ".go" || regexp.MustCompile(`_test\.go$`).MatchString(f) {
-				continue
+	for _, dir := range envReaders {
+		err := filepath.WalkDir(filepath.Join(repoRoot, dir), func(path string, d fs.DirEntry, err error) error {
+			if err != nil || d.IsDir() || !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
+				return err
 			}
-			rel, err := filepath.Rel(repoRoot, f)
-			if err != nil {
-				t.Fatal(err)
-			}
-			for _, m := range envRead.FindAllStringSubmatch(doc(t, filepath.ToSlash(rel)), -1) {
+			b, err := os.ReadFile(path)
+			for _, m := range envRead.FindAllStringSubmatch(string(b), -1) {
 				seen[m[1]] = true
 			}
+			return err
+		})
+		if err != nil {
+			t.Fatal(err)
 		}
 	}
 	names := make([]string, 0, len(seen))
