@@ -4,6 +4,7 @@ package main
 
 import (
 	"context"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -236,5 +237,23 @@ func TestEventExplainOfAPaymentEvent(t *testing.T) {
 	code, _, errOut := execute(t, "event", "explain", "evt_nobody")
 	if code != exitFailure || !strings.Contains(errOut, "hookline dlq peek") || !strings.Contains(errOut, "payments") {
 		t.Errorf("exit %d; an unknown event does not point to the DLQs and the payments intake:\n%s", code, errOut)
+	}
+}
+
+// TestABusyPayPalPortSaysHowToPinAnother: when the PayPal certificate
+// double's default port is busy, the run says how to choose another, in
+// cert_hosts and through make run.
+func TestABusyPayPalPortSaysHowToPinAnother(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	var out strings.Builder
+	if got := paypalCertsAddr(&out, ln.Addr().String(), false); got != "127.0.0.1:0" {
+		t.Errorf("a busy default gives %s, want a free port", got)
+	}
+	if !strings.Contains(out.String(), `make run RUN_FLAGS="--paypal-certs-addr 127.0.0.1:PORT"`) {
+		t.Errorf("the run does not say how to pin another port:\n%s", out.String())
 	}
 }

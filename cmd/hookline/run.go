@@ -85,7 +85,9 @@ func paypalCertsAddr(out io.Writer, addr string, chosen bool) string {
 	}
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
-		fmt.Fprintf(out, "paypal certificate double: %s is busy, using a free port\n", addr)
+		fmt.Fprintf(out, "paypal certificate double: %s is busy, using a free port; a paypal source whose cert_hosts pins %s "+
+			"will not verify: pin a free port in cert_hosts and pass it with --paypal-certs-addr "+
+			"(make run RUN_FLAGS=\"--paypal-certs-addr 127.0.0.1:PORT\")\n", addr, addr)
 		return "127.0.0.1:0"
 	}
 	ln.Close()
