@@ -30,14 +30,15 @@ const repoRoot = "../.."
 // missing or loses its commands fails. Every other page of docs/ is
 // parsed too.
 var docCommands = map[string]int{
-	"README.md":         3,
-	"docs/local-run.md": 17,
-	"docs/oncall.md":    12,
-	"docs/providers.md": 5,
-	"docs/stripe.md":    3,
-	"docs/lab.md":       5,
-	"docs/deploy.md":    1,
-	"docs/lab/live.md":  2,
+	"README.md":                 3,
+	"docs/local-run.md":         17,
+	"docs/oncall.md":            12,
+	"docs/payment-providers.md": 5,
+	"docs/usage-providers.md":   7,
+	"docs/stripe.md":            3,
+	"docs/lab.md":               5,
+	"docs/deploy.md":            1,
+	"docs/lab/live.md":          2,
 }
 
 // onCallDoc is the page whose every command must be an on-call command,
@@ -349,11 +350,11 @@ func TestDocsSecretsTableMatchesCode(t *testing.T) {
 	}
 }
 
-// TestDocsSourcesParse: the HOOKLINE_SOURCES of the providers page (the
+// TestDocsSourcesParse: the HOOKLINE_SOURCES of the payment providers page (the
 // example of every preset, and the one of `make run`) are accepted as
 // they stand, and the page's table and example name every preset.
 func TestDocsSourcesParse(t *testing.T) {
-	text := doc(t, "docs/providers.md")
+	text := doc(t, "docs/payment-providers.md")
 	// given the JSON code block and the exported variable
 	var lists []string
 	if m := regexp.MustCompile("(?s)```json\n(\\[.*?)```").FindStringSubmatch(text); m != nil {
@@ -363,7 +364,7 @@ func TestDocsSourcesParse(t *testing.T) {
 		lists = append(lists, m[1])
 	}
 	if len(lists) != 2 {
-		t.Fatalf("docs/providers.md: found %d of the 2 HOOKLINE_SOURCES examples", len(lists))
+		t.Fatalf("docs/payment-providers.md: found %d of the 2 HOOKLINE_SOURCES examples", len(lists))
 	}
 	// then each parses, with its placeholders filled in, and the first has
 	// a source of every preset
@@ -371,7 +372,7 @@ func TestDocsSourcesParse(t *testing.T) {
 	for i, list := range lists {
 		specs, err := webhook.ParseSources(placeholder.ReplaceAllString(list, "placeholder"))
 		if err != nil {
-			t.Errorf("docs/providers.md example %d: %v", i, err)
+			t.Errorf("docs/payment-providers.md example %d: %v", i, err)
 			continue
 		}
 		if i > 0 {
@@ -386,10 +387,10 @@ func TestDocsSourcesParse(t *testing.T) {
 				continue
 			}
 			if !have[s] {
-				t.Errorf("docs/providers.md: the sources example has no %s source", s)
+				t.Errorf("docs/payment-providers.md: the sources example has no %s source", s)
 			}
 			if !strings.Contains(text, "| `"+string(s)+"` |") {
-				t.Errorf("docs/providers.md: the presets table has no row for %s", s)
+				t.Errorf("docs/payment-providers.md: the presets table has no row for %s", s)
 			}
 		}
 	}

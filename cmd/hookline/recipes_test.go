@@ -29,7 +29,7 @@ func docSection(t *testing.T, path, heading string) string {
 	return section[:len(heading)+end]
 }
 
-// TestStripeSumsRecipeRuns: the Stripe sums recipe of docs/providers.md
+// TestStripeSumsRecipeRuns: the Stripe sums recipe of docs/usage-providers.md
 // runs as written: the run's terminal's exports (bash evaluates them, the
 // start date among them) configure `hookline run`, and the second
 // terminal's commands, its `source`, `export` and `curl` lines included,
@@ -38,7 +38,7 @@ func TestStripeSumsRecipeRuns(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts the whole local system")
 	}
-	const path = "docs/providers.md"
+	const path = "docs/usage-providers.md"
 	section := docSection(t, path, "### Stripe's sums against `make run`")
 	// given the variables the run's terminal exports
 	runTerminal(t, path, section)

@@ -8,10 +8,10 @@ import (
 	"testing"
 )
 
-// usageSection is the section of docs/providers.md on usage at the door.
+// usageSection is the section of docs/usage-providers.md on usage at the door.
 const usageSection = "## Usage at the door"
 
-// TestUsagePageRuns: the usage section of docs/providers.md runs as it
+// TestUsagePageRuns: the usage section of docs/usage-providers.md runs as it
 // stands: the variables its shell block exports configure `hookline run`
 // (a CloudEvents source beside the template's two), and each command of
 // its console block prints the lines the page shows.
@@ -19,10 +19,10 @@ func TestUsagePageRuns(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts the whole local system")
 	}
-	text := doc(t, "docs/providers.md")
+	text := doc(t, "docs/usage-providers.md")
 	start := strings.Index(text, "\n"+usageSection+"\n")
 	if start < 0 {
-		t.Fatalf("docs/providers.md has no %q section", usageSection)
+		t.Fatalf("docs/usage-providers.md has no %q section", usageSection)
 	}
 	section := text[start+1:]
 	if end := strings.Index(section[len(usageSection):], "\n## "); end >= 0 {
@@ -42,7 +42,7 @@ func TestUsagePageRuns(t *testing.T) {
 	}
 	// when its console blocks run against `hookline run`
 	blocks := regexp.MustCompile("(?s)```console\n.*?```\n").FindAllString(section, -1)
-	steps := walkthroughSteps(t, "docs/providers.md", "## Walk-through: "+usageSection[3:]+"\n"+strings.Join(blocks, ""))
+	steps := walkthroughSteps(t, "docs/usage-providers.md", "## Walk-through: "+usageSection[3:]+"\n"+strings.Join(blocks, ""))
 	if len(steps) < 7 {
 		t.Fatalf("only %d steps in the usage section, want at least 7", len(steps))
 	}

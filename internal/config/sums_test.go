@@ -33,8 +33,8 @@ func TestSumSourcesAreCheckedAgainstTheUsageMappings(t *testing.T) {
 		env     map[string]string
 		wantErr []string
 	}{
-		{name: "Stripe over a named meter (docs/providers.md)", env: map[string]string{"SUM_SOURCES": stripe("meters", api), "USAGE_MAPPINGS": ceNamed}},
-		{name: "OpenMeter over its export's source (docs/providers.md)", env: map[string]string{"SUM_SOURCES": openmeter, "USAGE_MAPPINGS": ceTyped,
+		{name: "Stripe over a named meter (docs/usage-providers.md)", env: map[string]string{"SUM_SOURCES": stripe("meters", api), "USAGE_MAPPINGS": ceNamed}},
+		{name: "OpenMeter over its export's source (docs/usage-providers.md)", env: map[string]string{"SUM_SOURCES": openmeter, "USAGE_MAPPINGS": ceTyped,
 			"USAGE_EXPORT": "openmeter", "USAGE_EXPORT_SOURCE": "meters"}},
 		{name: "OpenAI, read by the poll alone, over the usage source", env: map[string]string{"SUM_SOURCES": openai, "USAGE_MAPPINGS": ceNamed}},
 		{name: "no mappings to check against", env: map[string]string{"SUM_SOURCES": stripe("meters", api)}},

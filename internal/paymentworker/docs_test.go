@@ -12,11 +12,11 @@ import (
 	"github.com/hookline/hookline/pkg/webhook"
 )
 
-// effectsHeading is the section of docs/providers.md whose table says,
+// effectsHeading is the section of docs/payment-providers.md whose table says,
 // per preset, which events act and under which key.
 const effectsHeading = "## Which events act"
 
-// TestProvidersDocMatchesTheDefaults: the table in docs/providers.md
+// TestProvidersDocMatchesTheDefaults: the table in docs/payment-providers.md
 // says what [paymentworker.PresetRule] does, for every preset: the
 // events that act, the effect key and where the amount is; and a preset
 // without a default says "none".
@@ -34,7 +34,7 @@ func TestProvidersDocMatchesTheDefaults(t *testing.T) {
 	for name, r := range want {
 		row, ok := rows[name]
 		if !ok {
-			t.Errorf("docs/providers.md %q: no row for %s", effectsHeading, name)
+			t.Errorf("docs/payment-providers.md %q: no row for %s", effectsHeading, name)
 			continue
 		}
 		if got, w := row[1], actsCell(r); got != w {
@@ -61,7 +61,7 @@ func TestProvidersDocMatchesTheDefaults(t *testing.T) {
 // section parses as it stands.
 func TestProvidersDocMappingParses(t *testing.T) {
 	t.Parallel()
-	raw, err := os.ReadFile("../../docs/providers.md")
+	raw, err := os.ReadFile("../../docs/payment-providers.md")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -76,7 +76,7 @@ func TestProvidersDocMappingParses(t *testing.T) {
 	}
 }
 
-// upgradeHeading is the section of docs/providers.md whose table lists
+// upgradeHeading is the section of docs/payment-providers.md whose table lists
 // the mappings of an earlier build refused at start, and their fixes.
 const upgradeHeading = "## Upgrading from an earlier build"
 
@@ -88,7 +88,7 @@ func TestProvidersDocUpgradesAreTrue(t *testing.T) {
 	t.Parallel()
 	rows := docRows(t, upgradeHeading)
 	if len(rows) < 4 {
-		t.Fatalf("docs/providers.md %q: %d rows", upgradeHeading, len(rows))
+		t.Fatalf("docs/payment-providers.md %q: %d rows", upgradeHeading, len(rows))
 	}
 	for _, row := range rows {
 		scheme := strings.Trim(row[0], "`")
@@ -119,16 +119,16 @@ func effectsTable(t *testing.T) map[string][]string {
 }
 
 // docRows reads the rows of the table under heading in
-// docs/providers.md whose first cell is code, each as its cells.
+// docs/payment-providers.md whose first cell is code, each as its cells.
 func docRows(t *testing.T, heading string) [][]string {
 	t.Helper()
-	raw, err := os.ReadFile("../../docs/providers.md")
+	raw, err := os.ReadFile("../../docs/payment-providers.md")
 	if err != nil {
 		t.Fatal(err)
 	}
 	_, section, ok := strings.Cut(string(raw), "\n"+heading)
 	if !ok {
-		t.Fatalf("docs/providers.md has no %q section", heading)
+		t.Fatalf("docs/payment-providers.md has no %q section", heading)
 	}
 	var rows [][]string
 	for _, line := range strings.Split(section, "\n") {
