@@ -21,8 +21,7 @@ import (
 func TestUsageIntakeRecordSaysHowItWasAttributed(t *testing.T) {
 	t.Parallel()
 	// Given the running system and one workload
-	sys := start(t, localrun.Config{})
-	withWorkload(t, sys, "wl-attr", 1000)
+	sys, _ := startDrill(t, workload(spend.NewWorkload{ID: "wl-attr", Cap: 1000}))
 	at := time.Now().UTC().Add(-time.Minute).Format(time.RFC3339)
 	usage := func(id, record, ref string) []byte {
 		return fmt.Appendf(nil, `{"id":%q,"type":"usage.recorded","data":{"record_id":%q,"workload_ref":%q,"units":7,"occurred_at":%q}}`,

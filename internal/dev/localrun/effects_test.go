@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"net/http"
-	"os"
 	"strconv"
 	"strings"
 	"testing"
@@ -35,12 +34,8 @@ const (
 // PAYMENT_MAPPINGS.
 func startEffects(t *testing.T) *localrun.System {
 	t.Helper()
-	mappings, err := os.ReadFile("../../../testdata/payments/provider-mappings.json")
-	if err != nil {
-		t.Fatal(err)
-	}
 	certs := testkit.FreeAddr(t)
-	env := map[string]string{
+	vars := map[string]string{
 		"HOOKLINE_SOURCES": `[{"name":"payments","scheme":"standard-webhooks","secret_env":"HOOKLINE_PAYMENTS_SECRETS","queue":"payments"},` +
 			`{"name":"usage","scheme":"standard-webhooks","secret_env":"HOOKLINE_USAGE_SECRETS","queue":"usage"},` +
 			`{"name":"shop-adyen","scheme":"adyen","secret_env":"HOOKLINE_SHOP_ADYEN_SECRETS","queue":"payments"},` +
@@ -54,14 +49,7 @@ func startEffects(t *testing.T) *localrun.System {
 		"HOOKLINE_SHOP_RAZORPAY_SECRETS": effectRzpKey,
 		"HOOKLINE_SHOP_STRIPE_SECRETS":   effectStripeKey,
 	}
-	sys, err := localrun.Start(context.Background(), localrun.Config{
-		Addr: "127.0.0.1:0", PaymentMappings: string(mappings), PayPalCertsAddr: certs,
-		Lookup: func(name string) (string, bool) { v, ok := env[name]; return v, ok },
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { sys.Close() })
+	sys, _ := startDrill(t, env(vars), withPayments(t, certs))
 	return sys
 }
 

@@ -9,6 +9,7 @@ import (
 
 	"github.com/hookline/hookline/internal/dev/localrun"
 	"github.com/hookline/hookline/internal/dev/providersim"
+	"github.com/hookline/hookline/internal/spend"
 	"github.com/hookline/hookline/internal/testkit"
 )
 
@@ -28,8 +29,7 @@ func noDenials(t *testing.T, sys *localrun.System) {
 func TestSpendWorkerFoldsUsageWithItsGrants(t *testing.T) {
 	t.Parallel()
 	// Given a running system and a workload,
-	sys := start(t, localrun.Config{})
-	ledger := withWorkload(t, sys, "wl-grants", 1000)
+	sys, ledger := startDrill(t, workload(spend.NewWorkload{ID: "wl-grants", Cap: 1000}))
 	ctx := context.Background()
 	// when usage for it is received and the spend worker folds it,
 	recordUsage(t, sys, "ur_grants_1", "wl-grants", 7, "send")

@@ -12,39 +12,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hookline/hookline/internal/app"
 	"github.com/hookline/hookline/internal/dev/localrun"
 	"github.com/hookline/hookline/internal/spend"
 	"github.com/hookline/hookline/internal/testkit"
 	"github.com/hookline/hookline/pkg/webhook"
 )
-
-func start(t *testing.T, cfg localrun.Config) *localrun.System {
-	t.Helper()
-	cfg.Addr = "127.0.0.1:0"
-	cfg.Lookup = func(string) (string, bool) { return "", false }
-	sys, err := localrun.Start(context.Background(), cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { sys.Close() })
-	return sys
-}
-
-// withWorkload creates workload id (owner "o", routing key "rk", cap
-// capUnits) on sys's ledger and returns the ledger, as a test sets one up.
-func withWorkload(t *testing.T, sys *localrun.System, id string, capUnits int64) app.Ledger {
-	t.Helper()
-	ledger, err := sys.Ledger()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := ledger.Spend.Workloads.CreateWorkload(context.Background(),
-		spend.NewWorkload{ID: id, Owner: "o", RoutingKey: "rk", Cap: capUnits}); err != nil {
-		t.Fatal(err)
-	}
-	return ledger
-}
 
 func postSigned(t *testing.T, sys *localrun.System, source, id string, body []byte) (int, string) {
 	t.Helper()
@@ -122,18 +94,9 @@ func TestUsageCrossingTheCapPausesPagesAndDeniesAdmission(t *testing.T) {
 	t.Parallel()
 	// Given a running system whose workers start late (the worker is
 	// delayed after intake),
-	sys := start(t, localrun.Config{NoWorkers: true})
-	ledger, err := sys.Ledger()
-	if err != nil {
-		t.Fatal(err)
-	}
+	sys, ledger := startDrill(t, noWorkers(),
+		workload(spend.NewWorkload{ID: "workload-7", Owner: "images-team", RoutingKey: "rk-images", Cap: 1000}, "img-resize"))
 	ctx := context.Background()
-	if _, err := ledger.Spend.Workloads.CreateWorkload(ctx, spend.NewWorkload{ID: "workload-7", Owner: "images-team", RoutingKey: "rk-images", Cap: 1000}); err != nil {
-		t.Fatal(err)
-	}
-	if err := ledger.Spend.Workloads.AddAlias(ctx, "img-resize", "workload-7"); err != nil {
-		t.Fatal(err)
-	}
 	if code, got := admission(t, sys, "workload-7"); code != 200 || got["allowed"] != true {
 		t.Fatalf("admission before: %d %v", code, got)
 	}

@@ -54,29 +54,10 @@ func TestOpenAIProjectCrossingItsCapIsPausedWithinOnePoll(t *testing.T) {
 	  "start": %q, "settle": "2h", "lag": "1s", "interval": "1s",
 	  "meters": {"tokens": {"endpoint": "completions", "fields": {"input_tokens": 1, "output_tokens": 4}}}}}`,
 		openAISource, hour.Add(-3*time.Hour).Format(time.RFC3339))
-	env := map[string]string{"SUM_SOURCES": text}
-	sys, err := localrun.Start(context.Background(), localrun.Config{Addr: "127.0.0.1:0", ScheduleEvery: time.Second,
-		Lookup: func(k string) (string, bool) { v, ok := env[k]; return v, ok }})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { sys.Close() })
-	ledger, err := sys.Ledger()
-	if err != nil {
-		t.Fatal(err)
-	}
+	sys, ledger := startDrill(t, env(map[string]string{"SUM_SOURCES": text}), everySecond(),
+		workload(spend.NewWorkload{ID: "wl-llm", Cap: 1000}, "proj_llm"),
+		workload(spend.NewWorkload{ID: "wl-calm", Cap: 1_000_000}, "proj_calm"))
 	ctx := context.Background()
-	for _, w := range []struct {
-		id, project string
-		limit       int64
-	}{{"wl-llm", "proj_llm", 1000}, {"wl-calm", "proj_calm", 1_000_000}} {
-		if _, err := ledger.Spend.Workloads.CreateWorkload(ctx, spend.NewWorkload{ID: w.id, Owner: "o", RoutingKey: "rk", Cap: w.limit}); err != nil {
-			t.Fatal(err)
-		}
-		if err := ledger.Spend.Workloads.AddAlias(ctx, w.project, w.id); err != nil {
-			t.Fatal(err)
-		}
-	}
 	use := func(project string, in, out int64) {
 		t.Helper()
 		openaiSim(t, sys, "/usage", fmt.Sprintf(`{"endpoint": "completions", "project": %q, "at": %q,

@@ -51,31 +51,16 @@ func TestOpenMeterExportFindsWhatTheDoorMissedOnce(t *testing.T) {
 	day := now.Truncate(24 * time.Hour)
 	// OPENMETER_URL is not set: the export reads the run's own face, as
 	// the sums source does.
-	env := map[string]string{"HOOKLINE_SOURCES": omSources, "USAGE_MAPPINGS": omMappings, "HOOKLINE_METERS_SECRETS": metersSecret,
-		"HOOKLINE_OM_ALERTS_SECRETS": omAlertsSecret, "USAGE_EXPORT": "openmeter", "USAGE_EXPORT_SOURCE": "meters",
-		"SUM_SOURCES": omSumSources(day.Add(-24 * time.Hour))}
 	clock := &localrun.Clock{}
-	sys, err := localrun.Start(context.Background(), localrun.Config{Addr: "127.0.0.1:0", ScheduleEvery: time.Second, Clock: clock,
-		Lookup: func(k string) (string, bool) { v, ok := env[k]; return v, ok }})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { sys.Close() })
+	sys, ledger := startDrill(t, env(map[string]string{"HOOKLINE_SOURCES": omSources, "USAGE_MAPPINGS": omMappings,
+		"HOOKLINE_METERS_SECRETS": metersSecret, "HOOKLINE_OM_ALERTS_SECRETS": omAlertsSecret, "USAGE_EXPORT": "openmeter",
+		"USAGE_EXPORT_SOURCE": "meters", "SUM_SOURCES": omSumSources(day.Add(-24 * time.Hour))}),
+		everySecond(), onClock(clock), workload(spend.NewWorkload{ID: "wl-om", Cap: 1_000_000_000}, "cust-om"))
 	om := sys.OpenMeter
 	if err := om.AddMeter(providersim.OpenMeterMeter{Slug: "tokens_total", EventType: "com.example.tokens", Aggregation: "SUM"}); err != nil {
 		t.Fatal(err)
 	}
-	ledger, err := sys.Ledger()
-	if err != nil {
-		t.Fatal(err)
-	}
 	ctx := context.Background()
-	if _, err := ledger.Spend.Workloads.CreateWorkload(ctx, spend.NewWorkload{ID: "wl-om", Owner: "o", RoutingKey: "rk", Cap: 1_000_000_000}); err != nil {
-		t.Fatal(err)
-	}
-	if err := ledger.Spend.Workloads.AddAlias(ctx, "cust-om", "wl-om"); err != nil {
-		t.Fatal(err)
-	}
 	at := now.Add(-time.Minute).Truncate(time.Second)
 	evAt := func(id, value string, at time.Time) providersim.UsageCloudEvent {
 		return providersim.UsageCloudEvent{Source: "/meter/om", ID: id, Type: "com.example.tokens", Subject: "cust-om", Time: at, Value: value}

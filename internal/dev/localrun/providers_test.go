@@ -5,7 +5,6 @@ import (
 	"context"
 	"fmt"
 	"net/http"
-	"os"
 	"testing"
 	"time"
 
@@ -34,20 +33,9 @@ func startProviders(t *testing.T) *localrun.System {
 	// The mappings make charges of a fetched Mollie payment (the
 	// envelope's item is the object Mollie's API holds) and of a PayPal
 	// capture.
-	mappings, err := os.ReadFile("../../../testdata/payments/provider-mappings.json")
-	if err != nil {
-		t.Fatal(err)
-	}
 	paypalCertsAddr := testkit.FreeAddr(t)
-	sources := providerSources(paypalCertsAddr)
-	sys, err := localrun.Start(context.Background(), localrun.Config{
-		Addr: "127.0.0.1:0", PaymentMappings: string(mappings), PayPalCertsAddr: paypalCertsAddr,
-		Lookup: func(name string) (string, bool) { return sources, name == "HOOKLINE_SOURCES" },
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { sys.Close() })
+	sys, _ := startDrill(t, env(map[string]string{"HOOKLINE_SOURCES": providerSources(paypalCertsAddr)}),
+		withPayments(t, paypalCertsAddr))
 	return sys
 }
 

@@ -49,19 +49,10 @@ func startSumsDrill(t *testing.T, start time.Time) *sumsDrill {
 	sources := fmt.Sprintf(`{%q: {"provider": "stripe", "usage_source": "meters", "account": "acct_local",
 	  "start": %q, "settle": "2h", "lag": "1s", "interval": "1s",
 	  "meters": {"api": {"provider_meter": "mtr_api", "aggregation": "sum"}}}}`, sumsSource, start.Format(time.RFC3339))
-	env := map[string]string{"HOOKLINE_SOURCES": sumsDoorSources, "USAGE_MAPPINGS": sumsMappings, "SUM_SOURCES": sources,
-		"HOOKLINE_METERS_SECRETS": metersSecret, "HOOKLINE_STRIPE_ALERTS_SECRETS": stripeAlertsSecret}
 	clock := &localrun.Clock{}
-	sys, err := localrun.Start(context.Background(), localrun.Config{Addr: "127.0.0.1:0", ScheduleEvery: time.Second, Clock: clock,
-		Lookup: func(k string) (string, bool) { v, ok := env[k]; return v, ok }})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { sys.Close() })
-	ledger, err := sys.Ledger()
-	if err != nil {
-		t.Fatal(err)
-	}
+	sys, ledger := startDrill(t, everySecond(), onClock(clock), env(map[string]string{"HOOKLINE_SOURCES": sumsDoorSources,
+		"USAGE_MAPPINGS": sumsMappings, "SUM_SOURCES": sources, "HOOKLINE_METERS_SECRETS": metersSecret,
+		"HOOKLINE_STRIPE_ALERTS_SECRETS": stripeAlertsSecret}))
 	d := &sumsDrill{t: t, sys: sys, clock: clock, ledger: ledger}
 	d.sim(http.MethodPost, "", providersim.BillingMeter{ID: "mtr_api", EventName: "api_call", Aggregation: "sum"}, nil)
 	return d
@@ -98,13 +89,7 @@ func (d *sumsDrill) sim(method, path string, body, out any) {
 // workload creates a workload whose Stripe customer is customer.
 func (d *sumsDrill) workload(id, customer string, limit int64) {
 	d.t.Helper()
-	ctx := context.Background()
-	if _, err := d.ledger.Spend.Workloads.CreateWorkload(ctx, spend.NewWorkload{ID: id, Owner: "o", RoutingKey: "rk", Cap: limit}); err != nil {
-		d.t.Fatal(err)
-	}
-	if err := d.ledger.Spend.Workloads.AddAlias(ctx, customer, id); err != nil {
-		d.t.Fatal(err)
-	}
+	createWorkload(d.t, d.ledger, spend.NewWorkload{ID: id, Owner: "o", RoutingKey: "rk", Cap: limit}, customer)
 }
 
 // door sends one usage CloudEvent for customer to the door.

@@ -7,7 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hookline/hookline/internal/dev/localrun"
 	"github.com/hookline/hookline/internal/spend"
 	"github.com/hookline/hookline/internal/testkit"
 )
@@ -15,8 +14,7 @@ import (
 func TestBadUsageGetsA400AndChangesNoTotal(t *testing.T) {
 	t.Parallel()
 	// Given the running system and a workload with cap 1,000
-	sys := start(t, localrun.Config{})
-	ledger := withWorkload(t, sys, "wl-edge", 1000)
+	sys, ledger := startDrill(t, workload(spend.NewWorkload{ID: "wl-edge", Cap: 1000}))
 	ctx := context.Background()
 	at := time.Now().UTC().Add(-time.Minute).Format(time.RFC3339)
 	body := func(id, typ, data string) []byte {

@@ -48,23 +48,13 @@ func ceSend(t *testing.T, sys *localrun.System, msgID string, batch, svix bool, 
 
 func TestUsageInTheShapesProducersSend(t *testing.T) {
 	t.Parallel()
-	env := map[string]string{"HOOKLINE_SOURCES": formatSources, "USAGE_MAPPINGS": formatMappings, "HOOKLINE_METERS_SECRETS": metersSecret}
-	sys, err := localrun.Start(context.Background(), localrun.Config{Addr: "127.0.0.1:0", ScheduleEvery: time.Second,
-		Lookup: func(k string) (string, bool) { v, ok := env[k]; return v, ok }})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { sys.Close() })
-	ledger, err := sys.Ledger()
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx := context.Background()
+	opts := []drillOption{everySecond(),
+		env(map[string]string{"HOOKLINE_SOURCES": formatSources, "USAGE_MAPPINGS": formatMappings, "HOOKLINE_METERS_SECRETS": metersSecret})}
 	for _, id := range []string{"wl-ce", "wl-old", "wl-before"} {
-		if _, err := ledger.Spend.Workloads.CreateWorkload(ctx, spend.NewWorkload{ID: id, Owner: "o", RoutingKey: "rk", Cap: 1_000_000_000}); err != nil {
-			t.Fatal(err)
-		}
+		opts = append(opts, workload(spend.NewWorkload{ID: id, Cap: 1_000_000_000}))
 	}
+	sys, ledger := startDrill(t, opts...)
+	ctx := context.Background()
 	now := time.Now().UTC()
 	ev := func(source, id, value string) providersim.UsageCloudEvent {
 		return providersim.UsageCloudEvent{Source: source, ID: id, Type: "com.example.tokens", Subject: "wl-ce", Time: now.Add(-time.Minute), Value: value}
