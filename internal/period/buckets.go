@@ -75,12 +75,19 @@ func FitsBuckets(r Recurrence, width time.Duration, bucketZone *time.Location) e
 	return nil
 }
 
-// offsetEnd is the next instant after t at which loc changes its
-// offset, or the far future.
+// offsetEnd is the next instant after t at which loc may change its
+// offset, or the far future. [time.Time.ZoneBounds] can answer t itself
+// at a year's end beyond the zoneinfo's last transition (Go 1.26); the
+// next day is then a safe stop, as no day holds more than two
+// boundaries and FitsBuckets reads every boundary of a stretch that
+// short.
 func offsetEnd(t time.Time, loc *time.Location) time.Time {
 	_, end := t.In(loc).ZoneBounds()
-	if end.IsZero() {
+	switch {
+	case end.IsZero():
 		return time.Date(9999, 1, 1, 0, 0, 0, 0, time.UTC)
+	case !end.After(t):
+		return t.Add(24 * time.Hour)
 	}
 	return end
 }

@@ -47,11 +47,11 @@ func (c Config) Recurrence() (Recurrence, error) {
 		name = "UTC"
 	}
 	zone, zerr := ParseZone(name)
-	var anchor time.Time
-	var aerr error
-	if zerr == nil || c.Anchor == "" {
-		anchor, aerr = ParseAnchor(c.Anchor, zone)
+	anchorZone := zone
+	if zerr != nil {
+		anchorZone = time.UTC // still report a malformed anchor
 	}
+	anchor, aerr := ParseAnchor(c.Anchor, anchorZone)
 	if err := errors.Join(perr, zerr, aerr); err != nil {
 		return Recurrence{}, err
 	}

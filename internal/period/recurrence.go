@@ -200,21 +200,15 @@ func (r Recurrence) boundary(n int) time.Time {
 // date and time written in UTC). Where loc shows wall twice it is the
 // first instant; where loc skips wall it is wall moved forward by the
 // gap, that is wall read with the offset in force before the gap.
+//
+// Offsets lie within -12h and +14h, so every instant that can show wall
+// lies within 15 hours of wall read as UTC, and the offsets in force at
+// those two ends are the ones before and after any change in between.
 func resolve(wall time.Time, loc *time.Location) time.Time {
-	y, mo, d := wall.Date()
-	hh, mi, ss := wall.Clock()
-	guess := time.Date(y, mo, d, hh, mi, ss, wall.Nanosecond(), loc)
-	_, off := guess.Zone()
-	before, after := off, off
-	start, end := guess.ZoneBounds()
-	if !start.IsZero() {
-		_, before = start.Add(-time.Nanosecond).Zone()
-	}
-	if !end.IsZero() {
-		_, after = end.Zone()
-	}
+	_, before := wall.Add(-15 * time.Hour).In(loc).Zone()
+	_, after := wall.Add(15 * time.Hour).In(loc).Zone()
 	var first time.Time
-	for _, o := range [...]int{before, off, after} {
+	for _, o := range [...]int{before, after} {
 		c := wall.Add(-time.Duration(o) * time.Second).In(loc)
 		if wallOf(c).Equal(wall) && (first.IsZero() || c.Before(first)) {
 			first = c
@@ -223,13 +217,7 @@ func resolve(wall time.Time, loc *time.Location) time.Time {
 	if !first.IsZero() {
 		return first
 	}
-	// A gap. The offset before it is guess's own when guess lies before
-	// the gap (its wall time reads earlier), else the previous zone's.
-	prior := off
-	if wallOf(guess).After(wall) {
-		prior = before
-	}
-	return wall.Add(-time.Duration(prior) * time.Second).In(loc)
+	return wall.Add(-time.Duration(before) * time.Second).In(loc)
 }
 
 // wallOf returns t's wall date and time written in UTC.
