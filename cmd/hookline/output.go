@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/hookline/hookline/internal/app"
+	"github.com/hookline/hookline/internal/app/spendledger"
 	"github.com/hookline/hookline/internal/awsconf"
 	"github.com/hookline/hookline/internal/config"
 	"github.com/hookline/hookline/internal/intake"
@@ -207,7 +208,7 @@ func connect(ctx context.Context, verbose bool) (*opsConn, error) {
 	if err != nil {
 		return nil, err
 	}
-	ledger, err := app.NewLedger(app.Deps{Clients: app.Clients{DynamoDB: db, SQS: sqsClient}, Lookup: lookup, Logger: log}, spendCfg)
+	ledger, err := spendledger.New(app.Deps{Clients: app.Clients{DynamoDB: db, SQS: sqsClient}, Lookup: lookup, Logger: log}, spendCfg)
 	if err != nil {
 		return nil, err
 	}

@@ -1,5 +1,8 @@
 package main
 
-import "github.com/hookline/hookline/internal/app"
+import (
+	"github.com/hookline/hookline/internal/app"
+	"github.com/hookline/hookline/internal/app/admissionfn"
+)
 
-func main() { app.Main(app.Admission) }
+func main() { app.Main(admissionfn.Function) }

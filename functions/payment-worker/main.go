@@ -1,5 +1,8 @@
 package main
 
-import "github.com/hookline/hookline/internal/app"
+import (
+	"github.com/hookline/hookline/internal/app"
+	"github.com/hookline/hookline/internal/app/paymentfn"
+)
 
-func main() { app.Main(app.PaymentWorker) }
+func main() { app.Main(paymentfn.Function) }

@@ -1,5 +1,8 @@
 package main
 
-import "github.com/hookline/hookline/internal/app"
+import (
+	"github.com/hookline/hookline/internal/app"
+	"github.com/hookline/hookline/internal/app/receiverfn"
+)
 
-func main() { app.Main(app.Receiver) }
+func main() { app.Main(receiverfn.Function) }

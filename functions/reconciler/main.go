@@ -1,5 +1,8 @@
 package main
 
-import "github.com/hookline/hookline/internal/app"
+import (
+	"github.com/hookline/hookline/internal/app"
+	"github.com/hookline/hookline/internal/app/reconcilerfn"
+)
 
-func main() { app.Main(app.Reconciler) }
+func main() { app.Main(reconcilerfn.Function) }

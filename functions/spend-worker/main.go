@@ -1,5 +1,8 @@
 package main
 
-import "github.com/hookline/hookline/internal/app"
+import (
+	"github.com/hookline/hookline/internal/app"
+	"github.com/hookline/hookline/internal/app/spendfn"
+)
 
-func main() { app.Main(app.SpendWorker) }
+func main() { app.Main(spendfn.Function) }

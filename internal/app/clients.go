@@ -7,20 +7,32 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
-	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
+	"github.com/hookline/hookline/internal/awsenv"
 	"github.com/hookline/hookline/internal/config"
 	"github.com/hookline/hookline/internal/emf"
+	"github.com/hookline/hookline/pkg/secrets"
 )
 
 // Clients are the AWS clients a function may use, built once per
-// execution environment.
+// execution environment. A function that does not use a client leaves it
+// nil.
 type Clients struct {
-	DynamoDB       *dynamodb.Client
-	SQS            *sqs.Client
-	SecretsManager *secretsmanager.Client // nil when no source uses it
+	DynamoDB *dynamodb.Client
+	SQS      *sqs.Client
+	// SecretsManager is an interface, so that a function which builds no
+	// Secrets Manager client links none of its code.
+	SecretsManager secrets.SecretsManagerAPI
+}
+
+// QueueClients builds DynamoDB, SQS and Secrets Manager clients from cfg:
+// those of the functions that read or send on queues and read
+// credentials.
+func QueueClients(cfg aws.Config) Clients {
+	return Clients{DynamoDB: awsenv.DynamoDB(cfg, ""), SQS: awsenv.SQS(cfg, ""), SecretsManager: awsenv.SecretsManager(cfg)}
 }
 
 // Deps are the shared pieces every handler gets.
@@ -47,14 +59,17 @@ type PayPalTrust struct {
 	Client *http.Client
 }
 
-func (d Deps) metrics() *emf.Logger {
+// EMF is the EMF logger on [Deps.Metrics], or nil (which drops every
+// metric) when there is none.
+func (d Deps) EMF() *emf.Logger {
 	if d.Metrics == nil {
 		return nil
 	}
 	return emf.New(d.Metrics, "hookline")
 }
 
-func (d Deps) logger() *slog.Logger {
+// Log is [Deps.Logger], or a logger that discards when there is none.
+func (d Deps) Log() *slog.Logger {
 	if d.Logger == nil {
 		return slog.New(slog.DiscardHandler)
 	}

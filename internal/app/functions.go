@@ -4,20 +4,21 @@ import (
 	"context"
 
 	"github.com/aws/aws-lambda-go/events"
-
-	"github.com/hookline/hookline/internal/admission"
-	"github.com/hookline/hookline/internal/intake"
-	"github.com/hookline/hookline/internal/receiver"
-	"github.com/hookline/hookline/internal/reconcile"
+	"github.com/aws/aws-sdk-go-v2/aws"
 )
 
 // Function is one function of the template: its name (its directory under
-// functions/ and its FunctionName's suffix) and how its handler is built
-// from [Deps]. The mains, the template test and the local run all build
-// functions through these values.
+// functions/ and its FunctionName's suffix), the AWS clients it uses and
+// how its handler is built from [Deps]. Each function's value lives in its
+// own wiring package (internal/app/receiverfn and its siblings), so that
+// a main which refers to its own links no other function's handler,
+// adapters or provider SDKs; internal/app/registry lists them all.
 type Function struct {
-	Name  string
-	Build func(Deps) (Handler, error)
+	Name string
+	// Clients builds the AWS clients the function uses, and no other, in
+	// Lambda ([LambdaDeps]).
+	Clients func(aws.Config) Clients
+	Build   func(Deps) (Handler, error)
 }
 
 // Handler is a built function. Exactly one field is set: the one for the
@@ -40,45 +41,9 @@ func (h Handler) Lambda() any {
 	}
 }
 
-// The template's functions. Each Build is a function literal that
-// captures nothing, so the variables are static data: a main's binary
-// links only the handler it refers to.
-var (
-	Receiver = Function{Name: "receiver", Build: func(d Deps) (Handler, error) {
-		return built(d, NewReceiver, func(h *receiver.Handler) Handler { return Handler{HTTP: h.Handle} })
-	}}
-	Admission = Function{Name: "admission", Build: func(d Deps) (Handler, error) {
-		return built(d, NewAdmission, func(h *admission.Handler) Handler { return Handler{HTTP: h.Handle} })
-	}}
-	PaymentWorker = Function{Name: "payment-worker", Build: func(d Deps) (Handler, error) {
-		return built(d, NewPaymentWorker, func(h intake.SQSHandler) Handler { return Handler{SQS: h} })
-	}}
-	SpendWorker = Function{Name: "spend-worker", Build: func(d Deps) (Handler, error) {
-		return built(d, NewSpendWorker, func(h intake.SQSHandler) Handler { return Handler{SQS: h} })
-	}}
-	Reconciler = Function{Name: "reconciler", Build: func(d Deps) (Handler, error) {
-		return built(d, NewReconciler, func(r *reconcile.Reconciler) Handler { return Handler{Schedule: r.Handle} })
-	}}
-)
-
-// Functions lists every function of the template. A main refers to its
-// own [Function] only, so that its binary links only its own handler.
-func Functions() []Function {
-	return []Function{Receiver, Admission, PaymentWorker, SpendWorker, Reconciler}
-}
-
-// FunctionNamed returns the function called name.
-func FunctionNamed(name string) (Function, bool) {
-	for _, f := range Functions() {
-		if f.Name == name {
-			return f, true
-		}
-	}
-	return Function{}, false
-}
-
-// built builds a handler with its constructor and wraps its method.
-func built[T any](d Deps, build func(Deps) (T, error), handler func(T) Handler) (Handler, error) {
+// Built builds a handler with its constructor and wraps its method: the
+// body of each [Function.Build].
+func Built[T any](d Deps, build func(Deps) (T, error), handler func(T) Handler) (Handler, error) {
 	h, err := build(d)
 	if err != nil {
 		return Handler{}, err

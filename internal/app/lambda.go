@@ -2,37 +2,55 @@ package app
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"log/slog"
 	"os"
 
 	"github.com/aws/aws-lambda-go/lambda"
-	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
 
-	"github.com/hookline/hookline/internal/awsconf"
+	"github.com/hookline/hookline/internal/awsenv"
 	"github.com/hookline/hookline/internal/config"
 	"github.com/hookline/hookline/pkg/secrets"
 )
 
-// LambdaDeps builds the dependencies of a function running in Lambda (or
-// under the runtime interface emulator): clients from the standard chain and
-// AWS_ENDPOINT_URL*, JSON logs and EMF metrics on stdout.
-func LambdaDeps(ctx context.Context) (Deps, error) {
-	cfg, err := awsconf.Load(ctx)
+// ErrNoSecretsManager is returned at cold start when a function's
+// environment names a credential's secret but the function builds no
+// Secrets Manager client ([Function.Clients]).
+var ErrNoSecretsManager = errors.New("app: the function builds no Secrets Manager client")
+
+// LambdaDeps builds the dependencies of fn running in Lambda (or under
+// the runtime interface emulator): the clients fn uses, configured from
+// the environment as Lambda sets it ([awsenv.Load]), JSON logs and EMF
+// metrics on stdout, and the credentials its environment names read from
+// Secrets Manager ([WithSecretVars]).
+func LambdaDeps(ctx context.Context, fn Function) (Deps, error) {
+	if fn.Clients == nil {
+		return Deps{}, fmt.Errorf("app: function %s names no clients", fn.Name)
+	}
+	cfg, err := awsenv.Load()
 	if err != nil {
 		return Deps{}, err
 	}
 	d := Deps{
-		Clients: Clients{
-			DynamoDB:       awsconf.DynamoDB(cfg, ""),
-			SQS:            awsconf.SQS(cfg, ""),
-			SecretsManager: secretsmanager.NewFromConfig(cfg),
-		},
+		Clients: fn.Clients(cfg),
 		Lookup:  os.LookupEnv,
 		Logger:  slog.New(slog.NewJSONHandler(os.Stderr, nil)),
 		Metrics: os.Stdout,
 	}
-	sm := &secrets.SecretsManager{Client: d.Clients.SecretsManager}
-	return WithSecretVars(ctx, d, sm.Current)
+	return WithSecretVars(ctx, d, secretReader(d.Clients))
+}
+
+// secretReader reads a secret's current value through c's Secrets
+// Manager client, or fails with [ErrNoSecretsManager] when c has none.
+func secretReader(c Clients) config.ReadSecret {
+	if c.SecretsManager == nil {
+		return func(_ context.Context, id string) (string, error) {
+			return "", fmt.Errorf("read secret %s: %w", id, ErrNoSecretsManager)
+		}
+	}
+	sm := &secrets.SecretsManager{Client: c.SecretsManager}
+	return sm.Current
 }
 
 // WithSecretVars resolves the credentials of [config.SecretVars] (the
@@ -52,12 +70,12 @@ func WithSecretVars(ctx context.Context, d Deps, read config.ReadSecret) (Deps, 
 	return d, nil
 }
 
-// Main is the body of every Lambda main: it builds the clients once per
+// Main is the body of every Lambda main: it builds fn's clients once per
 // execution environment, builds fn's handler from the function's
 // environment, and starts the runtime. A configuration problem is logged in
 // full (every variable at once) and exits before the first invocation.
 func Main(fn Function) {
-	deps, err := LambdaDeps(context.Background())
+	deps, err := LambdaDeps(context.Background(), fn)
 	if err != nil {
 		slog.Error(fn.Name+": aws config", "err", err)
 		os.Exit(1)

@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/hookline/hookline/internal/intake"
-	"github.com/hookline/hookline/internal/paymentworker"
 	"github.com/hookline/hookline/internal/sums"
 	"github.com/hookline/hookline/pkg/idempotency"
 	"github.com/hookline/hookline/pkg/webhook"
@@ -167,7 +166,8 @@ type PaymentWorker struct {
 	ContractAPIKey  string
 	ProviderTimeout time.Duration
 	// EffectRetention keeps the effect keys of deliveries with no signed
-	// time ([paymentworker.Config.EffectRetention]).
+	// time ([paymentworker.Config.EffectRetention]); zero is the worker's
+	// default, 400 days.
 	EffectRetention time.Duration
 	// ProviderHorizon is the provider's settle horizon
 	// (docs/provider-contract.md) and ClockSkew the bound on clock
@@ -177,8 +177,6 @@ type PaymentWorker struct {
 	// PaymentProvider is "generic" (hookline's provider API, which the
 	// simulator speaks) or "stripe" (PaymentIntents through stripe-go).
 	PaymentProvider string
-	// Mappings says how each source's webhook body becomes a charge.
-	Mappings *paymentworker.Mappings
 	// Mollie is where the worker fetches the objects of Mollie's
 	// unsigned webhooks; a zero value fetches nothing, and Mollie's
 	// messages are dead-lettered.
@@ -220,7 +218,7 @@ const stripeSearchLag = time.Minute
 // service that sources whose effect is "contract" act through; with
 // generic, PROVIDER_URL is that service), EFFECT_RETENTION (400 days:
 // how long the effect keys of deliveries with no signed time are kept),
-// PAYMENT_MAPPINGS (JSON, see [paymentworker.ParseMappings]; default hookline's
+// PAYMENT_MAPPINGS (JSON, read by parse, see below; default hookline's
 // shape for every source), IDEMPOTENCY_NAMESPACE (payments),
 // IN_PROGRESS_TIMEOUT (60s; 150s for stripe), IDEMPOTENCY_RETENTION (35
 // days), IDEMPOTENCY_CACHE_SIZE (10000), PROVIDER_TIMEOUT (5s),
@@ -234,7 +232,10 @@ const stripeSearchLag = time.Minute
 // GoCardless's GOCARDLESS_ACCESS_TOKEN and GOCARDLESS_API_URL
 // ([PayPal], [GoCardless]). The in-progress window must leave a charge call
 // room before the horizon and the skew.
-func PaymentWorkerFromEnv(lookup Lookup) (PaymentWorker, error) {
+//
+// PAYMENT_MAPPINGS, when set, is read by parse ([ParseMappings]), and its
+// errors are reported with every other.
+func PaymentWorkerFromEnv(lookup Lookup, parse ParseMappings) (PaymentWorker, error) {
 	e := newEnv(lookup)
 	kind := e.optional("PAYMENT_PROVIDER", ProviderGeneric)
 	inProgress, horizon := 60*time.Second, 30*time.Second
@@ -253,9 +254,8 @@ func PaymentWorkerFromEnv(lookup Lookup) (PaymentWorker, error) {
 		ProviderTimeout:   e.duration("PROVIDER_TIMEOUT", 5*time.Second),
 		ProviderHorizon:   e.duration("PROVIDER_SETTLE_HORIZON", horizon),
 		ClockSkew:         e.duration("CLOCK_SKEW", time.Second),
-		EffectRetention:   e.duration("EFFECT_RETENTION", paymentworker.DefaultEffectRetention),
+		EffectRetention:   e.duration("EFFECT_RETENTION", 0),
 		PaymentProvider:   kind,
-		Mappings:          paymentworker.DefaultMappings(),
 	}
 	switch url := e.optional("PAYMENT_PROVIDER_URL", ""); kind {
 	case ProviderGeneric:
@@ -277,11 +277,8 @@ func PaymentWorkerFromEnv(lookup Lookup) (PaymentWorker, error) {
 	cfg.Mollie = mollieFromEnv(e)
 	cfg.PayPal, cfg.GoCardless = fetchersFromEnv(e)
 	if raw := e.optional("PAYMENT_MAPPINGS", ""); raw != "" {
-		ms, err := paymentworker.ParseMappingsFor([]byte(raw), paymentSources(e))
-		if err != nil {
+		if err := parse([]byte(raw), paymentSources(e)); err != nil {
 			e.errs = append(e.errs, fmt.Errorf("config: PAYMENT_MAPPINGS: %w", err))
-		} else {
-			cfg.Mappings = ms
 		}
 	}
 	if err := e.err(); err != nil {
@@ -292,6 +289,14 @@ func PaymentWorkerFromEnv(lookup Lookup) (PaymentWorker, error) {
 	}
 	return cfg, nil
 }
+
+// ParseMappings reads PAYMENT_MAPPINGS, raw, which says how each
+// source's webhook body becomes a charge, checked against the sources of
+// HOOKLINE_SOURCES when the worker has them (nil otherwise), and keeps
+// what it read. The payment worker's wiring passes one over
+// paymentworker.ParseMappingsFor: config, which every function links,
+// links no payment worker.
+type ParseMappings func(raw []byte, sources []webhook.SourceSpec) error
 
 // paymentSources are the sources of HOOKLINE_SOURCES, when the worker
 // has it (as under `hookline run`), so that each payments source's

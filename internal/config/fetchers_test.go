@@ -57,7 +57,7 @@ func fetcherConfig(t *testing.T, env map[string]string, wantErr, secret string) 
 	for k, v := range env {
 		all[k] = v
 	}
-	cfg, err := PaymentWorkerFromEnv(paymentEnv(all))
+	cfg, _, err := paymentWorkerFromEnv(paymentEnv(all))
 	switch {
 	case wantErr != "" && (err == nil || !strings.Contains(err.Error(), wantErr) || strings.Contains(err.Error(), secret)):
 		// The error names the variable, never the credential.
@@ -85,7 +85,7 @@ func TestFetcherSecretsComeFromSecretsManager(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg, err := PaymentWorkerFromEnv(lookup)
+	cfg, _, err := paymentWorkerFromEnv(lookup)
 	if err != nil || cfg.PayPal.ClientSecret != "from-arn:paypal" || cfg.GoCardless.AccessToken != "from-arn:gocardless" {
 		t.Fatalf("%+v, %+v, %v", cfg.PayPal, cfg.GoCardless, err)
 	}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/hookline/hookline/internal/paymentworker"
+	"github.com/hookline/hookline/pkg/webhook"
 )
 
 func paymentEnv(extra map[string]string) Lookup {
@@ -20,39 +21,54 @@ func paymentEnv(extra map[string]string) Lookup {
 	return mapLookup(m)
 }
 
+// paymentWorkerFromEnv reads the payment worker's configuration as its
+// wiring does, with the mappings paymentworker reads from
+// PAYMENT_MAPPINGS.
+func paymentWorkerFromEnv(lookup Lookup) (PaymentWorker, *paymentworker.Mappings, error) {
+	ms := paymentworker.DefaultMappings()
+	cfg, err := PaymentWorkerFromEnv(lookup, func(raw []byte, sources []webhook.SourceSpec) error {
+		parsed, err := paymentworker.ParseMappingsFor(raw, sources)
+		if err == nil {
+			ms = parsed
+		}
+		return err
+	})
+	return cfg, ms, err
+}
+
 func TestPaymentWorkerProviders(t *testing.T) {
 	stripeMapping := `{"stripe":{"act_when":{"/type":["invoice.finalized"]},"customer":"/data/object/customer","amount":"/data/object/amount_due","currency":"/data/object/currency"}}`
 	tests := []struct {
 		name    string
 		env     map[string]string
 		wantErr []string // each must appear; none means valid
-		check   func(t *testing.T, c PaymentWorker)
+		check   func(t *testing.T, c PaymentWorker, ms *paymentworker.Mappings)
 	}{
-		{name: "generic by default", env: map[string]string{"PROVIDER_URL": "http://sim"}, check: func(t *testing.T, c PaymentWorker) {
-			if c.PaymentProvider != ProviderGeneric || c.ProviderHorizon != 30*time.Second || !reflect.DeepEqual(c.Mappings.For("x"), paymentworker.HooklineMapping) {
+		{name: "generic by default", env: map[string]string{"PROVIDER_URL": "http://sim"}, check: func(t *testing.T, c PaymentWorker, ms *paymentworker.Mappings) {
+			if c.PaymentProvider != ProviderGeneric || c.ProviderHorizon != 30*time.Second || !reflect.DeepEqual(ms.For("x"), paymentworker.HooklineMapping) {
 				t.Fatalf("%+v", c)
 			}
 		}},
 		{name: "generic needs its URL", env: nil, wantErr: []string{"PROVIDER_URL is required"}},
 		{name: "the charge API's own URL wins over the provider's", env: map[string]string{"PROVIDER_URL": "http://usage", "PAYMENT_PROVIDER_URL": "http://charges"},
-			check: func(t *testing.T, c PaymentWorker) {
+			check: func(t *testing.T, c PaymentWorker, ms *paymentworker.Mappings) {
 				if c.ProviderURL != "http://charges" {
 					t.Fatalf("URL %q", c.ProviderURL)
 				}
 			}},
 		{name: "stripe ignores the usage provider's URL", env: map[string]string{"PAYMENT_PROVIDER": "stripe", "PROVIDER_API_KEY": "sk_test_x", "PROVIDER_URL": "https://api.payments.example.com"},
-			check: func(t *testing.T, c PaymentWorker) {
+			check: func(t *testing.T, c PaymentWorker, ms *paymentworker.Mappings) {
 				if c.ProviderURL != "" {
 					t.Fatalf("URL %q, want Stripe's default", c.ProviderURL)
 				}
 			}},
 		{name: "stripe with its defaults", env: map[string]string{"PAYMENT_PROVIDER": "stripe", "PROVIDER_API_KEY": "sk_test_x", "PAYMENT_MAPPINGS": stripeMapping},
-			check: func(t *testing.T, c PaymentWorker) {
+			check: func(t *testing.T, c PaymentWorker, ms *paymentworker.Mappings) {
 				if c.ProviderURL != "" || c.ProviderHorizon != 90*time.Second || c.InProgressTimeout != 150*time.Second {
 					t.Fatalf("%+v", c)
 				}
-				if c.Mappings.For("stripe").Amount != "/data/object/amount_due" || !reflect.DeepEqual(c.Mappings.For("payments"), paymentworker.HooklineMapping) {
-					t.Fatalf("mappings: stripe %+v, payments %+v", c.Mappings.For("stripe"), c.Mappings.For("payments"))
+				if ms.For("stripe").Amount != "/data/object/amount_due" || !reflect.DeepEqual(ms.For("payments"), paymentworker.HooklineMapping) {
+					t.Fatalf("mappings: stripe %+v, payments %+v", ms.For("stripe"), ms.For("payments"))
 				}
 			}},
 		{name: "stripe needs its key", env: map[string]string{"PAYMENT_PROVIDER": "stripe"}, wantErr: []string{"PROVIDER_API_KEY is required"}},
@@ -60,7 +76,7 @@ func TestPaymentWorkerProviders(t *testing.T) {
 			wantErr: []string{"PROVIDER_SETTLE_HORIZON 30s must be at least 1m0s"}},
 		{name: "a simulator's known search lag allows a shorter horizon", env: map[string]string{"PAYMENT_PROVIDER": "stripe", "PROVIDER_API_KEY": "k",
 			"STRIPE_SEARCH_LAG": "200ms", "PROVIDER_SETTLE_HORIZON": "2s"},
-			check: func(t *testing.T, c PaymentWorker) {
+			check: func(t *testing.T, c PaymentWorker, ms *paymentworker.Mappings) {
 				if c.ProviderHorizon != 2*time.Second {
 					t.Fatalf("horizon %s", c.ProviderHorizon)
 				}
@@ -72,12 +88,12 @@ func TestPaymentWorkerProviders(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			c, err := PaymentWorkerFromEnv(paymentEnv(tc.env))
+			c, ms, err := paymentWorkerFromEnv(paymentEnv(tc.env))
 			if len(tc.wantErr) == 0 {
 				if err != nil {
 					t.Fatal(err)
 				}
-				tc.check(t, c)
+				tc.check(t, c, ms)
 				return
 			}
 			if err == nil {
@@ -94,7 +110,7 @@ func TestPaymentWorkerProviders(t *testing.T) {
 
 // The Stripe key never appears in a configuration error.
 func TestPaymentWorkerErrorsDoNotShowTheKey(t *testing.T) {
-	_, err := PaymentWorkerFromEnv(paymentEnv(map[string]string{"PAYMENT_PROVIDER": "stripe", "PROVIDER_API_KEY": "sk_live_secret", "PROVIDER_SETTLE_HORIZON": "1s"}))
+	_, _, err := paymentWorkerFromEnv(paymentEnv(map[string]string{"PAYMENT_PROVIDER": "stripe", "PROVIDER_API_KEY": "sk_live_secret", "PROVIDER_SETTLE_HORIZON": "1s"}))
 	if err == nil || strings.Contains(err.Error(), "sk_live_secret") {
 		t.Fatalf("err %v", err)
 	}
@@ -127,7 +143,7 @@ func TestPaymentSourcesMeetMappingsOfTheirScheme(t *testing.T) {
 			if tc.mappings != "" {
 				env["PAYMENT_MAPPINGS"] = tc.mappings
 			}
-			_, err := PaymentWorkerFromEnv(func(k string) (string, bool) { v, ok := env[k]; return v, ok })
+			_, _, err := paymentWorkerFromEnv(func(k string) (string, bool) { v, ok := env[k]; return v, ok })
 			switch {
 			case tc.wantErr == "" && err != nil:
 				t.Fatalf("refused: %v", err)

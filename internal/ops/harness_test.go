@@ -13,6 +13,7 @@ import (
 	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
 
 	"github.com/hookline/hookline/internal/app"
+	"github.com/hookline/hookline/internal/app/spendledger"
 	"github.com/hookline/hookline/internal/config"
 	"github.com/hookline/hookline/internal/dev/localaws"
 	"github.com/hookline/hookline/internal/intake"
@@ -70,7 +71,7 @@ func newHarness(t *testing.T, o harnessOptions) *harness {
 	})
 	must(t, err)
 	spendCfg.PagerURL = "http://127.0.0.1:9"
-	ledger, err := app.NewLedger(app.Deps{Clients: app.Clients{DynamoDB: h.env.DynamoDB, SQS: h.env.SQS}}, spendCfg)
+	ledger, err := spendledger.New(app.Deps{Clients: app.Clients{DynamoDB: h.env.DynamoDB, SQS: h.env.SQS}}, spendCfg)
 	must(t, err)
 	h.spend = ledger.Spend
 	h.intake, err = intake.New(intake.Config{DynamoDB: h.env.DynamoDB, SQS: h.env.SQS, Table: h.env.TableName("IntakeTable"), Now: o.now})

@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hookline/hookline/internal/app"
+	"github.com/hookline/hookline/internal/app/spendledger"
 	"github.com/hookline/hookline/internal/dev/localrun"
 	"github.com/hookline/hookline/internal/spend"
 )
@@ -76,7 +76,7 @@ func workload(w spend.NewWorkload, aliases ...string) drillOption {
 // startDrill starts a local run on a free port, stopped when the test
 // ends, as opts say, creates their workloads, and returns the run and its
 // ledger.
-func startDrill(t *testing.T, opts ...drillOption) (*localrun.System, app.Ledger) {
+func startDrill(t *testing.T, opts ...drillOption) (*localrun.System, spendledger.Ledger) {
 	t.Helper()
 	var s drillSetup
 	for _, o := range opts {
@@ -94,7 +94,7 @@ func startDrill(t *testing.T, opts ...drillOption) (*localrun.System, app.Ledger
 }
 
 // createWorkload creates w on ledger with its aliases.
-func createWorkload(t *testing.T, ledger app.Ledger, w spend.NewWorkload, aliases ...string) {
+func createWorkload(t *testing.T, ledger spendledger.Ledger, w spend.NewWorkload, aliases ...string) {
 	t.Helper()
 	ctx := context.Background()
 	if _, err := ledger.Spend.Workloads.CreateWorkload(ctx, w); err != nil {
@@ -130,7 +130,7 @@ func start(t *testing.T, cfg localrun.Config) *localrun.System {
 
 // withWorkload creates workload id (owner "o", routing key "rk", cap
 // capUnits) on sys's ledger and returns the ledger, as a test sets one up.
-func withWorkload(t *testing.T, sys *localrun.System, id string, capUnits int64) app.Ledger {
+func withWorkload(t *testing.T, sys *localrun.System, id string, capUnits int64) spendledger.Ledger {
 	t.Helper()
 	ledger, err := sys.Ledger()
 	if err != nil {

@@ -15,6 +15,8 @@ import (
 	"time"
 
 	"github.com/hookline/hookline/internal/app"
+	"github.com/hookline/hookline/internal/app/registry"
+	"github.com/hookline/hookline/internal/app/spendledger"
 	"github.com/hookline/hookline/internal/config"
 	"github.com/hookline/hookline/internal/dev/lambdalocal"
 	"github.com/hookline/hookline/internal/dev/localaws"
@@ -233,7 +235,7 @@ func (s *System) handler(function string) (app.Handler, error) {
 	if !ok {
 		return app.Handler{}, fmt.Errorf("localrun: no function %s in the template", function)
 	}
-	f, ok := app.FunctionNamed(fn.Name)
+	f, ok := registry.Named(fn.Name)
 	if !ok {
 		return app.Handler{}, fmt.Errorf("localrun: no local handler for %s", function)
 	}
@@ -252,17 +254,17 @@ func (s *System) handler(function string) (app.Handler, error) {
 // tools that inspect or administer workloads. It calls with the harness's
 // clients, as an operator would with their own credentials, not the
 // spend worker's grants.
-func (s *System) Ledger() (app.Ledger, error) {
+func (s *System) Ledger() (spendledger.Ledger, error) {
 	d, err := s.deps("SpendWorkerFunction")
 	if err != nil {
-		return app.Ledger{}, err
+		return spendledger.Ledger{}, err
 	}
 	d.Clients = app.Clients{DynamoDB: s.AWS.DynamoDB, SQS: s.AWS.SQS}
 	cfg, err := config.SpendFromEnv(d.Lookup)
 	if err != nil {
-		return app.Ledger{}, err
+		return spendledger.Ledger{}, err
 	}
-	return app.NewLedger(d, cfg)
+	return spendledger.New(d, cfg)
 }
 
 // now is the spend side's clock: Config.Clock's, or nil for wall time.

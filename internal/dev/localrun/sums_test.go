@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hookline/hookline/internal/app"
+	"github.com/hookline/hookline/internal/app/spendledger"
 	"github.com/hookline/hookline/internal/dev/localrun"
 	"github.com/hookline/hookline/internal/dev/providersim"
 	"github.com/hookline/hookline/internal/pager"
@@ -39,7 +39,7 @@ type sumsDrill struct {
 	t      *testing.T
 	sys    *localrun.System
 	clock  *localrun.Clock
-	ledger app.Ledger
+	ledger spendledger.Ledger
 }
 
 // startSumsDrill starts the system with SUM_SOURCES reading the

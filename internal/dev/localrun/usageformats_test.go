@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hookline/hookline/internal/app"
+	"github.com/hookline/hookline/internal/app/spendledger"
 	"github.com/hookline/hookline/internal/dev/localrun"
 	"github.com/hookline/hookline/internal/dev/providersim"
 	"github.com/hookline/hookline/internal/intake"
@@ -162,7 +162,7 @@ func usageRecorded(id, record, ref string, units int64, at time.Time) []byte {
 }
 
 // waitTotal waits for workload id's total to reach want.
-func waitTotal(t *testing.T, ledger app.Ledger, id string, want int64) {
+func waitTotal(t *testing.T, ledger spendledger.Ledger, id string, want int64) {
 	t.Helper()
 	testkit.Eventually(t, 30*time.Second, fmt.Sprintf("%s counted %d", id, want), func() bool {
 		w, err := ledger.Spend.Workloads.Get(context.Background(), id)

@@ -1,20 +1,34 @@
-package app
+package reconcilerfn
 
 import (
 	"fmt"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
+
+	"github.com/hookline/hookline/internal/app"
+	"github.com/hookline/hookline/internal/app/spendledger"
+	"github.com/hookline/hookline/internal/awsenv"
 	"github.com/hookline/hookline/internal/config"
 	"github.com/hookline/hookline/internal/reconcile"
 	"github.com/hookline/hookline/internal/sums"
 )
 
-// NewReconciler builds the scheduled reconciler from its environment.
-func NewReconciler(d Deps) (*reconcile.Reconciler, error) {
+// Function is the reconciler, invoked on its schedule.
+var Function = app.Function{Name: "reconciler",
+	Clients: func(cfg aws.Config) app.Clients {
+		return app.Clients{DynamoDB: awsenv.DynamoDB(cfg, ""), SecretsManager: awsenv.SecretsManager(cfg)}
+	},
+	Build: func(d app.Deps) (app.Handler, error) {
+		return app.Built(d, New, func(r *reconcile.Reconciler) app.Handler { return app.Handler{Schedule: r.Handle} })
+	}}
+
+// New builds the scheduled reconciler from its environment.
+func New(d app.Deps) (*reconcile.Reconciler, error) {
 	cfg, err := config.ReconcilerFromEnv(d.Lookup)
 	if err != nil {
 		return nil, err
 	}
-	ledger, err := NewLedger(d, cfg.Spend)
+	ledger, err := spendledger.New(d, cfg.Spend)
 	if err != nil {
 		return nil, err
 	}
@@ -27,20 +41,20 @@ func NewReconciler(d Deps) (*reconcile.Reconciler, error) {
 		return nil, err
 	}
 	return reconcile.New(reconcile.Config{Sums: sumsRec,
-		Ledger: ledger.Spend.Recon, Registry: ledger.Spend.Workloads, Export: client, DB: d.Clients.DynamoDB, Table: cfg.LedgerTable,
+		Spend: ledger.Spend, Export: client, DB: d.Clients.DynamoDB, Table: cfg.LedgerTable,
 		Pages: ledger.Outbox, Flush: ledger.Outbox, ReconRoutingKey: cfg.ReconRoutingKey,
 		Overlap: cfg.Overlap, Lag: cfg.Lag, Horizon: cfg.Horizon, InitialLookback: cfg.InitialLookback,
 		BaseInterval: cfg.PollInterval, ActiveInterval: cfg.ActiveInterval, QuietInterval: cfg.QuietInterval,
 		QuietAfter: cfg.QuietAfter, NearCapRatio: cfg.NearCapRatio, Concurrency: cfg.FoldConcurrency,
 		ExportMaxAge: cfg.ExportRule.MaxAge, ExportMaxSkew: cfg.ExportRule.MaxSkew,
-		Metrics: d.metrics().With(map[string]any{"function": "reconciler"}), Logger: d.logger(), Now: d.Now,
+		Metrics: d.EMF().With(map[string]any{"function": "reconciler"}), Logger: d.Log(), Now: d.Now,
 	})
 }
 
 // newSums builds the reconciler of the providers of sums (SUM_SOURCES), or
 // nil when there are none. Each source reads through its provider's
 // adapter ([sumReader]).
-func newSums(d Deps, cfg config.Reconciler, ledger Ledger) (*reconcile.Sums, error) {
+func newSums(d app.Deps, cfg config.Reconciler, ledger spendledger.Ledger) (*reconcile.Sums, error) {
 	if len(cfg.Sums) == 0 {
 		return nil, nil
 	}
@@ -52,7 +66,7 @@ func newSums(d Deps, cfg config.Reconciler, ledger Ledger) (*reconcile.Sums, err
 		}
 		readers[name] = r
 	}
-	return reconcile.NewSums(reconcile.SumsConfig{Ledger: ledger.Spend.Recon, Registry: ledger.Spend.Workloads,
+	return reconcile.NewSums(reconcile.SumsConfig{Spend: ledger.Spend,
 		Sources: cfg.Sums, Readers: readers, DB: d.Clients.DynamoDB, Table: cfg.LedgerTable, Flush: ledger.Outbox,
-		Metrics: d.metrics().With(map[string]any{"function": "reconciler"}), Logger: d.logger(), Now: d.Now})
+		Metrics: d.EMF().With(map[string]any{"function": "reconciler"}), Logger: d.Log(), Now: d.Now})
 }

@@ -1,8 +1,9 @@
-package app
+package spendledger
 
 import (
 	"time"
 
+	"github.com/hookline/hookline/internal/app"
 	"github.com/hookline/hookline/internal/config"
 	"github.com/hookline/hookline/internal/emf"
 	"github.com/hookline/hookline/internal/pager"
@@ -15,13 +16,13 @@ type Ledger struct {
 	Outbox *pager.Outbox
 }
 
-// NewLedger builds the spend ledger and its page outbox from cfg.
-func NewLedger(d Deps, cfg config.Spend) (Ledger, error) {
+// New builds the spend ledger and its page outbox from cfg.
+func New(d app.Deps, cfg config.Spend) (Ledger, error) {
 	sender, err := pager.NewHTTPSender(pager.HTTPSenderConfig{URL: cfg.PagerURL})
 	if err != nil {
 		return Ledger{}, err
 	}
-	outbox, err := pager.NewOutbox(pager.OutboxConfig{DB: d.Clients.DynamoDB, Table: cfg.LedgerTable, Sender: sender, Logger: d.logger(), Now: d.Now})
+	outbox, err := pager.NewOutbox(pager.OutboxConfig{DB: d.Clients.DynamoDB, Table: cfg.LedgerTable, Sender: sender, Logger: d.Log(), Now: d.Now})
 	if err != nil {
 		return Ledger{}, err
 	}
@@ -30,7 +31,7 @@ func NewLedger(d Deps, cfg config.Spend) (Ledger, error) {
 		Webhook:    spend.PathContract{ExpectedArrival: cfg.WebhookExpectedArrival, MaxAge: cfg.WebhookMaxAge, Interval: cfg.WebhookRetryInterval},
 		Poll:       spend.PathContract{ExpectedArrival: cfg.PollExpectedArrival, MaxAge: cfg.PollMaxAge, Interval: cfg.PollInterval},
 		ReconOwner: cfg.ReconOwner, ReconRoutingKey: cfg.ReconRoutingKey,
-		Metrics: emfMetrics{d.metrics()}, Logger: d.logger(), Sums: cfg.Sums, Now: d.Now,
+		Metrics: emfMetrics{d.EMF()}, Logger: d.Log(), Sums: cfg.Sums, Now: d.Now,
 	})
 	if err != nil {
 		return Ledger{}, err

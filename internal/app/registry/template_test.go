@@ -1,4 +1,4 @@
-package app_test
+package registry_test
 
 import (
 	"context"
@@ -7,11 +7,9 @@ import (
 	"testing"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
-	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
-	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
 	"github.com/hookline/hookline/internal/app"
+	"github.com/hookline/hookline/internal/app/registry"
 	"github.com/hookline/hookline/internal/awsconf"
 	"github.com/hookline/hookline/internal/config"
 	"github.com/hookline/hookline/internal/stack"
@@ -61,28 +59,30 @@ func deployedEnv(t *testing.T, tpl *stack.Template, fn stack.Function) func(stri
 }
 
 // TestEveryFunctionStartsFromItsTemplateEnvironment builds each function's
-// handler from exactly the variables infra/template.yaml gives it, so a
-// variable that only local runs set cannot hide a cold-start failure in
-// AWS. Nothing here calls AWS.
+// handler from exactly the variables infra/template.yaml gives it and the
+// clients its [app.Function.Clients] builds in Lambda, so a variable that
+// only local runs set, or a client that only tests build, cannot hide a
+// cold-start failure in AWS. Nothing here calls AWS.
 func TestEveryFunctionStartsFromItsTemplateEnvironment(t *testing.T) {
 	tpl, err := stack.LoadDefault()
 	if err != nil {
 		t.Fatal(err)
 	}
 	cfg := aws.Config{Region: "us-east-1", Credentials: awsconf.Static()}
-	clients := app.Clients{
-		DynamoDB:       dynamodb.NewFromConfig(cfg),
-		SQS:            sqs.NewFromConfig(cfg),
-		SecretsManager: secretsmanager.NewFromConfig(cfg),
-	}
-	if len(tpl.Functions) != len(app.Functions()) {
-		t.Fatalf("template has %d functions, the registry %d", len(tpl.Functions), len(app.Functions()))
+	if len(tpl.Functions) != len(registry.Functions()) {
+		t.Fatalf("template has %d functions, the registry %d", len(tpl.Functions), len(registry.Functions()))
 	}
 	for _, fn := range tpl.Functions {
 		t.Run(fn.Name, func(t *testing.T) {
-			f, ok := app.FunctionNamed(fn.Name)
+			f, ok := registry.Named(fn.Name)
 			if !ok {
-				t.Fatalf("no function %s in app.Functions", fn.Name)
+				t.Fatalf("no function %s in the registry", fn.Name)
+			}
+			clients := f.Clients(cfg)
+			for name := range fn.Environment {
+				if strings.HasSuffix(name, config.SecretIDSuffix) && clients.SecretsManager == nil {
+					t.Fatalf("%s: %s names a secret, and the function builds no Secrets Manager client to read it", fn.LogicalID, name)
+				}
 			}
 			// Credentials come from Secrets Manager as in Lambda (app.LambdaDeps).
 			d, err := app.WithSecretVars(context.Background(), app.Deps{Clients: clients, Lookup: deployedEnv(t, tpl, fn)},

@@ -1,10 +1,12 @@
-package app
+package reconcilerfn
 
 import (
 	"context"
 	"testing"
 	"time"
 
+	"github.com/hookline/hookline/internal/app"
+	"github.com/hookline/hookline/internal/app/spendledger"
 	"github.com/hookline/hookline/internal/config"
 	"github.com/hookline/hookline/internal/dev/providersim"
 	"github.com/hookline/hookline/internal/usagein"
@@ -35,7 +37,7 @@ func TestTheOpenMeterExportReadsEachMeterWithItsOwnMapping(t *testing.T) {
 		"USAGE_MAPPINGS": `{"meters": {"format": "cloudevents", "usage_types": ["com.example.tokens"], "scale": 1000, "unit": "units"},
 		                   "gpu": {"format": "cloudevents", "usage_types": ["com.example.gpu_hours"], "scale": 3600, "unit": "units"}}`}
 	// when the reconciler's export reads the window,
-	exp, err := newExport(Deps{Lookup: lookupOf(env)}, config.Reconciler{Spend: config.Spend{ReconRoutingKey: "rk"}}, Ledger{})
+	exp, err := newExport(app.Deps{Lookup: lookupOf(env)}, config.Reconciler{Spend: config.Spend{ReconRoutingKey: "rk"}}, spendledger.Ledger{})
 	if err != nil {
 		t.Fatal(err)
 	}

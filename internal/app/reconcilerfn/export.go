@@ -1,4 +1,4 @@
-package app
+package reconcilerfn
 
 import (
 	"errors"
@@ -6,6 +6,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/hookline/hookline/internal/app"
+	"github.com/hookline/hookline/internal/app/spendledger"
 	"github.com/hookline/hookline/internal/config"
 	"github.com/hookline/hookline/internal/openmeter"
 	"github.com/hookline/hookline/internal/reconcile"
@@ -25,19 +27,19 @@ const (
 // newExport builds the reconciler's per-record export, chosen by
 // USAGE_EXPORT: hookline's own (PROVIDER_URL) or OpenMeter's
 // ([openMeterSettings]).
-func newExport(d Deps, cfg config.Reconciler, ledger Ledger) (reconcile.Export, error) {
+func newExport(d app.Deps, cfg config.Reconciler, ledger spendledger.Ledger) (reconcile.Export, error) {
 	kind, _ := d.Lookup("USAGE_EXPORT")
 	switch kind {
 	case "", ExportHookline:
 		return provider.New(provider.Config{BaseURL: cfg.ProviderURL, APIKey: cfg.ProviderAPIKey,
-			Timeout: cfg.ProviderTimeout, UsagePageLimit: cfg.UsagePageLimit, Logger: d.logger()})
+			Timeout: cfg.ProviderTimeout, UsagePageLimit: cfg.UsagePageLimit, Logger: d.Log()})
 	case ExportOpenMeter:
 		om, err := openMeterSettings(d)
 		if err != nil {
 			return nil, err
 		}
 		om.Pages, om.RoutingKey = ledger.Outbox, cfg.ReconRoutingKey
-		om.Metrics = d.metrics().With(map[string]any{"function": "reconciler"})
+		om.Metrics = d.EMF().With(map[string]any{"function": "reconciler"})
 		return openmeter.New(om)
 	}
 	return nil, fmt.Errorf("config: USAGE_EXPORT=%q: want %s or %s", kind, ExportHookline, ExportOpenMeter)
@@ -50,7 +52,7 @@ func newExport(d Deps, cfg config.Reconciler, ledger Ledger) (reconcile.Export, 
 // comma-separated list when the producer tees several, such as tokens and
 // GPU hours at different scales), each with its mapping from
 // USAGE_MAPPINGS. Every problem is reported at once.
-func openMeterSettings(d Deps) (openmeter.Config, error) {
+func openMeterSettings(d app.Deps) (openmeter.Config, error) {
 	get := func(k string) string { v, _ := d.Lookup(k); return v }
 	var errs []error
 	dur := func(k string) time.Duration {
@@ -64,7 +66,7 @@ func openMeterSettings(d Deps) (openmeter.Config, error) {
 		return v
 	}
 	cfg := openmeter.Config{BaseURL: get("OPENMETER_URL"), APIKey: get("OPENMETER_API_KEY"), Workload: get("OPENMETER_WORKLOAD"),
-		Lag: dur("OPENMETER_LAG"), MaxLag: dur("OPENMETER_MAX_LAG"), Source: get("USAGE_EXPORT_SOURCE"), Logger: d.logger()}
+		Lag: dur("OPENMETER_LAG"), MaxLag: dur("OPENMETER_MAX_LAG"), Source: get("USAGE_EXPORT_SOURCE"), Logger: d.Log()}
 	if cfg.BaseURL == "" {
 		errs = append(errs, errors.New("config: OPENMETER_URL is required with USAGE_EXPORT=openmeter"))
 	}
@@ -87,10 +89,10 @@ func openMeterSettings(d Deps) (openmeter.Config, error) {
 
 // newOpenMeterReader reads an OpenMeter sums source's meter query, at its
 // base_url or OPENMETER_URL, with OPENMETER_API_KEY.
-func newOpenMeterReader(d Deps, baseURL string) (*openmeter.Reader, error) {
+func newOpenMeterReader(d app.Deps, baseURL string) (*openmeter.Reader, error) {
 	get := func(k string) string { v, _ := d.Lookup(k); return v }
 	return openmeter.NewReader(openmeter.Config{BaseURL: cmpOr(baseURL, get("OPENMETER_URL")), APIKey: get("OPENMETER_API_KEY"),
-		Logger: d.logger()})
+		Logger: d.Log()})
 }
 
 func cmpOr(a, b string) string {

@@ -1,4 +1,4 @@
-package app_test
+package registry_test
 
 import (
 	"context"
@@ -14,6 +14,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
 	"github.com/hookline/hookline/internal/app"
+	"github.com/hookline/hookline/internal/app/registry"
 	"github.com/hookline/hookline/internal/awsconf"
 	"github.com/hookline/hookline/internal/config"
 	"github.com/hookline/hookline/internal/stack"
@@ -51,7 +52,7 @@ func TestFetcherCredentialsComeFromTheirSecrets(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	worker, _ := app.FunctionNamed("payment-worker")
+	worker, _ := registry.Named("payment-worker")
 	if _, err := worker.Build(d); err != nil {
 		t.Fatalf("the payment worker does not start with PayPal and GoCardless credentials: %v", err)
 	}

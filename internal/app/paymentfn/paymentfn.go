@@ -1,21 +1,34 @@
-package app
+package paymentfn
 
 import (
+	"github.com/hookline/hookline/internal/app"
+	"github.com/hookline/hookline/internal/app/worker"
 	"github.com/hookline/hookline/internal/config"
 	"github.com/hookline/hookline/internal/intake"
 	"github.com/hookline/hookline/internal/paymentworker"
 	"github.com/hookline/hookline/internal/stripecharge"
 	"github.com/hookline/hookline/pkg/idempotency"
 	"github.com/hookline/hookline/pkg/provider"
-	"github.com/hookline/hookline/pkg/queue"
 	"github.com/hookline/hookline/pkg/webhook"
 )
 
-// NewPaymentWorker builds the payment worker from its environment,
-// behind the reader of the payloads its messages carry by reference
-// ([readingPayloads]).
-func NewPaymentWorker(d Deps) (intake.SQSHandler, error) {
-	cfg, err := config.PaymentWorkerFromEnv(d.Lookup)
+// Function is the payment worker, invoked by its queue's event source.
+var Function = app.Function{Name: "payment-worker", Clients: app.QueueClients, Build: func(d app.Deps) (app.Handler, error) {
+	return app.Built(d, New, func(h intake.SQSHandler) app.Handler { return app.Handler{SQS: h} })
+}}
+
+// New builds the payment worker from its environment, behind the reader
+// of the payloads its messages carry by reference
+// ([worker.ReadingPayloads]).
+func New(d app.Deps) (intake.SQSHandler, error) {
+	mappings := paymentworker.DefaultMappings()
+	cfg, err := config.PaymentWorkerFromEnv(d.Lookup, func(raw []byte, sources []webhook.SourceSpec) error {
+		ms, err := paymentworker.ParseMappingsFor(raw, sources)
+		if err == nil {
+			mappings = ms
+		}
+		return err
+	})
 	if err != nil {
 		return nil, err
 	}
@@ -29,7 +42,7 @@ func NewPaymentWorker(d Deps) (intake.SQSHandler, error) {
 	reg, err := idempotency.New(idempotency.Config{
 		Store: store, Namespace: cfg.Namespace, InProgressTimeout: cfg.InProgressTimeout,
 		DeadlineMargin: cfg.ProviderHorizon + cfg.ClockSkew,
-		Retention:      cfg.Retention, CacheSize: cfg.CacheSize, Logger: d.logger(),
+		Retention:      cfg.Retention, CacheSize: cfg.CacheSize, Logger: d.Log(),
 	})
 	if err != nil {
 		return nil, err
@@ -42,31 +55,19 @@ func NewPaymentWorker(d Deps) (intake.SQSHandler, error) {
 	if err != nil {
 		return nil, err
 	}
-	q, err := newQueue(d, cfg.Worker)
+	q, err := worker.Queue(d, cfg.Worker)
 	if err != nil {
 		return nil, err
 	}
 	w, err := paymentworker.New(paymentworker.Config{
-		Registry: reg, Provider: client, Effects: effects, Queue: q, Mappings: cfg.Mappings, Concurrency: cfg.Concurrency,
+		Registry: reg, Provider: client, Effects: effects, Queue: q, Mappings: mappings, Concurrency: cfg.Concurrency,
 		Horizon: cfg.ProviderHorizon, ClockSkew: cfg.ClockSkew, EffectRetention: cfg.EffectRetention, Fetchers: newFetchers(cfg),
-		Metrics: d.metrics(), Logger: d.logger(),
+		Metrics: d.EMF(), Logger: d.Log(),
 	})
 	if err != nil {
 		return nil, err
 	}
-	return readingPayloads(d, cfg.IntakeTable, w.Handle)
-}
-
-// readingPayloads puts a queue worker's handler behind the reader of the
-// payloads that messages carry by reference to their intake record in
-// table ([intake.Payloads]): the intake sends a payload so when no
-// message body holds it.
-func readingPayloads(d Deps, table string, h intake.SQSHandler) (intake.SQSHandler, error) {
-	p, err := intake.NewPayloads(d.Clients.DynamoDB, table, d.logger())
-	if err != nil {
-		return nil, err
-	}
-	return p.Handler(h), nil
+	return worker.ReadingPayloads(d, cfg.IntakeTable, w.Handle)
 }
 
 // newFetchers builds the clients of the providers whose webhooks are
@@ -94,21 +95,21 @@ func newFetchers(cfg config.PaymentWorker) map[string]paymentworker.Fetcher {
 
 // newCharger builds the provider the configuration selects: hookline's
 // generic provider API, or Stripe.
-func newCharger(d Deps, cfg config.PaymentWorker) (paymentworker.Charger, error) {
+func newCharger(d app.Deps, cfg config.PaymentWorker) (paymentworker.Charger, error) {
 	if cfg.PaymentProvider == config.ProviderStripe {
-		return stripecharge.New(stripecharge.Config{APIKey: cfg.ProviderAPIKey, URL: cfg.ProviderURL, Timeout: cfg.ProviderTimeout, Logger: d.logger()})
+		return stripecharge.New(stripecharge.Config{APIKey: cfg.ProviderAPIKey, URL: cfg.ProviderURL, Timeout: cfg.ProviderTimeout, Logger: d.Log()})
 	}
-	return provider.New(provider.Config{BaseURL: cfg.ProviderURL, APIKey: cfg.ProviderAPIKey, Timeout: cfg.ProviderTimeout, Logger: d.logger()})
+	return provider.New(provider.Config{BaseURL: cfg.ProviderURL, APIKey: cfg.ProviderAPIKey, Timeout: cfg.ProviderTimeout, Logger: d.Log()})
 }
 
 // newEffects names the clients a source's mapping may choose between:
 // the configured provider under its own name, and the provider-contract
 // service that the payment service providers' captures act through.
-func newEffects(d Deps, cfg config.PaymentWorker, client paymentworker.Charger) (map[string]paymentworker.Charger, error) {
+func newEffects(d app.Deps, cfg config.PaymentWorker, client paymentworker.Charger) (map[string]paymentworker.Charger, error) {
 	if cfg.PaymentProvider == config.ProviderStripe {
 		effects := map[string]paymentworker.Charger{paymentworker.EffectStripe: client}
 		if cfg.ContractURL != "" {
-			contract, err := provider.New(provider.Config{BaseURL: cfg.ContractURL, APIKey: cfg.ContractAPIKey, Timeout: cfg.ProviderTimeout, Logger: d.logger()})
+			contract, err := provider.New(provider.Config{BaseURL: cfg.ContractURL, APIKey: cfg.ContractAPIKey, Timeout: cfg.ProviderTimeout, Logger: d.Log()})
 			if err != nil {
 				return nil, err
 			}
@@ -117,8 +118,4 @@ func newEffects(d Deps, cfg config.PaymentWorker, client paymentworker.Charger) 
 		return effects, nil
 	}
 	return map[string]paymentworker.Charger{paymentworker.EffectContract: client}, nil
-}
-
-func newQueue(d Deps, w config.Worker) (*queue.Queue, error) {
-	return queue.New(queue.Config{SQS: d.Clients.SQS, URL: w.QueueURL, DeadLetterURL: w.DeadLetterQueueURL, Logger: d.logger()})
 }

@@ -1,8 +1,9 @@
-package app
+package receiverfn
 
 import (
 	"fmt"
 
+	"github.com/hookline/hookline/internal/app"
 	"github.com/hookline/hookline/internal/config"
 	"github.com/hookline/hookline/internal/intake"
 	"github.com/hookline/hookline/internal/receiver"
@@ -10,15 +11,21 @@ import (
 	"github.com/hookline/hookline/pkg/webhook"
 )
 
-// NewReceiver builds the webhook receiver from its environment.
-func NewReceiver(d Deps) (*receiver.Handler, error) {
+// Function is the receiver, invoked by the HTTP API with every webhook
+// and usage event.
+var Function = app.Function{Name: "receiver", Clients: app.QueueClients, Build: func(d app.Deps) (app.Handler, error) {
+	return app.Built(d, New, func(h *receiver.Handler) app.Handler { return app.Handler{HTTP: h.Handle} })
+}}
+
+// New builds the webhook receiver from its environment.
+func New(d app.Deps) (*receiver.Handler, error) {
 	cfg, err := config.ReceiverFromEnv(d.Lookup)
 	if err != nil {
 		return nil, err
 	}
 	store, err := intake.New(intake.Config{
 		DynamoDB: d.Clients.DynamoDB, SQS: d.Clients.SQS, Table: cfg.IntakeTable,
-		Retention: cfg.Retention, Logger: d.logger(),
+		Retention: cfg.Retention, Logger: d.Log(),
 	})
 	if err != nil {
 		return nil, err
@@ -27,10 +34,10 @@ func NewReceiver(d Deps) (*receiver.Handler, error) {
 	var smSecrets *secrets.SecretsManager
 	var sources []receiver.Source
 	for _, s := range cfg.Sources {
-		src := receiver.Source{Spec: s.Spec, QueueURL: s.QueueURL, Secrets: envSecrets, Certs: d.paypalCerts(s.Spec)}
+		src := receiver.Source{Spec: s.Spec, QueueURL: s.QueueURL, Secrets: envSecrets, Certs: paypalCerts(d, s.Spec)}
 		if s.Spec.SecretID != "" {
 			if d.Clients.SecretsManager == nil {
-				return nil, fmt.Errorf("app: source %q reads Secrets Manager but no client was built", s.Spec.Name)
+				return nil, fmt.Errorf("receiverfn: source %q reads Secrets Manager but no client was built", s.Spec.Name)
 			}
 			if smSecrets == nil {
 				smSecrets = &secrets.SecretsManager{Client: d.Clients.SecretsManager, TTL: cfg.SecretTTL, PreviousGrace: cfg.SecretPreviousGrace}
@@ -39,14 +46,14 @@ func NewReceiver(d Deps) (*receiver.Handler, error) {
 		}
 		sources = append(sources, src)
 	}
-	return receiver.New(receiver.Config{Sources: sources, Intake: store, Metrics: d.metrics(), Logger: d.logger(), MaxEventAge: cfg.MaxEventAge,
+	return receiver.New(receiver.Config{Sources: sources, Intake: store, Metrics: d.EMF(), Logger: d.Log(), MaxEventAge: cfg.MaxEventAge,
 		Usage: cfg.Usage.Mappings})
 }
 
 // paypalCerts is the certificate fetcher of a paypal source when
-// [Deps.PayPal] names a stand-in for PayPal's host; nil lets the
+// [app.Deps.PayPal] names a stand-in for PayPal's host; nil lets the
 // receiver build one on the system roots.
-func (d Deps) paypalCerts(spec webhook.SourceSpec) *webhook.CertFetcher {
+func paypalCerts(d app.Deps, spec webhook.SourceSpec) *webhook.CertFetcher {
 	if d.PayPal == nil || spec.Scheme != webhook.SchemePayPal {
 		return nil
 	}

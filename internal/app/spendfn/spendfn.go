@@ -1,0 +1,46 @@
+package spendfn
+
+import (
+	"github.com/hookline/hookline/internal/app"
+	"github.com/hookline/hookline/internal/app/spendledger"
+	"github.com/hookline/hookline/internal/app/worker"
+	"github.com/hookline/hookline/internal/config"
+	"github.com/hookline/hookline/internal/intake"
+	"github.com/hookline/hookline/internal/spendworker"
+)
+
+// Function is the spend worker, invoked by its queue's event source.
+var Function = app.Function{Name: "spend-worker", Clients: app.QueueClients, Build: func(d app.Deps) (app.Handler, error) {
+	return app.Built(d, New, func(h intake.SQSHandler) app.Handler { return app.Handler{SQS: h} })
+}}
+
+// New builds the spend worker from its environment, behind the reader of
+// the payloads its messages carry by reference
+// ([worker.ReadingPayloads]).
+func New(d app.Deps) (intake.SQSHandler, error) {
+	cfg, err := config.SpendWorkerFromEnv(d.Lookup)
+	if err != nil {
+		return nil, err
+	}
+	ledger, err := spendledger.New(d, cfg.Spend)
+	if err != nil {
+		return nil, err
+	}
+	q, err := worker.Queue(d, cfg.Worker)
+	if err != nil {
+		return nil, err
+	}
+	marks, err := intake.NewAttributions(d.Clients.DynamoDB, cfg.IntakeTable, nil)
+	if err != nil {
+		return nil, err
+	}
+	w, err := spendworker.New(spendworker.Config{
+		Ledger: ledger.Spend.Ledger, Pages: ledger.Outbox, Queue: q, Concurrency: cfg.Concurrency,
+		Metrics: d.EMF(), Logger: d.Log(), Attributions: marks,
+		Sums: cfg.Sums, Workloads: ledger.Spend.Workloads, Alerts: ledger.Spend.Buckets, PollInterval: cfg.PollInterval, Now: d.Now,
+	})
+	if err != nil {
+		return nil, err
+	}
+	return worker.ReadingPayloads(d, cfg.IntakeTable, w.Handle)
+}
