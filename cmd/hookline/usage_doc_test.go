@@ -8,41 +8,27 @@ import (
 	"testing"
 )
 
-// usageSection is the section of docs/usage-providers.md on usage at the door.
-const usageSection = "## Usage at the door"
+// usageSection is the recipe of docs/usage-providers.md that tries usage
+// at the door against `make run`.
+const usageSection = "### Usage against `make run`"
 
-// TestUsagePageRuns: the usage section of docs/usage-providers.md runs as it
-// stands: the variables its shell block exports configure `hookline run`
-// (a CloudEvents source beside the template's two), and each command of
-// its console block prints the lines the page shows.
+// TestUsagePageRuns: the recipe of usage at the door in
+// docs/usage-providers.md runs as it stands: the variables its run's
+// terminal exports configure `hookline run` (a CloudEvents source beside
+// the template's two), and each command of its console block prints the
+// lines the page shows. The section ends at the next recipe, which has a
+// run of its own (TestStripeSumsRecipeRuns).
 func TestUsagePageRuns(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts the whole local system")
 	}
-	text := doc(t, "docs/usage-providers.md")
-	start := strings.Index(text, "\n"+usageSection+"\n")
-	if start < 0 {
-		t.Fatalf("docs/usage-providers.md has no %q section", usageSection)
-	}
-	section := text[start+1:]
-	if end := strings.Index(section[len(usageSection):], "\n## "); end >= 0 {
-		section = section[:len(usageSection)+end]
-	}
+	const path = "docs/usage-providers.md"
+	section := docSection(t, path, usageSection)
 	// given the variables the page exports
-	sh := regexp.MustCompile("(?s)```sh\n(.*?)```").FindStringSubmatch(section)
-	if sh == nil || !strings.Contains(sh[1], "go run ./cmd/hookline run") {
-		t.Fatal("the usage section has no shell block that starts hookline run")
-	}
-	exports := regexp.MustCompile(`(?ms)^export (\w+)=(?:'(.*?)'|(\S+))$`).FindAllStringSubmatch(sh[1], -1)
-	if len(exports) < 3 {
-		t.Fatalf("the usage section exports %d variables, want its sources, mappings and secret", len(exports))
-	}
-	for _, e := range exports {
-		t.Setenv(e[1], e[2]+e[3])
-	}
+	runTerminal(t, path, section)
 	// when its console blocks run against `hookline run`
 	blocks := regexp.MustCompile("(?s)```console\n.*?```\n").FindAllString(section, -1)
-	steps := walkthroughSteps(t, "docs/usage-providers.md", "## Walk-through: "+usageSection[3:]+"\n"+strings.Join(blocks, ""))
+	steps := walkthroughSteps(t, path, "## Walk-through: usage at the door\n"+strings.Join(blocks, ""))
 	if len(steps) < 7 {
 		t.Fatalf("only %d steps in the usage section, want at least 7", len(steps))
 	}
