@@ -31,7 +31,7 @@ var (
 
 // FieldError is a bad configuration field. It wraps [ErrBadConfig].
 type FieldError struct {
-	Field  string // "period", "anchor", "time_zone" or "grace"
+	Field  string // "period", "anchor", "time_zone", "grace", "width" or "period_id"
 	Value  string // what was given
 	Reason string
 }
