@@ -36,11 +36,18 @@ var uses = map[string][]string{
 		"internal/stripeusage", "internal/openaiusage", "internal/openmeter", stripeSDK},
 }
 
+// noFunction are packages no Lambda main needs: the SDK's config loader,
+// whose credential chain builds SSO, SSO OIDC, STS and sign-in clients at
+// start though Lambda gives the credentials in the environment
+// (internal/awsenv loads from there).
+var noFunction = []string{"github.com/aws/aws-sdk-go-v2/config"}
+
 // TestEachFunctionLinksOnlyWhatItUses lists each Lambda main's
 // dependencies as `make build` builds it (linux/arm64, lambda.norpc) and
 // fails if a main links a package that [uses] gives to other functions
-// only: a bootstrap that carries another function's handler or provider
-// SDK is larger and slower to start than its own work needs.
+// only, or one of [noFunction]: a bootstrap that carries another
+// function's handler or provider SDK is larger and slower to start than
+// its own work needs.
 func TestEachFunctionLinksOnlyWhatItUses(t *testing.T) {
 	root, err := filepath.Abs("../../..")
 	if err != nil {
@@ -59,6 +66,9 @@ func TestEachFunctionLinksOnlyWhatItUses(t *testing.T) {
 			for _, path := range goListDeps(t, root, "./functions/"+fn) {
 				if owners := ownersOf(path); len(owners) > 0 && !slices.Contains(owners, fn) {
 					t.Errorf("%s links %s, which belongs to %s", fn, path, strings.Join(owners, " and "))
+				}
+				if slices.Contains(noFunction, path) {
+					t.Errorf("%s links %s, which no function needs", fn, path)
 				}
 			}
 		})
