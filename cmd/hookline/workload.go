@@ -234,7 +234,7 @@ func newWorkloadSetCapCmd() *cobra.Command {
 					}
 					return nil
 				}, func(ctx context.Context, l *spend.Spend, id string) error {
-					return l.Workloads.SetCap(ctx, id, *capUnits)
+					return l.Caps.SetCap(ctx, id, *capUnits)
 				}
 		})
 }
@@ -250,7 +250,7 @@ func newWorkloadSetStepCmd() *cobra.Command {
 					}
 					return nil
 				}, func(ctx context.Context, l *spend.Spend, id string) error {
-					return l.Workloads.SetStep(ctx, id, *step)
+					return l.Caps.SetStep(ctx, id, *step)
 				}
 		})
 }
@@ -327,10 +327,10 @@ func newWorkloadResumeCmd() *cobra.Command {
 					return nil
 				}, func(ctx context.Context, l *spend.Spend, id string) error {
 					if *force {
-						_, err := l.Workloads.ForceResume(ctx, id, *by, *reason)
+						_, err := l.Caps.ForceResume(ctx, id, *by, *reason)
 						return err
 					}
-					_, err := l.Workloads.Resume(ctx, id)
+					_, err := l.Caps.Resume(ctx, id)
 					return overCapHint(err, id)
 				}
 		})

@@ -64,12 +64,12 @@ func newCrossRig(t *testing.T) *crossRig {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := reconcile.NewSums(reconcile.SumsConfig{Ledger: r.spend.Recon, Registry: r.spend.Workloads, Sources: srcs,
+	s, err := reconcile.NewSums(reconcile.SumsConfig{Spend: r.spend, Sources: srcs,
 		Readers: map[string]sums.Reader{"om": reader}, DB: env.DynamoDB, Table: ledger, Now: r.clock.Now})
 	if err != nil {
 		t.Fatal(err)
 	}
-	r.rec, err = reconcile.New(reconcile.Config{Ledger: r.spend.Recon, Registry: r.spend.Workloads, Export: r.c,
+	r.rec, err = reconcile.New(reconcile.Config{Spend: r.spend, Export: r.c,
 		DB: env.DynamoDB, Table: ledger, Pages: r.outbox, ReconRoutingKey: "rk", Now: r.clock.Now, Sums: s})
 	if err != nil {
 		t.Fatal(err)

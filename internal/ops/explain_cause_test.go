@@ -35,7 +35,7 @@ func TestARunbookFindsTheBucketRevisionThatCausedItsAction(t *testing.T) {
 	// when a poll shows the hour's bucket at 1100, over the cap
 	k := spend.BucketKey{WorkloadID: "workload-11", Source: "openai-local", Account: "org_local", Mode: "live", Meter: "tokens",
 		Start: time.Date(2026, 11, 30, 3, 0, 0, 0, time.UTC)}
-	obs, err := h.spend.Recon.Observe(ctx, spend.Observation{Key: k, Value: 1100, RunID: "run-1"})
+	obs, err := h.spend.Buckets.Observe(ctx, spend.Observation{Key: k, Value: 1100, RunID: "run-1"})
 	must(t, err)
 	if len(obs.Decisions) == 0 || !strings.HasSuffix(obs.Decisions[0].RecordID, "#rev1") {
 		t.Fatalf("the poll took decisions %+v, want a pause by the bucket's first revision", obs.Decisions)

@@ -30,12 +30,12 @@ func UnresolvedDedupKey(owner string, until time.Time) string {
 const maxPageRecords = 50
 
 // deferred reattributes deferred records whose reference now maps to a
-// live workload (through [spend.Recon.Reattribute]); past their deadline, it holds
+// live workload (through [spend.Ledger.Reattribute]); past their deadline, it holds
 // the unresolved ones whose workload holds, and pages the rest once, one
 // page per owner for this run's window.
 func (r *Reconciler) deferred(ctx context.Context, run *Run, plan map[string]*planned) error {
 	now := run.StartedAt
-	states, err := r.cfg.Ledger.DeferredStates(ctx, time.Time{})
+	states, err := r.cfg.Spend.Recon.DeferredStates(ctx, time.Time{})
 	if err != nil {
 		return err
 	}
@@ -44,7 +44,7 @@ func (r *Reconciler) deferred(ctx context.Context, run *Run, plan map[string]*pl
 	for _, st := range states {
 		d := st.Record
 		past := !d.Deadline.After(now)
-		w, err := r.cfg.Registry.Resolve(ctx, d.WorkloadRef)
+		w, err := r.cfg.Spend.Workloads.Resolve(ctx, d.WorkloadRef)
 		known := err == nil
 		if err != nil && !errors.Is(err, spend.ErrUnknownWorkload) {
 			return err
@@ -96,7 +96,7 @@ func (r *Reconciler) deferred(ctx context.Context, run *Run, plan map[string]*pl
 // reattribute applies a deferred record to the workload its reference now
 // maps to. It reports false when the record stays deferred (or disagrees).
 func (r *Reconciler) reattribute(ctx context.Context, run *Run, d spend.DeferredRecord, w spend.Workload, p *planned) (bool, error) {
-	res, err := r.cfg.Ledger.Reattribute(ctx, d.RecordID)
+	res, err := r.cfg.Spend.Ledger.Reattribute(ctx, d.RecordID)
 	if err != nil {
 		return false, fmt.Errorf("reconcile: reattribute %s: %w", d.RecordID, err)
 	}
@@ -131,7 +131,7 @@ func (r *Reconciler) hold(ctx context.Context, run *Run, d spend.DeferredRecord,
 	}
 	reason := fmt.Sprintf("workload %s holds unresolved attribution; deadline %s passed (%s)",
 		id, d.Deadline.UTC().Format(time.RFC3339), d.Reason)
-	ok, err := r.cfg.Ledger.HoldDeferred(ctx, d.RecordID, reason)
+	ok, err := r.cfg.Spend.Recon.HoldDeferred(ctx, d.RecordID, reason)
 	if err != nil || !ok {
 		return err
 	}
@@ -174,7 +174,7 @@ func (r *Reconciler) pageUnresolved(ctx context.Context, run *Run, owner string,
 		return fmt.Errorf("reconcile: unresolved page for %s: %w", owner, err)
 	}
 	for _, d := range ds {
-		if err := r.cfg.Ledger.MarkUnresolvedPaged(ctx, d.RecordID, dedup); err != nil {
+		if err := r.cfg.Spend.Recon.MarkUnresolvedPaged(ctx, d.RecordID, dedup); err != nil {
 			return err
 		}
 	}

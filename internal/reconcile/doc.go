@@ -21,7 +21,7 @@
 //     A record the ledger refuses (negative units, missing fields, units
 //     past [spend.MaxUnits], a total that would pass [spend.MaxTotal]) is
 //     quarantined: stored with its reason and paged once to the
-//     reconciliation owner ([spend.Recon.Quarantine]); it never stops the
+//     reconciliation owner ([spend.Ledger.Quarantine]); it never stops the
 //     run or the cursor. Records fold with up to Concurrency in flight,
 //     in lanes by workload reference: one workload's records fold in
 //     export order, different workloads in parallel, and pages stream
@@ -41,7 +41,7 @@
 //     (QuietInterval). Every change of tier or interval is stored with its
 //     reason and time ([Store.IntervalChanges]).
 //  5. Attributes deferred records whose reference now maps to a workload
-//     ([spend.Recon.Reattribute]). Past their deadline, the unresolved ones of
+//     ([spend.Ledger.Reattribute]). Past their deadline, the unresolved ones of
 //     a workload that holds get an explicit hold decision; the others get
 //     one page per owner and run window, summary
 //     "unresolved attribution amount=<units> oldest=<RFC3339> records=<n>".
@@ -49,7 +49,7 @@
 //     due in this run, with the window, cursor before and after, counts per
 //     class, decisions and the next deadline, which becomes the workload's
 //     next reconciliation deadline. Before the record, it checks the cap of
-//     each due workload on its total alone ([spend.Recon.Recheck]), so a
+//     each due workload on its total alone ([spend.Caps.Recheck]), so a
 //     workload resumed over its cap is paused again with a page whether or
 //     not one of its records was in the window. Counts of workloads not due
 //     are carried to their next record.

@@ -105,7 +105,7 @@ func TestWebhookNeverArrivesCapTripsFromPoll(t *testing.T) {
 	if run.Matched != 1 || run.Missed != 1 {
 		t.Fatalf("counts = %+v", run.Counts)
 	}
-	a, err := f.spend.Workloads.Admission(context.Background(), "w7")
+	a, err := f.spend.Caps.Admission(context.Background(), "w7")
 	if err != nil || a.Allowed || a.Reason != spend.ReasonSpendCap {
 		t.Fatalf("admission = %+v, %v", a, err)
 	}

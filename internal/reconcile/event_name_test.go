@@ -54,7 +54,7 @@ func TestRepauseByAPollDuplicateNamesTheWebhookEvent(t *testing.T) {
 	f.usage(t, "ur_dup_1", "w-dup", 150, occurred, published)
 	f.webhook(t, "ur_dup_1", "w-dup", 150, occurred)
 	// and resumed on purpose over its cap
-	w, err := f.spend.Workloads.ForceResume(ctx, "w-dup", "ana", "drain")
+	w, err := f.spend.Caps.ForceResume(ctx, "w-dup", "ana", "drain")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -106,7 +106,7 @@ func (f *fixture) reconciler(t testing.TB, o options) *reconcile.Reconciler {
 	if o.export != nil {
 		export = o.export(export)
 	}
-	r, err := reconcile.New(reconcile.Config{Ledger: f.spend.Recon, Registry: f.spend.Workloads, Export: export, DB: f.env.DynamoDB,
+	r, err := reconcile.New(reconcile.Config{Spend: f.spend, Export: export, DB: f.env.DynamoDB,
 		Table: f.env.TableName("LedgerTable"), Pages: f.outbox, Flush: f.outbox, ReconRoutingKey: reconRoute,
 		Horizon: horizon, Concurrency: o.concurrency, ExportMaxAge: o.exportMaxAge,
 		Metrics: emf.New(f.metrics, "hookline").WithClock(f.clock.Now), Now: f.clock.Now})

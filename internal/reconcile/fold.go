@@ -132,7 +132,7 @@ func (l *lanes) page(recs []provider.UsageRecord) error {
 	for i, rec := range recs {
 		refs[i] = rec.WorkloadRef
 	}
-	ids, err := l.f.r.cfg.Registry.ResolveRefs(l.ctx, refs)
+	ids, err := l.f.r.cfg.Spend.Workloads.ResolveRefs(l.ctx, refs)
 	if err != nil {
 		err = fmt.Errorf("%w: %w", ErrFold, err)
 		l.cancel(err)
@@ -195,7 +195,7 @@ func (f *fold) apply(ctx context.Context, u spend.Usage, id string) (spend.Resul
 	var res spend.Result
 	err := retrying(ctx, func() error {
 		var err error
-		res, err = f.r.cfg.Ledger.ApplyResolved(ctx, u, id)
+		res, err = f.r.cfg.Spend.Ledger.ApplyResolved(ctx, u, id)
 		return err
 	})
 	return res, err
@@ -250,7 +250,7 @@ func (f *fold) batch(ctx context.Context, rs []resolved) error {
 	if len(us) == 0 {
 		return nil
 	}
-	res, errs := f.r.cfg.Ledger.ApplyBatchResolved(ctx, us, ids)
+	res, errs := f.r.cfg.Spend.Ledger.ApplyBatchResolved(ctx, us, ids)
 	for i := range us {
 		if errs[i] != nil && transient(errs[i]) {
 			res[i], errs[i] = f.apply(ctx, us[i], ids[us[i].WorkloadRef])
@@ -299,7 +299,7 @@ func (f *fold) classify(ctx context.Context, rec provider.UsageRecord, u spend.U
 		class = ClassDeferred
 	}
 	if res.Entry != nil && slices.Contains(res.Entry.Paths, spend.PathWebhook) {
-		if err := retrying(ctx, func() error { _, err := f.r.cfg.Ledger.Confirm(ctx, rec.RecordID); return err }); err != nil {
+		if err := retrying(ctx, func() error { _, err := f.r.cfg.Spend.Recon.Confirm(ctx, rec.RecordID); return err }); err != nil {
 			return fmt.Errorf("%w: %w", ErrFold, err)
 		}
 	}
@@ -394,9 +394,9 @@ func (f *fold) decisionLines() []string {
 }
 
 // quarantine stores a refused record with its reason and pages the
-// reconciliation owner once ([spend.Recon.Quarantine]).
+// reconciliation owner once ([spend.Ledger.Quarantine]).
 func (f *fold) quarantine(ctx context.Context, u spend.Usage, cause error) error {
-	q, first, err := f.r.cfg.Ledger.Quarantine(ctx, u, cause.Error())
+	q, first, err := f.r.cfg.Spend.Ledger.Quarantine(ctx, u, cause.Error())
 	if err != nil {
 		return fmt.Errorf("reconcile: %w: quarantine record %s: %w", ErrFold, u.RecordID, err)
 	}

@@ -34,7 +34,7 @@ func TestOneWorkloadFoldsInExportOrder(t *testing.T) {
 	if run.Missed != 80 {
 		t.Fatalf("run = %+v", run.Counts)
 	}
-	ds, err := f.spend.Ledger.Decisions(context.Background(), "w1", 1)
+	ds, err := f.spend.Explainer.Decisions(context.Background(), "w1", 1)
 	if err != nil || len(ds) != 1 {
 		t.Fatalf("decisions = %+v, %v", ds, err)
 	}

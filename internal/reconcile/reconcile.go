@@ -8,6 +8,8 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/aws/aws-lambda-go/events"
@@ -64,13 +66,13 @@ const (
 
 // Config configures [New].
 type Config struct {
-	// Ledger is the spend path's reconciliation role: it applies what the
-	// export holds, settles deferred and unconfirmed records, and stores
-	// runs.
-	Ledger *spend.Recon
-	// Registry resolves workload references and lists the workloads.
-	Registry *spend.Workloads
-	Export   Export
+	// Spend is the spend path's roles the reconciler uses: [spend.Ledger]
+	// applies what the export holds, [spend.Recon] settles markers and
+	// deferred records and stores runs, [spend.Caps] rechecks a due
+	// workload's cap, and [spend.Workloads] resolves references and lists
+	// the workloads.
+	Spend  *spend.Spend
+	Export Export
 	// DB and Table hold the reconciler's own items (cursor, runs,
 	// schedules); Table is the ledger table.
 	DB    DB
@@ -144,12 +146,36 @@ func (c *Config) defaults() {
 	c.Source = cmp.Or(c.Source, "hookline-reconciler")
 }
 
+// needRoles reports the roles of s that the export reconciler needs (and,
+// with sums, the sums reconciler) and that s lacks.
+func needRoles(s *spend.Spend, sums bool) error {
+	if s == nil {
+		return errors.New("Spend is required")
+	}
+	var missing []string
+	for name, nilRole := range map[string]bool{"Workloads": s.Workloads == nil, "Caps": s.Caps == nil,
+		"Ledger": s.Ledger == nil, "Recon": s.Recon == nil,
+		"Buckets": sums && s.Buckets == nil, "SumsPages": sums && s.SumsPages == nil} {
+		if nilRole {
+			missing = append(missing, name)
+		}
+	}
+	if len(missing) > 0 {
+		slices.Sort(missing)
+		return fmt.Errorf("Spend lacks the roles %s", strings.Join(missing, ", "))
+	}
+	return nil
+}
+
 // Validate reports every problem with c (after defaults) at once.
 func (c Config) Validate() error {
 	c.defaults()
 	var errs []error
-	if c.Ledger == nil || c.Registry == nil || c.Export == nil || c.Pages == nil {
-		errs = append(errs, errors.New("Ledger, Registry, Export and Pages are required"))
+	if err := needRoles(c.Spend, false); err != nil {
+		errs = append(errs, err)
+	}
+	if c.Export == nil || c.Pages == nil {
+		errs = append(errs, errors.New("Export and Pages are required"))
 	}
 	if err := (StoreConfig{DB: c.DB, Table: c.Table}).Validate(); err != nil {
 		errs = append(errs, err)
@@ -339,12 +365,12 @@ func (r *Reconciler) run(ctx context.Context, run *Run) error {
 // saw them.
 func (r *Reconciler) markUnseen(ctx context.Context, run *Run, f *fold) error {
 	due := run.CursorAfter.Add(-r.cfg.Horizon)
-	entries, err := r.cfg.Ledger.UnconfirmedBefore(ctx, due)
+	entries, err := r.cfg.Spend.Recon.UnconfirmedBefore(ctx, due)
 	if err != nil {
 		return err
 	}
 	for _, e := range entries {
-		ok, err := r.cfg.Ledger.MarkUnseen(ctx, e, r.cfg.Horizon)
+		ok, err := r.cfg.Spend.Recon.MarkUnseen(ctx, e, r.cfg.Horizon)
 		if err != nil {
 			return err
 		}

@@ -21,11 +21,11 @@ func TestResumeOverTheCapIsPausedAgainByTheNextRun(t *testing.T) {
 	f.run(t)
 
 	// When the operator resumes it on purpose without raising the cap
-	w, err := f.spend.Workloads.ForceResume(ctx, "w-over", "oncall@example", "drain the queue")
+	w, err := f.spend.Caps.ForceResume(ctx, "w-over", "oncall@example", "drain the queue")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if a, _ := f.spend.Workloads.Admission(ctx, "w-over"); !a.Allowed {
+	if a, _ := f.spend.Caps.Admission(ctx, "w-over"); !a.Allowed {
 		t.Fatalf("admission right after a forced resume = %+v", a)
 	}
 
@@ -33,7 +33,7 @@ func TestResumeOverTheCapIsPausedAgainByTheNextRun(t *testing.T) {
 	// again and pages under the new cap epoch
 	f.clock.Advance(5 * time.Minute)
 	run := f.run(t)
-	a, err := f.spend.Workloads.Admission(ctx, "w-over")
+	a, err := f.spend.Caps.Admission(ctx, "w-over")
 	if err != nil || a.Allowed || a.Status != string(spend.StatusPaused) {
 		t.Fatalf("admission after the next run = %+v, %v", a, err)
 	}

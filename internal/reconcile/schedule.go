@@ -56,7 +56,7 @@ func (r *Reconciler) Classify(w spend.Workload, now time.Time) (Tier, time.Durat
 func (r *Reconciler) publishSchedule(ctx context.Context, run *Run) error {
 	rs := spend.RunSchedule{NextRun: run.StartedAt.Add(r.cfg.BaseInterval), Every: r.cfg.BaseInterval,
 		NearCapRatio: r.cfg.NearCapRatio}
-	if err := r.cfg.Ledger.PublishSchedule(ctx, rs); err != nil {
+	if err := r.cfg.Spend.Recon.PublishSchedule(ctx, rs); err != nil {
 		return fmt.Errorf("reconcile: %w", err)
 	}
 	return nil
@@ -83,7 +83,7 @@ type planned struct {
 // of tier, and decides which are due in this run. Workloads are planned
 // up to Concurrency at once.
 func (r *Reconciler) plan(ctx context.Context, run *Run) (map[string]*planned, error) {
-	ws, err := r.cfg.Registry.List(ctx)
+	ws, err := r.cfg.Spend.Workloads.List(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -169,7 +169,7 @@ func (r *Reconciler) reconcileWorkloads(ctx context.Context, run *Run, f *fold, 
 // or not one of its records was in the window: a workload resumed over its
 // cap is paused again, with a page.
 func (r *Reconciler) recheck(ctx context.Context, p *planned) error {
-	ds, err := r.cfg.Ledger.Recheck(ctx, p.w)
+	ds, err := r.cfg.Spend.Caps.Recheck(ctx, p.w)
 	if err != nil {
 		return fmt.Errorf("reconcile: cap check of %s: %w", p.w.ID, err)
 	}
@@ -211,7 +211,7 @@ func (r *Reconciler) reconcileWorkload(ctx context.Context, run *Run, f *fold, i
 	if !p.sched.LastReconciled.IsZero() {
 		rr.Since = p.sched.LastReconciled.Add(-r.cfg.Lag - r.cfg.Overlap)
 	}
-	if err := r.cfg.Ledger.PutReconRun(ctx, rr); err != nil {
+	if err := r.cfg.Spend.Recon.PutReconRun(ctx, rr); err != nil {
 		return false, err
 	}
 	// Add this run's counts and take away everything reported, so a

@@ -11,7 +11,7 @@ import (
 )
 
 func TestClassify(t *testing.T) {
-	r, err := reconcile.New(reconcile.Config{Ledger: &spend.Recon{}, Registry: &spend.Workloads{}, Export: nopExport{}, DB: nopDB{}, Table: "t",
+	r, err := reconcile.New(reconcile.Config{Spend: nopSpend(), Export: nopExport{}, DB: nopDB{}, Table: "t",
 		Pages: nopPages{}, ReconRoutingKey: "rk"})
 	if err != nil {
 		t.Fatal(err)

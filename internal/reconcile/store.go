@@ -173,7 +173,7 @@ type Counts struct {
 	Unseen int64
 	// Quarantined were refused by the ledger (negative or oversized units,
 	// missing fields, a total that would overflow): stored with the reason
-	// and paged once to the reconciliation owner ([spend.Recon.Quarantine]).
+	// and paged once to the reconciliation owner ([spend.Ledger.Quarantine]).
 	Quarantined int64
 }
 

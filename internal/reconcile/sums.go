@@ -35,8 +35,10 @@ const (
 
 // SumsConfig configures [NewSums].
 type SumsConfig struct {
-	Ledger   *spend.Recon
-	Registry *spend.Workloads
+	// Spend is the spend path's roles: those of [Config.Spend], and
+	// [spend.Buckets] and [spend.SumsPages] for the buckets and the pages
+	// of the sums' reads.
+	Spend *spend.Spend
 	// Sources are the providers of sums, and Readers their adapters by
 	// source name; each source needs one.
 	Sources sums.Sources
@@ -70,8 +72,8 @@ type Sums struct {
 // NewSums returns the sums reconciler for cfg.
 func NewSums(cfg SumsConfig) (*Sums, error) {
 	var errs []error
-	if cfg.Ledger == nil || cfg.Registry == nil {
-		errs = append(errs, errors.New("Ledger and Registry are required"))
+	if err := needRoles(cfg.Spend, true); err != nil {
+		errs = append(errs, err)
 	}
 	if err := (StoreConfig{DB: cfg.DB, Table: cfg.Table}).Validate(); err != nil {
 		errs = append(errs, err)
@@ -126,7 +128,7 @@ type SumsRun struct {
 	// Failed are the workloads the run skipped, refused or not, and why.
 	Failed []WorkloadFailure
 	// Retired counts the buckets of a meter no longer configured that the
-	// run settled as they stood ([spend.Recon.RetireUnknown]).
+	// run settled as they stood ([spend.Buckets.RetireUnknown]).
 	Retired int
 }
 
@@ -153,6 +155,9 @@ type sumsStateItem struct {
 	Start      string `dynamodbav:"start,omitempty"`
 	Width      string `dynamodbav:"width,omitempty"`
 	WidthUntil string `dynamodbav:"width_until,omitempty"`
+	// Meters are the names the runs counted each provider meter under,
+	// by [sums.Meter.Identity].
+	Meters map[string]string `dynamodbav:"meters,omitempty"`
 }
 
 func (it sumsStateItem) sweep() sweepState {
@@ -211,7 +216,7 @@ type tierShareItem struct {
 func (s *Sums) Run(ctx context.Context, runID string) ([]SumsRun, error) {
 	var runs []SumsRun
 	var errs []error
-	fleet := &fleetOnce{registry: s.cfg.Registry}
+	fleet := &fleetOnce{registry: s.cfg.Spend.Workloads}
 	for _, name := range slices.Sorted(maps.Keys(s.cfg.Sources)) {
 		run, err := s.runSource(ctx, s.cfg.Sources[name], runID, fleet)
 		runs = append(runs, run)
@@ -308,7 +313,7 @@ func (s *Sums) count(name string, n float64, source string) {
 // and paged once per cause; a failure that may mend on its own stops the
 // run, which keeps its progress ([Sums.readAll]).
 func (s *Sums) sweep(ctx context.Context, src sums.Source, run *SumsRun, st sweepState, due bool, fleet *fleetOnce) error {
-	asked, err := s.cfg.Ledger.DueWorkloads(ctx, src.Name)
+	asked, err := s.cfg.Spend.Buckets.DueWorkloads(ctx, src.Name)
 	if err != nil {
 		return err
 	}
@@ -437,13 +442,13 @@ func (s *Sums) readWorkload(ctx context.Context, src sums.Source, t target, win 
 			return err
 		}
 	}
-	w, err := s.cfg.Registry.Get(ctx, t.id)
+	w, err := s.cfg.Spend.Workloads.Get(ctx, t.id)
 	if err != nil {
 		return err
 	}
 	// A crash between a top-up and its cap action leaves the workload over
 	// its cap unpaused; the recheck takes the action (conditionally, once).
-	_, err = s.cfg.Ledger.Recheck(ctx, w)
+	_, err = s.cfg.Spend.Caps.Recheck(ctx, w)
 	return err
 }
 
@@ -468,7 +473,7 @@ func (s *Sums) observeAll(ctx context.Context, src sums.Source, m sums.Meter, id
 	for _, start := range slices.SortedFunc(maps.Keys(values), time.Time.Compare) {
 		o := spend.Observation{Key: spend.KeyOf(src, m, id, start), Value: values[start], RunID: run.RunID,
 			Provisional: start.Add(src.Width.D()).After(closedBy)}
-		got, err := s.cfg.Ledger.Observe(ctx, o)
+		got, err := s.cfg.Spend.Buckets.Observe(ctx, o)
 		if err != nil {
 			return err
 		}
@@ -494,14 +499,14 @@ func (s *Sums) observeAll(ctx context.Context, src sums.Source, m sums.Meter, id
 // ([Sums.readUnseen]).
 func (s *Sums) settle(ctx context.Context, src sums.Source, t target, startedBy time.Time, run *SumsRun) error {
 	id := t.id
-	bs, err := s.cfg.Ledger.UnsettledBuckets(ctx, id, startedBy)
+	bs, err := s.cfg.Spend.Buckets.UnsettledBuckets(ctx, id, startedBy)
 	if err != nil {
 		return err
 	}
 	bs = slices.DeleteFunc(bs, func(b spend.Bucket) bool { return b.Source != src.Name })
 	// A meter renamed or removed by a deploy leaves open buckets no
 	// settle can check: they are settled as they stood, by rule.
-	retired, bs, err := s.cfg.Ledger.RetireUnknown(ctx, bs, run.RunID)
+	retired, bs, err := s.cfg.Spend.Buckets.RetireUnknown(ctx, bs, run.RunID)
 	run.Retired += len(retired)
 	for _, b := range retired {
 		run.Decisions = append(run.Decisions, "retired "+spend.RetireLine(b))
@@ -512,7 +517,7 @@ func (s *Sums) settle(ctx context.Context, src sums.Source, t target, startedBy 
 	if err := s.readUnseen(ctx, src, t, bs, run); err != nil {
 		return err
 	}
-	gaps, err := s.cfg.Ledger.Settle(ctx, id, bs, run.RunID)
+	gaps, err := s.cfg.Spend.Buckets.Settle(ctx, id, bs, run.RunID)
 	run.Settled += len(bs)
 	run.Gaps += len(gaps)
 	for _, g := range gaps {

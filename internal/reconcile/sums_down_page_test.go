@@ -66,7 +66,7 @@ func TestSumsADownwardRevisionIsPagedEvenWhenTheRunEndsEarly(t *testing.T) {
 		t.Fatal(err)
 	}
 	ender := &cancelling{}
-	rec, err := reconcile.NewSums(reconcile.SumsConfig{Ledger: f.spend.Recon, Registry: f.spend.Workloads, Sources: srcs,
+	rec, err := reconcile.NewSums(reconcile.SumsConfig{Spend: f.spend, Sources: srcs,
 		Readers: map[string]sums.Reader{"stripe-other": f.other, "stripe-test": ender}, DB: f.env.DynamoDB,
 		Table: ledger, Flush: flush, Now: func() time.Time { return f.now }})
 	if err != nil {

@@ -63,7 +63,7 @@ func (s *Sums) readHistory(ctx context.Context, src sums.Source, m sums.Meter, t
 	if err != nil || len(days) == 0 {
 		return err
 	}
-	heads, err := s.cfg.Ledger.BucketsBetween(ctx, t.id, src.Name, win.days, win.recent)
+	heads, err := s.cfg.Spend.Buckets.BucketsBetween(ctx, t.id, src.Name, win.days, win.recent)
 	if err != nil {
 		return err
 	}

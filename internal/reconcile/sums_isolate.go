@@ -145,7 +145,7 @@ func (s *Sums) stalled(ctx context.Context, src sums.Source, t target, err error
 		Since: cmp.Or(st.stallSince, s.now()), Runs: st.stallRuns + 1, At: s.now()}
 	pctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 	defer cancel()
-	paged, perr := s.cfg.Ledger.PageSumsStalled(pctx, b)
+	paged, perr := s.cfg.Spend.SumsPages.PageSumsStalled(pctx, b)
 	if paged {
 		run.Decisions = append(run.Decisions, "paged "+spend.SumsStalledLine(b))
 	}
@@ -173,7 +173,7 @@ func (s *Sums) pageFailures(ctx context.Context, src sums.Source, run *SumsRun) 
 			for _, f := range fs {
 				sf.Workloads = append(sf.Workloads, f.Workload)
 			}
-			paged, err := s.cfg.Ledger.PageSourceFailing(ctx, sf)
+			paged, err := s.cfg.Spend.SumsPages.PageSourceFailing(ctx, sf)
 			if paged {
 				run.Decisions = append(run.Decisions, "paged "+spend.SourceFailingLine(sf))
 			}
@@ -183,10 +183,10 @@ func (s *Sums) pageFailures(ctx context.Context, src sums.Source, run *SumsRun) 
 		for _, f := range fs {
 			var err error
 			if f.Kind == FailRefused {
-				_, err = s.cfg.Ledger.PageReadRefused(ctx, spend.ReadRefused{Source: src.Name, WorkloadID: f.Workload,
+				_, err = s.cfg.Spend.SumsPages.PageReadRefused(ctx, spend.ReadRefused{Source: src.Name, WorkloadID: f.Workload,
 					Reason: f.Error, At: at})
 			} else {
-				_, err = s.cfg.Ledger.PageReadFailed(ctx, spend.ReadFailed{Source: src.Name, WorkloadID: f.Workload,
+				_, err = s.cfg.Spend.SumsPages.PageReadFailed(ctx, spend.ReadFailed{Source: src.Name, WorkloadID: f.Workload,
 					Kind: f.Kind, Cause: f.Cause, Reason: f.Error, At: at})
 			}
 			errs = append(errs, err)

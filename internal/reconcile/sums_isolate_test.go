@@ -74,7 +74,7 @@ func TestSumsARemovedMeterHoldsBackNoWorkload(t *testing.T) {
 		t.Fatalf("wl-b is %s, want paused", got)
 	}
 	// and the old bucket is settled as it stood, recorded, and paged once
-	open, err := f.spend.Recon.UnsettledBuckets(context.Background(), "wl-a", f.now)
+	open, err := f.spend.Buckets.UnsettledBuckets(context.Background(), "wl-a", f.now)
 	if err != nil || len(open) != 0 {
 		t.Fatalf("open buckets of wl-a = %+v, %v; want none", open, err)
 	}

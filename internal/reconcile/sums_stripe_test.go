@@ -57,7 +57,7 @@ func newStripeFace(t *testing.T, clock *providersim.ManualClock, config string) 
 	if err != nil {
 		t.Fatal(err)
 	}
-	rec, err := reconcile.NewSums(reconcile.SumsConfig{Ledger: sp.Recon, Registry: sp.Workloads, Sources: srcs,
+	rec, err := reconcile.NewSums(reconcile.SumsConfig{Spend: sp, Sources: srcs,
 		Readers: map[string]sums.Reader{"stripe-test": reader}, DB: env.DynamoDB, Table: ledger, Now: clock.Now})
 	if err != nil {
 		t.Fatal(err)

@@ -168,7 +168,7 @@ func (s *Sums) readOne(ctx context.Context, src sums.Source, t target, asked map
 		return err
 	}
 	if at, ok := asked[t.id]; ok {
-		return s.cfg.Ledger.ClearDue(ctx, src.Name, t.id, at)
+		return s.cfg.Spend.Buckets.ClearDue(ctx, src.Name, t.id, at)
 	}
 	return nil
 }
@@ -191,7 +191,7 @@ func (s *Sums) behind(ctx context.Context, src sums.Source, st sweepState, done 
 	}
 	b := spend.SweepBehind{Source: src.Name, Sweep: st.sweep, Started: st.started, Runs: st.runs, Limit: limit,
 		Resume: st.resume, At: at}
-	paged, err := s.cfg.Ledger.PageSweepBehind(ctx, b)
+	paged, err := s.cfg.Spend.SumsPages.PageSweepBehind(ctx, b)
 	if paged {
 		run.Decisions = append(run.Decisions, "paged "+spend.SweepBehindLine(b))
 	}

@@ -126,7 +126,7 @@ func (f *sumsFixture) configure(t *testing.T, config string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f.rec, err = reconcile.NewSums(reconcile.SumsConfig{Ledger: f.spend.Recon, Registry: f.spend.Workloads,
+	f.rec, err = reconcile.NewSums(reconcile.SumsConfig{Spend: f.spend,
 		Sources: srcs, Readers: map[string]sums.Reader{"stripe-test": f.stripe, "stripe-other": f.other},
 		DB: f.env.DynamoDB, Table: ledger, Now: clock})
 	if err != nil {
@@ -313,12 +313,12 @@ func TestSumsAlertMovesTheWorkloadUp(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := f.spend.Ledger.RecordAlert(context.Background(), spend.Alert{EventID: "evt_alert", Source: "stripe-test",
+	res, err := f.spend.Buckets.RecordAlert(context.Background(), spend.Alert{EventID: "evt_alert", Source: "stripe-test",
 		Meter: "api", WorkloadID: "wl-e", Value: 40000, Since: hour0, SinceFrom: "configured", ReceivedAt: f.now}, next)
 	if err != nil || !res.Alert.Paged {
 		t.Fatalf("alert = %+v, %v; want paged", res, err)
 	}
-	if _, err := f.spend.Ledger.RecordAlert(context.Background(), spend.Alert{EventID: "evt_alert", Source: "stripe-test",
+	if _, err := f.spend.Buckets.RecordAlert(context.Background(), spend.Alert{EventID: "evt_alert", Source: "stripe-test",
 		Meter: "api", WorkloadID: "wl-e", Value: 40000, Since: hour0, ReceivedAt: f.now}, next); err != nil {
 		t.Fatal(err)
 	}

@@ -105,7 +105,7 @@ func newSweepFleet(b *testing.B) *sweepFleet {
 	if err != nil {
 		b.Fatal(err)
 	}
-	f.rec, err = reconcile.NewSums(reconcile.SumsConfig{Ledger: f.sp.Recon, Registry: f.sp.Workloads, Sources: srcs,
+	f.rec, err = reconcile.NewSums(reconcile.SumsConfig{Spend: f.sp, Sources: srcs,
 		Readers: map[string]sums.Reader{"stripe-fleet": reader}, DB: f.env.DynamoDB, Table: ledger, Now: f.clock.Now})
 	if err != nil {
 		b.Fatal(err)

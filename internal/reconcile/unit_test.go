@@ -24,8 +24,13 @@ func (nopPages) Enqueue(context.Context, pager.Event) (bool, error) { return tru
 
 type nopDB struct{ reconcile.DB }
 
+// nopSpend has the roles the export reconciler needs, none of them usable.
+func nopSpend() *spend.Spend {
+	return &spend.Spend{Workloads: &spend.Workloads{}, Caps: &spend.Caps{}, Ledger: &spend.Ledger{}, Recon: &spend.Recon{}}
+}
+
 func TestConfigValidate(t *testing.T) {
-	valid := reconcile.Config{Ledger: &spend.Recon{}, Registry: &spend.Workloads{}, Export: nopExport{}, DB: nopDB{}, Table: "ledger",
+	valid := reconcile.Config{Spend: nopSpend(), Export: nopExport{}, DB: nopDB{}, Table: "ledger",
 		Pages: nopPages{}, ReconRoutingKey: "rk"}
 	tests := []struct {
 		name   string
@@ -35,7 +40,13 @@ func TestConfigValidate(t *testing.T) {
 		{"defaults", func(*reconcile.Config) {}, true},
 		{"no route", func(c *reconcile.Config) { c.ReconRoutingKey = "" }, false},
 		{"no export", func(c *reconcile.Config) { c.Export = nil }, false},
-		{"no registry", func(c *reconcile.Config) { c.Registry = nil }, false},
+		{"no spend", func(c *reconcile.Config) { c.Spend = nil }, false},
+		{"no registry", func(c *reconcile.Config) {
+			c.Spend = &spend.Spend{Caps: &spend.Caps{}, Ledger: &spend.Ledger{}, Recon: &spend.Recon{}}
+		}, false},
+		{"no caps", func(c *reconcile.Config) {
+			c.Spend = &spend.Spend{Workloads: &spend.Workloads{}, Ledger: &spend.Ledger{}, Recon: &spend.Recon{}}
+		}, false},
 		{"no table", func(c *reconcile.Config) { c.Table = "" }, false},
 		{"ratio above one", func(c *reconcile.Config) { c.NearCapRatio = 1.5 }, false},
 		{"quiet shorter than active", func(c *reconcile.Config) { c.QuietInterval = time.Minute * 10 }, false},

@@ -48,7 +48,7 @@ type Alert struct {
 	Paged  bool
 }
 
-// AlertResult is what [Ledger.RecordAlert] did.
+// AlertResult is what [Buckets.RecordAlert] did.
 type AlertResult struct {
 	Alert Alert
 	// Duplicate means the alert was recorded before; nothing was written.
@@ -101,7 +101,7 @@ type dueItem struct {
 // once (the alert, the page and the workload's due marker commit in one
 // transaction). Either way the workload is read on the source's next
 // reconciliation run, whose time nextRun gives.
-func (s *Ledger) RecordAlert(ctx context.Context, a Alert, nextRun time.Time) (AlertResult, error) {
+func (s *Buckets) RecordAlert(ctx context.Context, a Alert, nextRun time.Time) (AlertResult, error) {
 	if _, _, err := s.meterOf(BucketKey{Source: a.Source, Meter: a.Meter}); err != nil {
 		return AlertResult{}, err
 	}
@@ -232,7 +232,7 @@ func (s *core) meterSince(ctx context.Context, id, source, meter string, since, 
 
 // DueWorkloads lists the workloads asked to be read on a source's next
 // run (by an alert), with the time each was asked.
-func (s *Recon) DueWorkloads(ctx context.Context, source string) (map[string]time.Time, error) {
+func (s *Buckets) DueWorkloads(ctx context.Context, source string) (map[string]time.Time, error) {
 	in, err := ddb.KeyQuery(s.ledger, "", expression.Key("pk").Equal(expression.Value(sumsDuePK(source))), true)
 	if err != nil {
 		return nil, err
@@ -250,7 +250,7 @@ func (s *Recon) DueWorkloads(ctx context.Context, source string) (map[string]tim
 
 // ClearDue removes a workload's due marker once it was read, unless it
 // was asked again since at.
-func (s *Recon) ClearDue(ctx context.Context, source, id string, at time.Time) error {
+func (s *Buckets) ClearDue(ctx context.Context, source, id string, at time.Time) error {
 	cond := expression.Name("at").Equal(expression.Value(ddb.Stamp(at)))
 	expr, err := expression.NewBuilder().WithCondition(cond).Build()
 	if err != nil {

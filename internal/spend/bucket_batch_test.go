@@ -70,7 +70,7 @@ func TestApplyBatchWritesAHotBucketsHeadOncePerBatch(t *testing.T) {
 	f, k := bucketFixture(t, db, env, "wl-hot", 200)
 	ctx := context.Background()
 	// given a bucket the provider showed at 50, and one record applied
-	if _, err := f.s.Recon.Observe(ctx, Observation{Key: k, Value: 50, RunID: "run-1"}); err != nil {
+	if _, err := f.s.Buckets.Observe(ctx, Observation{Key: k, Value: 50, RunID: "run-1"}); err != nil {
 		t.Fatal(err)
 	}
 	f.apply(t, bucketed("ur_first", "wl-hot", 10))
@@ -152,7 +152,7 @@ func TestApplyBatchFoldsAgainOnAHeadChangedMeanwhile(t *testing.T) {
 	// given a poll that shows 100 for the bucket between the batch's read
 	// of the head and its transaction
 	db.before = func() {
-		if _, err := f.s.Recon.Observe(ctx, Observation{Key: k, Value: 100, RunID: "run-race"}); err != nil {
+		if _, err := f.s.Buckets.Observe(ctx, Observation{Key: k, Value: 100, RunID: "run-race"}); err != nil {
 			t.Error(err)
 		}
 	}
@@ -183,7 +183,7 @@ func TestApplyBatchGivesUpOnAHeadThatNeverHoldsStill(t *testing.T) {
 	p := int64(0)
 	db.before = func() {
 		p++
-		if _, err := f.s.Recon.Observe(ctx, Observation{Key: k, Value: 1000 * p, RunID: fmt.Sprint("run-", p)}); err != nil {
+		if _, err := f.s.Buckets.Observe(ctx, Observation{Key: k, Value: 1000 * p, RunID: fmt.Sprint("run-", p)}); err != nil {
 			t.Error(err)
 		}
 	}

@@ -29,7 +29,7 @@ type Observation struct {
 	RunID       string
 }
 
-// Observed is what [Recon.Observe] did.
+// Observed is what [Buckets.Observe] did.
 type Observed struct {
 	Bucket Bucket
 	// Revision is the recorded revision; nil when the value was within
@@ -85,7 +85,7 @@ func (s *core) meterOf(k BucketKey) (sums.Source, sums.Meter, error) {
 // counted only for a meter that follows downward revisions. The head is
 // conditioned on its version, and the revision and delta keys derive
 // from it, so a retry after an ambiguous answer writes nothing twice.
-func (s *Recon) Observe(ctx context.Context, o Observation) (Observed, error) {
+func (s *Buckets) Observe(ctx context.Context, o Observation) (Observed, error) {
 	src, m, err := s.meterOf(o.Key)
 	if err != nil {
 		return Observed{}, err

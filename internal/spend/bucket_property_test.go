@@ -318,14 +318,14 @@ func runBucketProperty(t *testing.T, env *localaws.Env, sh sumShape, seed uint64
 		}
 		k := KeyOf(src, src.Meters[meter], id, sumStart.Add(time.Duration(hour)*sh.width))
 		o := Observation{Key: k, Value: v, RunID: fmt.Sprintf("run-%d", step)}
-		retry(t, "observe "+k.String(), func() error { _, err := f.s.Recon.Observe(ctx, o); return err })
+		retry(t, "observe "+k.String(), func() error { _, err := f.s.Buckets.Observe(ctx, o); return err })
 		w.shown[bucketName(meter, hour)] = append(w.shown[bucketName(meter, hour)], v)
 	}
 	wl, err := f.s.Workloads.Get(ctx, id)
 	if err != nil {
 		t.Fatal(err)
 	}
-	retry(t, "recheck", func() error { _, err := f.s.Recon.Recheck(ctx, wl); return err })
+	retry(t, "recheck", func() error { _, err := f.s.Caps.Recheck(ctx, wl); return err })
 	checkBuckets(t, f, w, sh, id, src)
 	checkSettle(t, f, w, sh, id)
 }
@@ -438,8 +438,8 @@ func checkSettle(t *testing.T, f *fixture, w *bucketWorld, sh sumShape, id strin
 	}
 	for run := range 2 {
 		var bs []Bucket
-		retry(t, "list", func() (err error) { bs, err = f.s.Recon.UnsettledBuckets(ctx, id, f.now); return err })
-		retry(t, "settle", func() error { _, err := f.s.Recon.Settle(ctx, id, bs, fmt.Sprintf("settle-%d", run)); return err })
+		retry(t, "list", func() (err error) { bs, err = f.s.Buckets.UnsettledBuckets(ctx, id, f.now); return err })
+		retry(t, "settle", func() error { _, err := f.s.Buckets.Settle(ctx, id, bs, fmt.Sprintf("settle-%d", run)); return err })
 	}
 	pages := f.pages(t, "bucket-gap#"+id+"#")
 	lines := 0

@@ -20,7 +20,7 @@ func TestBucketsBetweenTakesOneSourcesHeadsInTheRange(t *testing.T) {
 	stripe, openai := srcs["stripe-test"], srcs["openai-poll"]
 	observe := func(k BucketKey, v int64) {
 		t.Helper()
-		if _, err := f.s.Recon.Observe(ctx, Observation{Key: k, Value: v, RunID: "run-1"}); err != nil {
+		if _, err := f.s.Buckets.Observe(ctx, Observation{Key: k, Value: v, RunID: "run-1"}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -31,18 +31,18 @@ func TestBucketsBetweenTakesOneSourcesHeadsInTheRange(t *testing.T) {
 	}
 	observe(KeyOf(openai, openai.Meters["tokens"], "wl-range", sumStart), 99)
 	f.now = sumStart.Add(40 * 24 * time.Hour)
-	first, err := f.s.Recon.UnsettledBuckets(ctx, "wl-range", sumStart)
+	first, err := f.s.Buckets.UnsettledBuckets(ctx, "wl-range", sumStart)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(first) != 2 || first[1].Source != "stripe-test" {
 		t.Fatalf("unsettled at hour 0 = %+v, want OpenAI's and Stripe's", first)
 	}
-	if _, err := f.s.Recon.Settle(ctx, "wl-range", first[1:], "run-settle"); err != nil {
+	if _, err := f.s.Buckets.Settle(ctx, "wl-range", first[1:], "run-settle"); err != nil {
 		t.Fatal(err)
 	}
 	// when Stripe's heads from hour 0 to hour 3 are asked for
-	got, err := f.s.Recon.BucketsBetween(ctx, "wl-range", "stripe-test", sumStart, sumStart.Add(3*time.Hour))
+	got, err := f.s.Buckets.BucketsBetween(ctx, "wl-range", "stripe-test", sumStart, sumStart.Add(3*time.Hour))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -40,14 +40,14 @@ func RetireLine(b Bucket) string {
 
 // RetireUnknown settles, as they stand, the buckets of bs whose sums
 // source or meter the ledger is no longer configured with (a meter renamed
-// or removed by a deploy), which [Recon.Settle] refuses with
+// or removed by a deploy), which [Buckets.Settle] refuses with
 // [ErrUnknownSums]. The rule: each keeps what it counted (the total
 // already holds it), is settled without a gap check (its tolerance went
 // with its meter), and gets a retire record with the reason on its
 // bucket. The reconciliation owner is paged once per source and meter,
 // however many workloads' buckets follow. It returns the buckets it
 // retired and the rest, for Settle.
-func (s *Recon) RetireUnknown(ctx context.Context, bs []Bucket, runID string) (retired, rest []Bucket, err error) {
+func (s *Buckets) RetireUnknown(ctx context.Context, bs []Bucket, runID string) (retired, rest []Bucket, err error) {
 	for _, b := range bs {
 		_, _, merr := s.meterOf(b.BucketKey)
 		if !errors.Is(merr, ErrUnknownSums) {
@@ -83,7 +83,7 @@ func (s *Recon) RetireUnknown(ctx context.Context, bs []Bucket, runID string) (r
 
 // retire settles b as it stands with its retire record, once; it reports
 // false when b was settled meanwhile.
-func (s *Recon) retire(ctx context.Context, b Bucket, reason, runID string) (bool, error) {
+func (s *Buckets) retire(ctx context.Context, b Bucket, reason, runID string) (bool, error) {
 	for range bucketAttempts {
 		next := b
 		next.Settled, next.SettledRev, next.Version = true, b.Revisions, b.Version+1

@@ -56,7 +56,7 @@ type gapItem struct {
 
 // UnsettledBuckets returns workload id's buckets not yet settled that
 // started at or before startedBy, oldest first.
-func (s *Recon) UnsettledBuckets(ctx context.Context, id string, startedBy time.Time) ([]Bucket, error) {
+func (s *Buckets) UnsettledBuckets(ctx context.Context, id string, startedBy time.Time) ([]Bucket, error) {
 	kc := expression.Key("gsi1pk").Equal(expression.Value(bucketsOpen(id))).
 		And(expression.Key("gsi1sk").LessThanEqual(expression.Value(ddb.Stamp(startedBy) + "#\uffff")))
 	return s.queryBuckets(ctx, kc, true, 0)
@@ -102,7 +102,7 @@ func (s *core) eachBucket(ctx context.Context, in *dynamodb.QueryInput, limit in
 // paged, one page per workload and transaction however many buckets, so a
 // fleet-wide gap is one page per workload. A bucket is settled once: a
 // head that changed since it was read is read again.
-func (s *Recon) Settle(ctx context.Context, id string, bs []Bucket, runID string) ([]Gap, error) {
+func (s *Buckets) Settle(ctx context.Context, id string, bs []Bucket, runID string) ([]Gap, error) {
 	var gaps []Gap
 	for start := 0; start < len(bs); start += settleChunk {
 		g, err := s.settleChunk(ctx, id, bs[start:min(start+settleChunk, len(bs))], runID)

@@ -21,17 +21,17 @@ func TestSettleOfAPollOnlySourcePagesNoGap(t *testing.T) {
 	openai, stripe := srcs["openai-poll"], srcs["stripe-test"]
 	for _, k := range []BucketKey{KeyOf(openai, openai.Meters["tokens"], "wl-poll", sumStart),
 		KeyOf(stripe, stripe.Meters["api"], "wl-poll", sumStart)} {
-		if _, err := f.s.Recon.Observe(ctx, Observation{Key: k, Value: 700, RunID: "run-1"}); err != nil {
+		if _, err := f.s.Buckets.Observe(ctx, Observation{Key: k, Value: 700, RunID: "run-1"}); err != nil {
 			t.Fatal(err)
 		}
 	}
 	// when both settle
 	f.now = sumStart.Add(30 * 24 * time.Hour)
-	bs, err := f.s.Recon.UnsettledBuckets(ctx, "wl-poll", f.now)
+	bs, err := f.s.Buckets.UnsettledBuckets(ctx, "wl-poll", f.now)
 	if err != nil || len(bs) != 2 {
 		t.Fatalf("unsettled = %+v, %v; want both buckets", bs, err)
 	}
-	gaps, err := f.s.Recon.Settle(ctx, "wl-poll", bs, "run-settle")
+	gaps, err := f.s.Buckets.Settle(ctx, "wl-poll", bs, "run-settle")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -43,7 +43,7 @@ func TestSettleOfAPollOnlySourcePagesNoGap(t *testing.T) {
 	if pages := f.pages(t, "bucket-gap#"); len(pages) != 1 {
 		t.Fatalf("gap pages = %d, want 1", len(pages))
 	}
-	left, err := f.s.Recon.UnsettledBuckets(ctx, "wl-poll", f.now)
+	left, err := f.s.Buckets.UnsettledBuckets(ctx, "wl-poll", f.now)
 	if err != nil || len(left) != 0 {
 		t.Fatalf("unsettled after settle = %+v, %v; want none", left, err)
 	}
@@ -72,7 +72,7 @@ func TestADeferredBucketedRecordReattributedIsCountedOnceWithItsBucket(t *testin
 	}
 	src := testSources(t)["stripe-test"]
 	k := KeyOf(src, src.Meters["api"], "wl-late", sumStart.Add(time.Hour))
-	if _, err := f.s.Recon.Observe(ctx, Observation{Key: k, Value: 10, RunID: "run-1"}); err != nil {
+	if _, err := f.s.Buckets.Observe(ctx, Observation{Key: k, Value: 10, RunID: "run-1"}); err != nil {
 		t.Fatal(err)
 	}
 	// then the record landed in its bucket, and the poll adds nothing

@@ -55,7 +55,7 @@ func TestAWorkloadUpdateWaitsOutARunningTransaction(t *testing.T) {
 	if err := f.s.Ledger.setNextReconciliation(ctx, "w-busy", at); err != nil {
 		t.Fatalf("set next reconciliation through 5 conflicts: %v", err)
 	}
-	if err := f.s.Workloads.SetCap(ctx, "w-busy", 200); err != nil {
+	if err := f.s.Caps.SetCap(ctx, "w-busy", 200); err != nil {
 		t.Fatalf("set cap: %v", err)
 	}
 	w, err := f.s.Workloads.Get(ctx, "w-busy")

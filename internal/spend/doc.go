@@ -24,12 +24,12 @@
 // package pager) commit in one TransactWriteItems. Spend is still recorded
 // while paused; each time the total passes cap + k*step for a new k, one
 // more page (action "escalate") is sent under its own dedup key. An
-// operator's [Workloads.Resume] makes the workload active again and increments
+// operator's [Caps.Resume] makes the workload active again and increments
 // its cap epoch, so a later crossing pages again under a new dedup key. A
 // resume while the total is over the cap is refused ([*OverCapError]);
-// [Workloads.ForceResume] does it on purpose, recorded, until the next
-// reconciliation run, whose [Recon.Recheck] pauses it again with a page.
-// [Workloads.SetCap] below the total pauses at once, and admission refuses
+// [Caps.ForceResume] does it on purpose, recorded, until the next
+// reconciliation run, whose [Caps.Recheck] pauses it again with a page.
+// [Caps.SetCap] below the total pauses at once, and admission refuses
 // a total over the cap whatever the status says.
 //
 // The next reconciliation deadline of a workload and of a page is derived

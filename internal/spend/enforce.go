@@ -259,10 +259,10 @@ const (
 // Admission tells whether workload id may start new work: not when it is
 // paused (spend_cap), nor when its total is over its cap whatever its
 // status says (spend_cap), nor when it is retired. Only an operator's
-// [Workloads.ForceResume] admits work over the cap, and only in the cap
+// [Caps.ForceResume] admits work over the cap, and only in the cap
 // epoch it opened. An unknown workload gives [ErrUnknownWorkload].
-func (s *Workloads) Admission(ctx context.Context, id string) (Admission, error) {
-	w, err := s.Get(ctx, id)
+func (s *Caps) Admission(ctx context.Context, id string) (Admission, error) {
+	w, err := s.get(ctx, id)
 	if err != nil {
 		return Admission{}, err
 	}
@@ -295,7 +295,7 @@ func (s *core) recheck(ctx context.Context, w Workload) ([]Decision, error) {
 // Recheck takes the cap action w calls for although no record arrived: a
 // workload resumed over its cap is paused again, with a page. It reads the
 // workload again only when w calls for an action.
-func (s *Recon) Recheck(ctx context.Context, w Workload) ([]Decision, error) {
+func (s *Caps) Recheck(ctx context.Context, w Workload) ([]Decision, error) {
 	if action, _ := nextAction(w); action == "" {
 		return nil, nil
 	}

@@ -160,7 +160,7 @@ func (s *Explainer) Explain(ctx context.Context, workloadID string) (Explanation
 			x.UnknownDeferred += d.Units
 		}
 	}
-	if x.ReconRuns, err = s.asRecon().ReconRuns(ctx, workloadID, explainReconRuns); err != nil {
+	if x.ReconRuns, err = (&Recon{s.core}).ReconRuns(ctx, workloadID, explainReconRuns); err != nil {
 		return x, err
 	}
 	if x.Buckets, err = s.Buckets(ctx, workloadID, explainBuckets); err != nil {
@@ -337,7 +337,7 @@ func (s *Ledger) Entry(ctx context.Context, recordID string) (Entry, error) {
 }
 
 // Decisions returns a workload's latest decisions, newest first.
-func (s *Ledger) Decisions(ctx context.Context, workloadID string, limit int) ([]Decision, error) {
+func (s *Explainer) Decisions(ctx context.Context, workloadID string, limit int) ([]Decision, error) {
 	return s.decisions(ctx, workloadID, limit)
 }
 
@@ -357,7 +357,7 @@ func (s *core) decisions(ctx context.Context, workloadID string, limit int) ([]D
 
 // Disagreements returns recent disagreements on records kept for a
 // workload, newest first.
-func (s *Ledger) Disagreements(ctx context.Context, workloadID string, limit int) ([]DisagreementRecord, error) {
+func (s *Explainer) Disagreements(ctx context.Context, workloadID string, limit int) ([]DisagreementRecord, error) {
 	return s.disagreements(ctx, workloadID, limit)
 }
 

@@ -324,23 +324,3 @@ func parseDurationText(s string) time.Duration {
 	d, _ := time.ParseDuration(s)
 	return d
 }
-
-// ApplyResolved is [Ledger.ApplyResolved].
-func (s *Recon) ApplyResolved(ctx context.Context, u Usage, id string) (Result, error) {
-	return s.asLedger().ApplyResolved(ctx, u, id)
-}
-
-// ApplyBatchResolved is [Ledger.ApplyBatchResolved].
-func (s *Recon) ApplyBatchResolved(ctx context.Context, us []Usage, ids map[string]string) ([]Result, []error) {
-	return s.asLedger().ApplyBatchResolved(ctx, us, ids)
-}
-
-// Reattribute is [Ledger.Reattribute].
-func (s *Recon) Reattribute(ctx context.Context, recordID string) (Result, error) {
-	return s.asLedger().Reattribute(ctx, recordID)
-}
-
-// Quarantine is [Ledger.Quarantine].
-func (s *Recon) Quarantine(ctx context.Context, u Usage, reason string) (QuarantineRecord, bool, error) {
-	return s.asLedger().Quarantine(ctx, u, reason)
-}

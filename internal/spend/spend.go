@@ -43,7 +43,7 @@ var (
 
 // OverCapError is the refusal of a resume while the workload's total is
 // over its cap. Raise the cap above the total first, or resume on purpose
-// with [Workloads.ForceResume].
+// with [Caps.ForceResume].
 type OverCapError struct {
 	WorkloadID string
 	Total, Cap int64
@@ -198,38 +198,71 @@ func (c Config) Validate() error {
 // concurrent use and shares the one configuration.
 //
 // The roles share one state and differ only in their method sets, and
-// that is their purpose: each method set is one consumer's contract,
-// written down where it is implemented. The reconciler's is [*Recon]
-// (apply what the export holds, settle deferred and unconfirmed records,
-// store runs; it reads workloads through [*Workloads]), the spend
-// worker's [*Ledger], the explain commands' [*Explainer], the operators'
-// [*Workloads]. A role is a concrete type rather than an interface: each
-// has one implementation, which tests run against the embedded DynamoDB.
+// that is their purpose: each role is one job a reader can name, after
+// the glossary's words, and each method set is written down where it is
+// implemented. The spend worker uses [*Ledger] (and [*Buckets] for
+// providers' alerts); the reconciler [*Ledger], [*Recon], [*Buckets],
+// [*SumsPages], [*Caps] and [*Workloads]; the operators [*Workloads] and
+// [*Caps]; the explain commands [*Explainer]. A role is a concrete type
+// rather than an interface: each has one implementation, which tests run
+// against the embedded DynamoDB.
 type Spend struct {
-	// Workloads is the registry: workloads, aliases, caps and holds, and
-	// the admission reads.
+	// Workloads is the registry: workloads, their references, their hold
+	// policy, retirement and the fleet.
 	Workloads *Workloads
-	// Ledger applies usage (deferral, disagreement, enforcement,
-	// quarantine) and reads its records.
+	// Caps sets a workload's cap and step, resumes it, enforces the cap
+	// and answers admission.
+	Caps *Caps
+	// Ledger applies usage records (deferral, disagreement, enforcement,
+	// quarantine) and reads the entries, deferred and quarantined records
+	// they leave.
 	Ledger *Ledger
-	// Recon is the narrow port the reconciler needs.
+	// Buckets keeps a provider of sums' buckets: their heads, the
+	// provider's observations, settling, retiring and threshold alerts.
+	Buckets *Buckets
+	// Recon is what reconciliation settles and records: webhook entries'
+	// markers, deferred records past their deadline, its runs and its
+	// published schedule.
 	Recon *Recon
+	// SumsPages pages the reconciliation owner about a sums source's
+	// reads.
+	SumsPages *SumsPages
 	// Explainer assembles the trace behind a page.
 	Explainer *Explainer
 }
 
-// Workloads is the workload registry and its admission reads.
+// Workloads is the workload registry: workloads, their references (the
+// aliases a record names them by), their hold policy and the fleet.
 type Workloads struct{ *core }
 
-// Ledger applies usage to the ledger and reads what it holds.
+// Caps is a workload's cap and what enforces it: the cap and escalation
+// step an operator sets, resuming a paused workload, the reconciler's
+// recheck of a total, and admission.
+type Caps struct{ *core }
+
+// Ledger applies usage records to the ledger and reads what they left:
+// entries, deferred and quarantined records.
 type Ledger struct{ *core }
 
-// Recon is what the reconciler needs of the ledger: applying what the
-// export holds and the webhook path missed, the deferred and unconfirmed
-// entries it settles, and the record of its runs. It delegates the ledger
-// calls it shares with [Ledger]; the reconciler reads the registry through
-// [Workloads].
+// Buckets keeps the buckets of a provider of sums: the head of each
+// workload's bucket (what the webhook path counted and the provider's
+// latest value), the provider's observations, settling and retiring
+// buckets, and providers' threshold alerts against a bucket's count.
+// An entry is one record's effect; a bucket sums many records' and the
+// provider's count over one time window. See doc.go.
+type Buckets struct{ *core }
+
+// Recon is what reconciliation settles and records of the ledger: the
+// markers of webhook entries the export confirms or never shows, the
+// deferred records past their deadline, the record of its runs and its
+// published run schedule. The reconciler applies what the export holds
+// through [Ledger].
 type Recon struct{ *core }
+
+// SumsPages pages the reconciliation owner, once each, about a sums
+// source's reads: one refused, one failed, a source failing or stalled,
+// a sweep behind.
+type SumsPages struct{ *core }
 
 // Explainer explains a workload's caps and pages, and an event's way
 // through the ledger, from the records the other roles wrote.
@@ -269,12 +302,14 @@ func New(cfg Config) (*Spend, error) {
 	if s.now == nil {
 		s.now = time.Now
 	}
-	return &Spend{Workloads: s.asWorkloads(), Ledger: s.asLedger(), Recon: s.asRecon(), Explainer: &Explainer{s}}, nil
+	return &Spend{Workloads: s.asWorkloads(), Caps: s.asCaps(), Ledger: s.asLedger(), Buckets: s.asBuckets(), Recon: &Recon{s},
+		SumsPages: &SumsPages{s}, Explainer: &Explainer{s}}, nil
 }
 
 func (c *core) asWorkloads() *Workloads { return &Workloads{c} }
+func (c *core) asCaps() *Caps           { return &Caps{c} }
 func (c *core) asLedger() *Ledger       { return &Ledger{c} }
-func (c *core) asRecon() *Recon         { return &Recon{c} }
+func (c *core) asBuckets() *Buckets     { return &Buckets{c} }
 
 // Contract returns the contract of an intake path ("webhook" or "poll").
 func (s *Ledger) Contract(path string) (PathContract, bool) {

@@ -410,7 +410,7 @@ func TestConcurrentCrossing(t *testing.T) {
 			wg.Wait()
 
 			// then exactly one pause, one decision and one page, and the total is exact
-			stored, err := f.s.Ledger.Decisions(context.Background(), id, 0)
+			stored, err := f.s.Explainer.Decisions(context.Background(), id, 0)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -522,7 +522,7 @@ func TestDisagreement(t *testing.T) {
 			}
 		})
 	}
-	recorded, err := f.s.Ledger.Disagreements(ctx, "w-dis", 0)
+	recorded, err := f.s.Explainer.Disagreements(ctx, "w-dis", 0)
 	if err != nil || len(recorded) != 2 {
 		t.Errorf("Disagreements = %d, %v; want 2", len(recorded), err)
 	}
@@ -564,15 +564,15 @@ func TestResume(t *testing.T) {
 	f.workload(t, id, 1000, 0)
 	// given a paused workload
 	f.apply(t, usage("rec-r1", id, 1001))
-	if _, err := f.s.Workloads.Resume(ctx, "w-unknown"); !errors.Is(err, ErrUnknownWorkload) {
+	if _, err := f.s.Caps.Resume(ctx, "w-unknown"); !errors.Is(err, ErrUnknownWorkload) {
 		t.Errorf("Resume unknown = %v", err)
 	}
 
 	// when the operator raises the cap and resumes
-	if err := f.s.Workloads.SetCap(ctx, id, 2000); err != nil {
+	if err := f.s.Caps.SetCap(ctx, id, 2000); err != nil {
 		t.Fatal(err)
 	}
-	w, err := f.s.Workloads.Resume(ctx, id)
+	w, err := f.s.Caps.Resume(ctx, id)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -580,10 +580,10 @@ func TestResume(t *testing.T) {
 	if w.Status != StatusActive || w.CapEpoch != 1 {
 		t.Errorf("after resume: %s epoch %d", w.Status, w.CapEpoch)
 	}
-	if a, _ := f.s.Workloads.Admission(ctx, id); !a.Allowed {
+	if a, _ := f.s.Caps.Admission(ctx, id); !a.Allowed {
 		t.Errorf("admission after resume = %+v", a)
 	}
-	if _, err := f.s.Workloads.Resume(ctx, id); !errors.Is(err, ErrNotPaused) {
+	if _, err := f.s.Caps.Resume(ctx, id); !errors.Is(err, ErrNotPaused) {
 		t.Errorf("Resume of an active workload = %v, want ErrNotPaused", err)
 	}
 	// and a new crossing pages again under a new dedup key
@@ -617,7 +617,7 @@ func TestAdmission(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			// given the workload tc.id, when asked for admission, then the answer follows its status
-			got, err := f.s.Workloads.Admission(ctx, tc.id)
+			got, err := f.s.Caps.Admission(ctx, tc.id)
 			if !errors.Is(err, tc.wantErr) || got != tc.want {
 				t.Errorf("Admission = %+v, %v; want %+v, %v", got, err, tc.want, tc.wantErr)
 			}
@@ -637,7 +637,7 @@ func TestExplain(t *testing.T) {
 	// given a deferred record for the workload while it was retired, then
 	// a paused workload with a disagreement
 	f.apply(t, usage("rec-x-deferred", id, 3))
-	if _, err := f.s.Workloads.Resume(ctx, id); !errors.Is(err, ErrNotPaused) {
+	if _, err := f.s.Caps.Resume(ctx, id); !errors.Is(err, ErrNotPaused) {
 		t.Fatalf("Resume retired = %v", err)
 	}
 	reactivate(t, f, id)

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
 	"github.com/hookline/hookline/internal/pager"
 )
 
@@ -31,7 +33,7 @@ func ReadFailedLine(r ReadFailed) string {
 // PageReadFailed pages the reconciliation owner that a workload's read
 // failed, once per source, workload, cause and UTC day. It reports
 // whether this call enqueued the page.
-func (s *Recon) PageReadFailed(ctx context.Context, r ReadFailed) (bool, error) {
+func (s *SumsPages) PageReadFailed(ctx context.Context, r ReadFailed) (bool, error) {
 	dedup := "sums-failed#" + r.Source + "#" + r.WorkloadID + "#" + causeHash(r.Cause) + "#" + r.At.UTC().Format(time.DateOnly)
 	return s.pageOnce(ctx, dedup, r.At, &pager.Payload{Summary: ReadFailedLine(r), Component: r.Source,
 		Class: "sums_read_failed", CustomDetails: map[string]any{"source": r.Source, "workload_id": r.WorkloadID,
@@ -61,7 +63,7 @@ func SourceFailingLine(f SourceFailing) string {
 // PageSourceFailing pages the reconciliation owner once per source, cause
 // and UTC day that most of the source's reads fail alike. It reports
 // whether this call enqueued the page.
-func (s *Recon) PageSourceFailing(ctx context.Context, f SourceFailing) (bool, error) {
+func (s *SumsPages) PageSourceFailing(ctx context.Context, f SourceFailing) (bool, error) {
 	dedup := "sums-source#" + f.Source + "#" + causeHash(f.Cause) + "#" + f.At.UTC().Format(time.DateOnly)
 	return s.pageOnce(ctx, dedup, f.At, &pager.Payload{Summary: SourceFailingLine(f), Component: f.Source,
 		Class: "sums_source_failing", CustomDetails: map[string]any{"source": f.Source, "kind": f.Kind, "cause": f.Cause,
@@ -91,7 +93,7 @@ func SumsStalledLine(st SumsStalled) string {
 // at a workload, once per source and UTC day: a provider down for every
 // workload stalls at one after another, and pages once. It reports
 // whether this call enqueued the page.
-func (s *Recon) PageSumsStalled(ctx context.Context, st SumsStalled) (bool, error) {
+func (s *SumsPages) PageSumsStalled(ctx context.Context, st SumsStalled) (bool, error) {
 	dedup := "sums-stalled#" + st.Source + "#" + st.At.UTC().Format(time.DateOnly)
 	return s.pageOnce(ctx, dedup, st.At, &pager.Payload{Summary: SumsStalledLine(st), Component: st.Source,
 		Class: "sums_stalled", CustomDetails: map[string]any{"source": st.Source, "workload_id": st.WorkloadID,
@@ -102,4 +104,83 @@ func (s *Recon) PageSumsStalled(ctx context.Context, st SumsStalled) (bool, erro
 func causeHash(cause string) string {
 	sum := sha256.Sum256([]byte(cause))
 	return hex.EncodeToString(sum[:8])
+}
+
+// SweepBehind is a sums source whose sweep over its workloads has taken
+// longer than it should.
+type SweepBehind struct {
+	Source string
+	// Sweep numbers the sweep; Started is when it began, Runs how many
+	// runs it has taken so far, and Limit the time it should have taken.
+	Sweep   int64
+	Started time.Time
+	Runs    int
+	Limit   time.Duration
+	// Resume is the last workload the sweep read.
+	Resume string
+	At     time.Time
+}
+
+// SweepBehindLine is the page's summary.
+func SweepBehindLine(b SweepBehind) string {
+	return fmt.Sprintf("sums sweep behind: source=%s sweep=%d started=%s runs=%d took=%s limit=%s resume_after=%q",
+		b.Source, b.Sweep, b.Started.UTC().Format(time.RFC3339), b.Runs, b.At.Sub(b.Started).Round(time.Second),
+		b.Limit, b.Resume)
+}
+
+// PageSweepBehind pages the reconciliation owner that a source's sweep is
+// behind, once per source and UTC day. It reports whether this call
+// enqueued the page.
+func (s *SumsPages) PageSweepBehind(ctx context.Context, b SweepBehind) (bool, error) {
+	dedup := "sums-behind#" + b.Source + "#" + b.At.UTC().Format(time.DateOnly)
+	return s.pageOnce(ctx, dedup, b.At, &pager.Payload{Summary: SweepBehindLine(b), Component: b.Source,
+		Class: "sums_sweep_behind", CustomDetails: map[string]any{"source": b.Source, "sweep": b.Sweep,
+			"started": b.Started.UTC().Format(time.RFC3339), "runs": b.Runs, "limit": b.Limit.String(),
+			"resume_after": b.Resume, "owner": s.owner}})
+}
+
+// ReadRefused is a workload whose read of a sums source the provider
+// refused (sums.ErrRefused): the reconciler skipped it for a run.
+type ReadRefused struct {
+	Source, WorkloadID string
+	// Reason is the refusal as the adapter reported it (no secret: the
+	// adapters redact their keys).
+	Reason string
+	At     time.Time
+}
+
+// ReadRefusedLine is the page's summary.
+func ReadRefusedLine(r ReadRefused) string {
+	return fmt.Sprintf("sums read refused: source=%s workload=%s skipped until the provider answers; reason: %s",
+		r.Source, r.WorkloadID, r.Reason)
+}
+
+// PageReadRefused pages the reconciliation owner that the provider
+// refuses to sum a workload, once per source, workload and UTC day. It
+// reports whether this call enqueued the page.
+func (s *SumsPages) PageReadRefused(ctx context.Context, r ReadRefused) (bool, error) {
+	dedup := "sums-refused#" + r.Source + "#" + r.WorkloadID + "#" + r.At.UTC().Format(time.DateOnly)
+	return s.pageOnce(ctx, dedup, r.At, &pager.Payload{Summary: ReadRefusedLine(r), Component: r.Source,
+		Class: "sums_read_refused", CustomDetails: map[string]any{"source": r.Source, "workload_id": r.WorkloadID,
+			"reason": r.Reason, "owner": s.owner}})
+}
+
+// pageOnce enqueues a warning to the reconciliation owner under dedup,
+// once: a second call with the same key enqueues nothing and reports
+// false.
+func (s *core) pageOnce(ctx context.Context, dedup string, at time.Time, p *pager.Payload) (bool, error) {
+	p.Source, p.Severity, p.Timestamp, p.Group = s.source, pager.SeverityWarning, at.UTC(), s.owner
+	item, err := s.pages.EnqueueItem(pager.Event{RoutingKey: s.routingKey, EventAction: pager.ActionTrigger, DedupKey: dedup,
+		Payload: p}, at)
+	if err != nil {
+		return false, fmt.Errorf("spend: page %s: %w", dedup, err)
+	}
+	err = s.transact(ctx, []types.TransactWriteItem{item})
+	if _, _, ok := cancelled(err); ok {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("spend: page %s: %w", dedup, err)
+	}
+	return true, nil
 }

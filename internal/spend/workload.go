@@ -56,7 +56,7 @@ type Workload struct {
 }
 
 // Override records a resume made on purpose while the total was over the
-// cap ([Workloads.ForceResume]): who, why, when, and the cap epoch it
+// cap ([Caps.ForceResume]): who, why, when, and the cap epoch it
 // opened. It admits work in that epoch only, until the next reconciliation
 // run or the next accepted record pauses the workload again.
 type Override struct {
@@ -232,6 +232,11 @@ func (s *Workloads) Resolve(ctx context.Context, ref string) (Workload, error) {
 
 // Get returns a workload by ID (a consistent read), or [ErrUnknownWorkload].
 func (s *Workloads) Get(ctx context.Context, id string) (Workload, error) {
+	return s.get(ctx, id)
+}
+
+// get is [Workloads.Get], for every role.
+func (s *core) get(ctx context.Context, id string) (Workload, error) {
 	wi, err := getItem[workloadItem](ctx, s.db, s.workloads, workloadKey(id), "workload "+id, ErrUnknownWorkload)
 	if err != nil {
 		return Workload{}, err
@@ -312,7 +317,7 @@ func (s *Workloads) Aliases(ctx context.Context, id string) ([]string, error) {
 
 // SetCap changes a workload's cap. A cap below the current total pauses the
 // active workload at once, with a page, so admission refuses from now on.
-func (s *Workloads) SetCap(ctx context.Context, id string, capUnits int64) error {
+func (s *Caps) SetCap(ctx context.Context, id string, capUnits int64) error {
 	if capUnits <= 0 {
 		return fmt.Errorf("spend: %w: cap must be positive", ErrInvalidWorkload)
 	}
@@ -320,7 +325,7 @@ func (s *Workloads) SetCap(ctx context.Context, id string, capUnits int64) error
 		expression.Set(expression.Name("cap"), expression.Value(capUnits)), nil); err != nil {
 		return err
 	}
-	w, err := s.Get(ctx, id)
+	w, err := s.get(ctx, id)
 	if err != nil {
 		return fmt.Errorf("spend: set cap %s, cap check: %w", id, err)
 	}
@@ -331,7 +336,7 @@ func (s *Workloads) SetCap(ctx context.Context, id string, capUnits int64) error
 }
 
 // SetStep changes a workload's escalation step (0 turns escalation off).
-func (s *Workloads) SetStep(ctx context.Context, id string, step int64) error {
+func (s *Caps) SetStep(ctx context.Context, id string, step int64) error {
 	if step < 0 {
 		return fmt.Errorf("spend: %w: step must not be negative", ErrInvalidWorkload)
 	}
@@ -362,8 +367,8 @@ func (s *Workloads) Retire(ctx context.Context, id string) error {
 // again. It increments the cap epoch and resets the escalation level, so a
 // later crossing pages again under a new dedup key. A workload that is not
 // paused gives [ErrNotPaused]; one whose total is still over its cap gives
-// an [*OverCapError]: raise the cap first, or use [Workloads.ForceResume].
-func (s *Workloads) Resume(ctx context.Context, id string) (Workload, error) {
+// an [*OverCapError]: raise the cap first, or use [Caps.ForceResume].
+func (s *Caps) Resume(ctx context.Context, id string) (Workload, error) {
 	upd := expression.Set(expression.Name("status"), expression.Value(string(StatusActive))).
 		Set(expression.Name("esc_level"), expression.Value(0)).
 		Add(expression.Name("cap_epoch"), expression.Value(1))
@@ -371,14 +376,14 @@ func (s *Workloads) Resume(ctx context.Context, id string) (Workload, error) {
 		And(expression.Name("total").LessThanEqual(expression.Name("cap")))
 	err := s.updateWorkload(ctx, id, "resume", upd, &cond)
 	if errors.Is(err, ErrNotPaused) {
-		if w, gerr := s.Get(ctx, id); gerr == nil && w.Status == StatusPaused && w.OverCap() {
+		if w, gerr := s.get(ctx, id); gerr == nil && w.Status == StatusPaused && w.OverCap() {
 			return Workload{}, &OverCapError{WorkloadID: id, Total: w.Total, Cap: w.Cap}
 		}
 	}
 	if err != nil {
 		return Workload{}, err
 	}
-	return s.Get(ctx, id)
+	return s.get(ctx, id)
 }
 
 // ForceResume resumes a paused workload on purpose although its total is
@@ -386,12 +391,12 @@ func (s *Workloads) Resume(ctx context.Context, id string) (Workload, error) {
 // until the next reconciliation run, which checks the cap of every workload
 // it reconciles and pauses this one again, with a page, while it is still
 // over (as does the next accepted record). To resume for good, raise the
-// cap with [Workloads.SetCap] and call [Workloads.Resume].
-func (s *Workloads) ForceResume(ctx context.Context, id, by, reason string) (Workload, error) {
+// cap with [Caps.SetCap] and call [Caps.Resume].
+func (s *Caps) ForceResume(ctx context.Context, id, by, reason string) (Workload, error) {
 	if strings.TrimSpace(by) == "" || strings.TrimSpace(reason) == "" {
 		return Workload{}, fmt.Errorf("spend: force resume %s: %w: who and why are required", id, ErrInvalidWorkload)
 	}
-	w, err := s.Get(ctx, id)
+	w, err := s.get(ctx, id)
 	if err != nil {
 		return Workload{}, err
 	}
@@ -410,7 +415,7 @@ func (s *Workloads) ForceResume(ctx context.Context, id, by, reason string) (Wor
 	}
 	s.log.WarnContext(ctx, "workload resumed over its cap", "workload", id, "total", w.Total, "cap", w.Cap,
 		"by", by, "reason", reason, "epoch", epoch)
-	return s.Get(ctx, id)
+	return s.get(ctx, id)
 }
 
 // updateWorkload applies upd to an existing workload, with an optional

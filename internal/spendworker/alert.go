@@ -186,7 +186,7 @@ func (w *Worker) alert(ctx context.Context, p parsed, keys *pageKeys) bool {
 		return false
 	}
 	now := w.cfg.Now()
-	res, err := w.cfg.Ledger.RecordAlert(ctx, a, now.Add(w.cfg.PollInterval))
+	res, err := w.cfg.Alerts.RecordAlert(ctx, a, now.Add(w.cfg.PollInterval))
 	switch {
 	case spend.IsRefused(err) || errors.Is(err, spend.ErrUnknownSums):
 		return w.refuseAlert(ctx, p, refuseAlert(ReasonInvalidAlert, "the ledger refused it: %v", err))
@@ -217,7 +217,7 @@ func (w *Worker) alert(ctx context.Context, p parsed, keys *pageKeys) bool {
 }
 
 // AlertDedupKey is the dedup key of the page of an alert above the
-// ledger, as [spend.Ledger.RecordAlert] enqueues it.
+// ledger, as [spend.Buckets.RecordAlert] enqueues it.
 func AlertDedupKey(source, eventID string) string { return "usage-alert#" + source + "#" + eventID }
 
 // readAlert reads the alert's event and finds what it is compared with:

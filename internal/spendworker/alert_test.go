@@ -86,7 +86,7 @@ func newSumsFixture(t *testing.T, sumsText string) *alertFixture {
 	}
 	f.worker, err = spendworker.New(spendworker.Config{Ledger: f.spend.Ledger, Pages: f.outbox, Queue: q, Attributions: f.marks,
 		Metrics: emf.New(f.metrics, "hookline"), Logger: testLogger(t), Now: clock,
-		Sums: srcs, Workloads: f.spend.Workloads, PollInterval: 5 * time.Minute})
+		Sums: srcs, Workloads: f.spend.Workloads, Alerts: f.spend.Buckets, PollInterval: 5 * time.Minute})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -183,7 +183,7 @@ func (f *alertFixture) alerts(t *testing.T) []spend.Alert {
 
 func (f *alertFixture) due(t *testing.T, source string) []string {
 	t.Helper()
-	due, err := f.spend.Recon.DueWorkloads(context.Background(), source)
+	due, err := f.spend.Buckets.DueWorkloads(context.Background(), source)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -467,7 +467,7 @@ func TestAnAlertTheLedgerCouldNotRecordReturnsToTheQueue(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			q := &deadLetterLog{}
 			w, err := spendworker.New(spendworker.Config{Ledger: failingLedger{}, Queue: q, Now: func() time.Time { return alertNow },
-				Sums: srcs, Workloads: tc.workloads, PollInterval: 5 * time.Minute})
+				Sums: srcs, Workloads: tc.workloads, Alerts: failingLedger{}, PollInterval: 5 * time.Minute})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -479,14 +479,15 @@ func TestAnAlertTheLedgerCouldNotRecordReturnsToTheQueue(t *testing.T) {
 	}
 }
 
-func TestSumsNeedTheWorkloadsAndThePollInterval(t *testing.T) {
+func TestSumsNeedTheWorkloadsTheAlertsAndThePollInterval(t *testing.T) {
 	srcs, err := sums.ParseSources(alertSums)
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, cfg := range []spendworker.Config{
-		{Ledger: failingLedger{}, Queue: noQueue{}, Sums: srcs, PollInterval: time.Minute},
-		{Ledger: failingLedger{}, Queue: noQueue{}, Sums: srcs, Workloads: staticResolver{}},
+		{Ledger: failingLedger{}, Queue: noQueue{}, Sums: srcs, Alerts: failingLedger{}, PollInterval: time.Minute},
+		{Ledger: failingLedger{}, Queue: noQueue{}, Sums: srcs, Workloads: staticResolver{}, Alerts: failingLedger{}},
+		{Ledger: failingLedger{}, Queue: noQueue{}, Sums: srcs, Workloads: staticResolver{}, PollInterval: time.Minute},
 	} {
 		if _, err := spendworker.New(cfg); err == nil {
 			t.Fatalf("New(%+v) = nil error", cfg)

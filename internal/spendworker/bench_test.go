@@ -21,10 +21,6 @@ func (p perRecord) Apply(ctx context.Context, u spend.Usage) (spend.Result, erro
 	return p.l.Apply(ctx, u)
 }
 
-func (p perRecord) RecordAlert(ctx context.Context, a spend.Alert, nextRun time.Time) (spend.AlertResult, error) {
-	return p.l.RecordAlert(ctx, a, nextRun)
-}
-
 // BenchmarkHotWorkload runs 10 concurrent batches of 10 records at a time,
 // all for one workload, as the usage event source does, and reports the
 // records a second and the transactions that added to the workload's one

@@ -21,7 +21,7 @@
 // A provider's threshold alert (Stripe's billing.alert.triggered, from a
 // stripe-alerts usage source) is no record: it is recorded once by its
 // event ID with the ledger's count of its meter since the alert's creation
-// ([spend.Ledger.RecordAlert]), paged once when the ledger is below, and
+// ([spend.Buckets.RecordAlert]), paged once when the ledger is below, and
 // marks the workload to be read on the reconciler's next run. Its sums
 // source is the one of its mode that lists the alert, or else has its
 // meter; an alert that matches none, only a source of the other mode, or

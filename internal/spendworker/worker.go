@@ -24,13 +24,20 @@ import (
 var ErrMalformed = errors.New("spendworker: malformed usage message")
 
 // Ledger is the part of [spend.Ledger] the worker uses: it applies usage
-// records and records providers' threshold alerts.
+// records.
 type Ledger interface {
 	Apply(ctx context.Context, u spend.Usage) (spend.Result, error)
-	RecordAlert(ctx context.Context, a spend.Alert, nextRun time.Time) (spend.AlertResult, error)
 }
 
 var _ Ledger = (*spend.Ledger)(nil)
+
+// Alerter records a provider's threshold alert against the count of its
+// bucket; [*spend.Buckets] is one.
+type Alerter interface {
+	RecordAlert(ctx context.Context, a spend.Alert, nextRun time.Time) (spend.AlertResult, error)
+}
+
+var _ Alerter = (*spend.Buckets)(nil)
 
 // BatchLedger applies a whole batch's records, with one ledger
 // transaction per workload; [*spend.Ledger] is one. A Ledger that is also
@@ -100,11 +107,13 @@ type Config struct {
 	// Sums are the providers of sums (SUM_SOURCES): a provider's threshold
 	// alert is compared with the ledger's count of the meter of the sums
 	// source of its usage source. Workloads resolves an alert's customer
-	// to its workload, and PollInterval is the reconciler's base interval
-	// (POLL_INTERVAL): an alert asks the workload to be read on the next
-	// run, at most that far off. Both are required with Sums.
+	// to its workload, Alerts records the alert, and PollInterval is the
+	// reconciler's base interval (POLL_INTERVAL): an alert asks the
+	// workload to be read on the next run, at most that far off. All three
+	// are required with Sums.
 	Sums         sums.Sources
 	Workloads    Resolver
+	Alerts       Alerter
 	PollInterval time.Duration
 }
 
@@ -143,8 +152,8 @@ func New(cfg Config) (*Worker, error) {
 	if cfg.Ledger == nil || cfg.Queue == nil {
 		return nil, errors.New("spendworker: a ledger and a queue are required")
 	}
-	if len(cfg.Sums) > 0 && (cfg.Workloads == nil || cfg.PollInterval <= 0) {
-		return nil, errors.New("spendworker: sums sources need the workloads to resolve alerts and the reconciler's poll interval")
+	if len(cfg.Sums) > 0 && (cfg.Workloads == nil || cfg.Alerts == nil || cfg.PollInterval <= 0) {
+		return nil, errors.New("spendworker: sums sources need the workloads to resolve alerts, the alerts' recorder and the reconciler's poll interval")
 	}
 	if cfg.Concurrency <= 0 {
 		cfg.Concurrency = 10

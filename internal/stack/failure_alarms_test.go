@@ -25,7 +25,34 @@ var failureMetric = regexp.MustCompile(`(Failed|Refused|Rejected|DeadLettered|Qu
 func emittedMetrics(t *testing.T) map[string]string {
 	t.Helper()
 	out := map[string]string{}
-	for _, root := range []string{"../../internal", "../../pkg"} {
+	productSources(t, []string{"../../internal", "../../pkg"}, func(path string, f *ast.File) {
+		for _, decl := range f.Decls {
+			gd, ok := decl.(*ast.GenDecl)
+			if !ok || gd.Tok != token.CONST {
+				continue
+			}
+			for _, spec := range gd.Specs {
+				vs := spec.(*ast.ValueSpec)
+				for i, name := range vs.Names {
+					if !strings.HasPrefix(name.Name, "Metric") || i >= len(vs.Values) {
+						continue
+					}
+					if lit, ok := vs.Values[i].(*ast.BasicLit); ok && lit.Kind == token.STRING {
+						v, _ := strconv.Unquote(lit.Value)
+						out[v] = path + ": " + name.Name
+					}
+				}
+			}
+		}
+	})
+	return out
+}
+
+// productSources parses every non-test Go file under roots and calls fn
+// with its slash-separated path and syntax tree.
+func productSources(t *testing.T, roots []string, fn func(path string, f *ast.File)) {
+	t.Helper()
+	for _, root := range roots {
 		err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
 			if err != nil || d.IsDir() || !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
 				return err
@@ -34,31 +61,13 @@ func emittedMetrics(t *testing.T) map[string]string {
 			if err != nil {
 				return err
 			}
-			for _, decl := range f.Decls {
-				gd, ok := decl.(*ast.GenDecl)
-				if !ok || gd.Tok != token.CONST {
-					continue
-				}
-				for _, spec := range gd.Specs {
-					vs := spec.(*ast.ValueSpec)
-					for i, name := range vs.Names {
-						if !strings.HasPrefix(name.Name, "Metric") || i >= len(vs.Values) {
-							continue
-						}
-						if lit, ok := vs.Values[i].(*ast.BasicLit); ok && lit.Kind == token.STRING {
-							v, _ := strconv.Unquote(lit.Value)
-							out[v] = filepath.ToSlash(path) + ": " + name.Name
-						}
-					}
-				}
-			}
+			fn(filepath.ToSlash(path), f)
 			return nil
 		})
 		if err != nil {
 			t.Fatal(err)
 		}
 	}
-	return out
 }
 
 // alarmsOn reports whether an alarm of the template watches metric in

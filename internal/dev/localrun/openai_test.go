@@ -153,7 +153,7 @@ func openAIRuns(t *testing.T, sys *localrun.System, sp *spend.Spend, text string
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := reconcile.NewSums(reconcile.SumsConfig{Ledger: sp.Recon, Registry: sp.Workloads, Sources: srcs,
+	s, err := reconcile.NewSums(reconcile.SumsConfig{Spend: sp, Sources: srcs,
 		Readers: map[string]sums.Reader{openAISource: r}, DB: sys.AWS.DynamoDB, Table: sys.AWS.TableName("LedgerTable")})
 	if err != nil {
 		t.Fatal(err)
