@@ -3,6 +3,8 @@ package reconcile
 import (
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"time"
 
 	"github.com/hookline/hookline/internal/ddb"
@@ -23,7 +25,12 @@ var ErrSumsConfigChanged = errors.New("reconcile: sums source changed in a way i
 //     (until the end of the last bucket a run of that width could touch,
 //     plus settle): the bucket key carries no width, so a bucket of the
 //     new width would take an old bucket's head and count its hours
-//     again beside the old buckets of the same span.
+//     again beside the old buckets of the same span;
+//   - a provider meter counted under another name while buckets of the
+//     old name may still be open: the new name's buckets would read the
+//     usage the old name's heads counted and count it again. A meter
+//     renamed at the door keeps its name and lists the new one in
+//     door_names ([sums.Meter.DoorNames]).
 func checkChange(src sums.Source, st sumsStateItem, now time.Time) error {
 	var errs []error
 	if st.Start != "" {
@@ -42,13 +49,30 @@ func checkChange(src sums.Source, st sumsStateItem, now time.Time) error {
 				ErrSumsConfigChanged, src.Name, src.Width.D(), was, open.Format(time.RFC3339), was, open.Format(time.RFC3339)))
 		}
 	}
+	if was, err := time.ParseDuration(st.Width); err == nil {
+		open := ddb.ParseStamp(st.WidthUntil).Add(src.Settle.D() + max(was, src.Width.D()))
+		for _, mname := range slices.Sorted(maps.Keys(src.Meters)) {
+			m := src.Meters[mname]
+			old, ok := st.Meters[m.Identity()]
+			if _, kept := src.Meters[old]; !ok || old == m.Name || kept || !now.Before(open) {
+				continue
+			}
+			errs = append(errs, fmt.Errorf("%w: %s: meters: %q reads %s, which the meter %q counted in buckets that stay open until %s: "+
+				"its buckets would count that usage again; name the meter %q again and list %q in its door_names",
+				ErrSumsConfigChanged, src.Name, m.Name, m.Identity(), old, open.Format(time.RFC3339), old, m.Name))
+		}
+	}
 	return errors.Join(errs...)
 }
 
 // recordConfig is what a source's state keeps of its configuration for
-// [checkChange]: its start, its width and the end of the last bucket of
-// that width a run at now could touch.
+// [checkChange]: its start, its width, the end of the last bucket of
+// that width a run at now could touch, and each provider meter's name.
 func recordConfig(it *sumsStateItem, src sums.Source, now time.Time) {
 	_, end := src.Bucket(now)
 	it.Start, it.Width, it.WidthUntil = ddb.Stamp(src.Start), src.Width.D().String(), ddb.Stamp(end)
+	it.Meters = map[string]string{}
+	for _, m := range src.Meters {
+		it.Meters[m.Identity()] = m.Name
+	}
 }

@@ -90,3 +90,41 @@ func TestSumsAStartMovedEarlierIsRefusedNamingIt(t *testing.T) {
 		t.Fatalf("run after start moved: %v (%s), want ErrSumsConfigChanged naming start", err, run.Error)
 	}
 }
+
+// renameConfig is stripe-test reading mtr_api as the meter name, with the
+// door's other names of it.
+func renameConfig(name, doorNames string) string {
+	return `{"stripe-test": {"provider": "stripe", "usage_source": "meters", "account": "acct_1",
+	"start": "2026-11-30T00:00:00Z", "settle": "3h", "lag": "2m", "interval": "5m",
+	"meters": {"` + name + `": {"provider_meter": "mtr_api", "aggregation": "sum", "door_names": ` + doorNames + `}}}}`
+}
+
+func TestSumsAMeterRenamedOverItsProviderMeterCountsNothingTwice(t *testing.T) {
+	// given 5 units at Stripe in two hour buckets, counted under meter api
+	f := newSumsFixtureOf(t, renameConfig("api", "[]"), hour0.Add(3*time.Hour+30*time.Minute))
+	f.workload(t, "wl-r", 1_000_000, "cus_r")
+	f.stripe.set("mtr_api", "cus_r", hour0.Add(time.Hour), 2)
+	f.stripe.set("mtr_api", "cus_r", hour0.Add(2*time.Hour), 3)
+	// when a deploy renames the meter to calls over the same provider meter
+	run, err := f.deploy(t, "wl-r", 5, renameConfig("calls", "[]"))
+	// then the run is refused, naming the meters, and the hours are not
+	// counted again under the new name
+	if got := f.total(t, "wl-r"); got != 5 {
+		t.Fatalf("total after the rename = %d, want 5", got)
+	}
+	if !errors.Is(err, reconcile.ErrSumsConfigChanged) || !strings.Contains(run.Error, "door_names") {
+		t.Fatalf("run after the rename: %v (%s), want ErrSumsConfigChanged naming door_names", err, run.Error)
+	}
+	// when the rename is stated instead, keeping the name and listing the
+	// door's new one, records under the new name count in the old buckets
+	f.configure(t, renameConfig("api", `["calls"]`))
+	f.now = f.now.Add(10 * time.Minute)
+	if _, err := f.spend.Ledger.Apply(context.Background(), spend.Usage{RecordID: "c1", WorkloadRef: "cus_r", Units: 4,
+		OccurredAt: hour0.Add(2*time.Hour + 5*time.Minute), ObservedAt: f.now, Path: spend.PathWebhook, EventID: "evt_c1",
+		Source: "meters", Meter: "calls"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.runOf(t); err != nil || f.total(t, "wl-r") != 6 {
+		t.Fatalf("run with the rename stated: %v, total %d, want 6 (max(4, 3) at 02:00 beside 2)", err, f.total(t, "wl-r"))
+	}
+}

@@ -79,13 +79,15 @@ func ParseSources(text string) (Sources, error) {
 	for _, name := range slices.Sorted(maps.Keys(raw)) {
 		s, serrs := raw[name].normalise(name)
 		errs = append(errs, serrs...)
-		for meter := range s.Meters {
-			k := s.UsageSource + "\x00" + meter
-			if other, ok := claimed[k]; ok {
-				errs = append(errs, fmt.Errorf("%w: %s: meter %q of usage source %q is already reconciled by %s",
-					ErrBadSource, name, meter, s.UsageSource, other))
+		for _, mname := range slices.Sorted(maps.Keys(s.Meters)) {
+			for _, meter := range s.Meters[mname].Names() {
+				k := s.UsageSource + "\x00" + meter
+				if other, ok := claimed[k]; ok {
+					errs = append(errs, fmt.Errorf("%w: %s: meter %q of usage source %q is already reconciled by %s",
+						ErrBadSource, name, meter, s.UsageSource, other))
+				}
+				claimed[k] = name + " (meter " + mname + ")"
 			}
-			claimed[k] = name
 		}
 		out[name] = s
 	}
@@ -182,6 +184,11 @@ func (m Meter) check(source string, p Provider, width time.Duration) []error {
 	}
 	if m.Name == "" || strings.Contains(m.Name, "#") {
 		bad("name must be non-empty, without '#'")
+	}
+	for _, n := range m.DoorNames {
+		if n == "" || n == m.Name {
+			bad("door_names: %q must be non-empty and differ from the meter's name", n)
+		}
 	}
 	if p.Endpoints != nil {
 		m.checkEndpoint(p, width, bad)
@@ -316,7 +323,7 @@ func (ss Sources) CheckDoor(door func(usageSource string) Door) error {
 			bad := func(format string, a ...any) {
 				errs = append(errs, fmt.Errorf("%w: %s: meter %q: %s", ErrBadSource, name, mname, fmt.Sprintf(format, a...)))
 			}
-			counted := d.AnyMeter || slices.Contains(d.Meters, mname)
+			counted := d.AnyMeter || slices.ContainsFunc(m.Names(), func(n string) bool { return slices.Contains(d.Meters, n) })
 			switch {
 			case !counted && s.HasWebhooks():
 				bad("usage source %q counts no records of that meter (USAGE_MAPPINGS: %s)", s.UsageSource, d.Mapping)
@@ -333,7 +340,8 @@ func (ss Sources) CheckDoor(door func(usageSource string) Door) error {
 }
 
 // For finds the sums source and meter that cover a webhook record of
-// usage source src and meter, if one does.
+// usage source src and meter, if one does: meter is the meter's name or
+// one of its [Meter.DoorNames].
 func (ss Sources) For(src, meter string) (Source, Meter, bool) {
 	for _, s := range ss {
 		if s.UsageSource != src {
@@ -341,6 +349,11 @@ func (ss Sources) For(src, meter string) (Source, Meter, bool) {
 		}
 		if m, ok := s.Meters[meter]; ok {
 			return s, m, true
+		}
+		for _, m := range s.Meters {
+			if slices.Contains(m.DoorNames, meter) {
+				return s, m, true
+			}
 		}
 	}
 	return Source{}, Meter{}, false

@@ -162,3 +162,26 @@ func TestOnlyAQueryOfItsOwnIsRefusedForGood(t *testing.T) {
 		}
 	}
 }
+
+func TestAMeterCountsTheRecordsOfItsDoorNames(t *testing.T) {
+	// given a meter api that the door now names calls
+	srcs, err := sums.ParseSources(`{"s": {"provider": "stripe", "usage_source": "meters", "account": "acct_1",
+		"start": "2026-11-30T00:00:00Z", "meters": {"api": {"provider_meter": "mtr_api", "aggregation": "sum",
+		"door_names": ["calls"]}}}}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// then records under either name count in the meter named api
+	for _, name := range []string{"api", "calls"} {
+		if _, m, ok := srcs.For("meters", name); !ok || m.Name != "api" {
+			t.Errorf("For(meters, %s) = %q, %v; want api", name, m.Name, ok)
+		}
+	}
+	// and a door name that another meter claims is refused
+	_, err = sums.ParseSources(`{"s": {"provider": "stripe", "usage_source": "meters", "account": "acct_1",
+		"start": "2026-11-30T00:00:00Z", "meters": {"api": {"provider_meter": "mtr_api", "aggregation": "sum",
+		"door_names": ["gpu"]}, "gpu": {"provider_meter": "mtr_gpu", "aggregation": "sum"}}}}`)
+	if !errors.Is(err, sums.ErrBadSource) || !strings.Contains(err.Error(), `meter "gpu"`) {
+		t.Fatalf("err = %v, want the door name gpu refused as claimed twice", err)
+	}
+}

@@ -4,8 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"maps"
 	"math"
+	"slices"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -46,8 +49,15 @@ const (
 // Meter is one provider meter reconciled against sums.
 type Meter struct {
 	// Name is the ledger's meter: the meter the usage source's mapping
-	// gives its webhook records, whose sum per bucket is W.
+	// gives its webhook records, whose sum per bucket is W. It is in
+	// every bucket's key.
 	Name string `json:"-"`
+	// DoorNames are other meter names the usage source's mapping gives
+	// this meter's records. A meter renamed at the door keeps its Name
+	// here and lists the new one, so that records under either name count
+	// in the same buckets; a Name changed instead starts new buckets
+	// beside the open ones of the old name, over the same provider meter.
+	DoorNames []string `json:"door_names,omitempty"`
 	// ProviderMeter is the provider's ID of the meter (Stripe: mtr_...).
 	// A provider whose meters name an endpoint (OpenAI) has none.
 	ProviderMeter string `json:"provider_meter,omitempty"`
@@ -83,6 +93,21 @@ type Meter struct {
 	// it is revised down (max(W, P_latest)), lowering the total. By
 	// default a downward revision changes nothing and is paged.
 	FollowDown bool `json:"follow_down,omitempty"`
+}
+
+// Names are the meter names its records carry at the door: Name, then
+// [Meter.DoorNames].
+func (m Meter) Names() []string { return append([]string{m.Name}, m.DoorNames...) }
+
+// Identity is what the meter reads at the provider: its provider meter,
+// or its endpoint and the fields that count. Two names with one
+// identity read the same usage.
+func (m Meter) Identity() string {
+	if m.ProviderMeter != "" {
+		return m.ProviderMeter
+	}
+	fields := slices.Sorted(maps.Keys(m.Weights()))
+	return m.Endpoint + ":" + strings.Join(fields, "+")
 }
 
 // Weights are the meter's fields and their weights: Field with weight 1,
