@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/hookline/hookline/internal/ops"
+	"github.com/hookline/hookline/internal/period"
 	"github.com/hookline/hookline/internal/spend"
 )
 
@@ -31,23 +32,36 @@ func newWorkloadCreateCmd() *cobra.Command {
 	var owner, routingKey, earlierRoute string
 	var capUnits, step int64
 	var hold bool
+	var pc period.Config
+	var grace, atBoundary string
 	cmd := &cobra.Command{
-		Use:     "create <workload> --owner OWNER --routing-key ROUTING_KEY --cap N [--step N] [--hold]",
-		Short:   "Register a workload with its owner, PagerDuty routing key and cap",
-		Example: "  hookline workload create workload-7 --owner images-team --routing-key rk-images --cap 1000",
-		Args:    cobra.ExactArgs(1),
+		Use:   "create <workload> --owner OWNER --routing-key ROUTING_KEY --cap N [--step N] [--hold] [--period month --anchor WALLTIME --time-zone ZONE [--grace 1h] [--at-boundary resume|stay]]",
+		Short: "Register a workload with its owner, PagerDuty routing key and cap (per period, or lifetime)",
+		Example: "  hookline workload create workload-7 --owner images-team --routing-key rk-images --cap 1000\n" +
+			"  hookline workload create workload-8 --owner images-team --routing-key rk-images --cap 1000 \\\n" +
+			"    --period month --anchor 2026-01-31T00:00:00 --time-zone America/Los_Angeles --grace 1h --at-boundary resume",
+		Args: cobra.ExactArgs(1),
 	}
 	cmd.Flags().StringVar(&owner, "owner", "", "owner paged on a cap trip (required)")
 	cmd.Flags().StringVar(&routingKey, "routing-key", "", "the owner's PagerDuty routing key; never printed (required)")
 	cmd.Flags().Int64Var(&capUnits, "cap", 0, "cap in spend units, positive (required)")
 	cmd.Flags().Int64Var(&step, "step", 0, "escalation step: one more page per step over the cap; 0 turns it off")
 	cmd.Flags().BoolVar(&hold, "hold", false, "hold, rather than page, unresolved amounts past their deadline")
+	cmd.Flags().StringVar(&pc.Period, "period", "", "billing period the cap applies to: none (lifetime), day, week, month or year")
+	cmd.Flags().StringVar(&pc.Anchor, "anchor", "", "the period's anchor: a wall time in --time-zone (2026-01-31T00:00:00) or RFC 3339")
+	cmd.Flags().StringVar(&pc.TimeZone, "time-zone", "", "IANA time zone of the period's wall clock (default UTC)")
+	cmd.Flags().StringVar(&grace, "grace", "", "time from a period's end to its close, the invoice finalisation delay (1h)")
+	cmd.Flags().StringVar(&atBoundary, "at-boundary", "", "a workload paused by its cap, at the next period: resume (default) or stay paused")
 	asJSON := jsonFlag(cmd)
 	earlierRoutingKeyFlag(cmd, &earlierRoute)
 	require(cmd, "owner", "cap")
 	cmd.RunE = func(cmd *cobra.Command, args []string) error {
 		if capUnits <= 0 || step < 0 {
 			return usageErrorf("--cap must be positive and --step not negative")
+		}
+		periods, err := spend.ParsePeriods(pc, grace, atBoundary)
+		if err != nil {
+			return usageErrorf("%v", err)
 		}
 		if err := spend.ValidWorkloadID(args[0]); err != nil {
 			return usageErrorf("%v (pattern %s)", err, spend.WorkloadIDPattern)
@@ -57,7 +71,8 @@ func newWorkloadCreateCmd() *cobra.Command {
 		if err != nil {
 			return err
 		}
-		w, err := s.ledger.Workloads.CreateWorkload(cmd.Context(), spend.NewWorkload{ID: args[0], Owner: owner, RoutingKey: cmp.Or(routingKey, earlierRoute), Cap: capUnits, Step: step, Hold: hold})
+		w, err := s.ledger.Workloads.CreateWorkload(cmd.Context(), spend.NewWorkload{ID: args[0], Owner: owner,
+			RoutingKey: cmp.Or(routingKey, earlierRoute), Cap: capUnits, Step: step, Hold: hold, Periods: periods})
 		if err != nil {
 			return exit(fail("workload create", err))
 		}

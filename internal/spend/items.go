@@ -45,6 +45,18 @@ type workloadItem struct {
 	CreatedAt       string `dynamodbav:"created_at"`
 	UpdatedAt       string `dynamodbav:"updated_at"`
 
+	// Period, Anchor, TimeZone, Grace and AtBoundary are the workload's
+	// [Periods] (period.go); PeriodID is the current period, the one
+	// "total" counts, and PrevPeriodID the one before it. A workload of
+	// a build before periods has none of them: a lifetime total.
+	Period       string `dynamodbav:"period,omitempty"`
+	Anchor       string `dynamodbav:"anchor,omitempty"`
+	TimeZone     string `dynamodbav:"time_zone,omitempty"`
+	Grace        string `dynamodbav:"grace,omitempty"`
+	AtBoundary   string `dynamodbav:"at_boundary,omitempty"`
+	PeriodID     string `dynamodbav:"period_id,omitempty"`
+	PrevPeriodID string `dynamodbav:"prev_period_id,omitempty"`
+
 	// EarlierRoute is the routing key as builds before the name
 	// routing_key stored it ("route"). It is read, never written. The
 	// retention window that bounds the ledger's earlier names does not
@@ -55,7 +67,7 @@ type workloadItem struct {
 }
 
 func (it workloadItem) workload() Workload {
-	return Workload{
+	w := Workload{
 		ID: it.ID, Owner: it.Owner, RoutingKey: cmp.Or(it.RoutingKey, it.EarlierRoute), Cap: it.Cap, Step: it.Step,
 		Status: Status(it.Status), Hold: it.Hold, Total: it.Total, CapEpoch: it.CapEpoch,
 		EscalationLevel: it.EscalationLevel,
@@ -66,7 +78,14 @@ func (it workloadItem) workload() Workload {
 		Override: Override{By: it.OverrideBy, Reason: it.OverrideReason, At: ddb.ParseStamp(it.OverrideAt),
 			Epoch: it.OverrideEpoch},
 		CreatedAt: ddb.ParseStamp(it.CreatedAt), UpdatedAt: ddb.ParseStamp(it.UpdatedAt),
+		PeriodID: it.PeriodID, PrevPeriodID: it.PrevPeriodID,
 	}
+	// A stored period that no longer parses leaves Periods a lifetime
+	// total with periodErr set: every write is conditioned on the stored
+	// period, so such a workload fails its writes rather than counting
+	// them in the wrong total.
+	w.Periods, w.periodErr = it.periodsOf()
+	return w
 }
 
 type aliasItem struct {

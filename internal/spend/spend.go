@@ -282,6 +282,8 @@ type core struct {
 	log        *slog.Logger
 	now        func() time.Time
 	sums       bucketing
+	// periods keeps each workload's period as last read (periods.go).
+	periods periodCache
 }
 
 // New returns the roles of the spend path for cfg.

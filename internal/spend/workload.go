@@ -14,6 +14,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/hookline/hookline/internal/ddb"
+	"github.com/hookline/hookline/internal/period"
 )
 
 // Status is a workload's state.
@@ -53,6 +54,30 @@ type Workload struct {
 	Override  Override
 	CreatedAt time.Time
 	UpdatedAt time.Time
+	// Periods is the billing period the cap applies to; the zero value
+	// is a lifetime total. Total counts the period PeriodID names (empty
+	// for a lifetime total), the latest one a record or a boundary
+	// reached; PrevPeriodID is the one before it.
+	Periods      Periods
+	PeriodID     string
+	PrevPeriodID string
+	periodErr    error
+}
+
+// Period is the period w's Total counts ([period.Lifetime] for a
+// lifetime total), in w's zone.
+func (w Workload) Period() (period.Period, error) {
+	if w.PeriodID == "" {
+		return period.Lifetime, nil
+	}
+	p, err := period.ParseID(w.PeriodID)
+	if err != nil {
+		return period.Period{}, fmt.Errorf("spend: workload %s: %w", w.ID, err)
+	}
+	if z := w.Periods.Recurrence.Zone; z != nil {
+		p = p.In(z)
+	}
+	return p, nil
 }
 
 // Override records a resume made on purpose while the total was over the
@@ -93,6 +118,9 @@ type NewWorkload struct {
 	Cap        int64
 	Step       int64
 	Hold       bool
+	// Periods is the billing period of the cap; the zero value is a
+	// lifetime total.
+	Periods Periods
 }
 
 func (n NewWorkload) validate() error {
@@ -109,6 +137,9 @@ func (n NewWorkload) validate() error {
 	if n.Step < 0 {
 		errs = append(errs, errors.New("Step must not be negative"))
 	}
+	if err := n.Periods.validate(); err != nil {
+		errs = append(errs, err)
+	}
 	if len(errs) > 0 {
 		return fmt.Errorf("%w: %w", ErrInvalidWorkload, errors.Join(errs...))
 	}
@@ -118,10 +149,15 @@ func (n NewWorkload) validate() error {
 // CreateWorkload registers an active workload with a zero total, and an
 // alias from its own ID, in one transaction, retried while it meets a
 // running one. Its first reconciliation is the reconciler's next run (see
-// [RunSchedule]).
+// [RunSchedule]). A workload with a period starts in the period that
+// holds now; one whose period the buckets of a configured sums source
+// would straddle is refused with a [*SourceStraddleError].
 func (s *Workloads) CreateWorkload(ctx context.Context, n NewWorkload) (Workload, error) {
 	if err := n.validate(); err != nil {
 		return Workload{}, err
+	}
+	if err := s.fitsSources(n.Periods); err != nil {
+		return Workload{}, fmt.Errorf("spend: create workload %s: %w", n.ID, err)
 	}
 	next, err := s.nextReconciliation(ctx, Workload{})
 	if err != nil {
@@ -132,6 +168,14 @@ func (s *Workloads) CreateWorkload(ctx context.Context, n NewWorkload) (Workload
 		ID: n.ID, Owner: n.Owner, RoutingKey: n.RoutingKey, Cap: n.Cap, Step: n.Step, Status: string(StatusActive),
 		Hold: n.Hold, NextReconAt: ddb.Stamp(next),
 		CreatedAt: now, UpdatedAt: now}
+	wi.setPeriods(n.Periods)
+	if !n.Periods.Lifetime() {
+		p, err := n.Periods.At(s.now())
+		if err != nil {
+			return Workload{}, fmt.Errorf("spend: create workload %s: %w", n.ID, err)
+		}
+		wi.PeriodID = p.ID()
+	}
 	wItem, err := attributevalue.MarshalMap(wi)
 	if err != nil {
 		return Workload{}, fmt.Errorf("spend: encode workload %s: %w", n.ID, err)
@@ -241,7 +285,9 @@ func (s *core) get(ctx context.Context, id string) (Workload, error) {
 	if err != nil {
 		return Workload{}, err
 	}
-	return wi.workload(), nil
+	w := wi.workload()
+	s.periods.put(w)
+	return w, nil
 }
 
 // List returns every registered workload, ordered by ID. The index gsi1
@@ -281,7 +327,9 @@ func (s *core) workloadsByID(ctx context.Context, ids []string) (map[string]Work
 		if err := attributevalue.UnmarshalMap(item, &wi); err != nil {
 			return fmt.Errorf("decode workload: %w", err)
 		}
-		byID[wi.ID] = wi.workload()
+		w := wi.workload()
+		s.periods.put(w)
+		byID[wi.ID] = w
 		return nil
 	})
 	return byID, err
