@@ -1,7 +1,8 @@
 // Package reconcile is hookline's polling path: an EventBridge-scheduled
 // run that reads the provider's authoritative usage export and folds it
-// into the same ledger as the webhook path, through [spend.Recon] (the
-// transaction of [spend.Ledger.Apply]) with Path "poll". Events are the
+// into the same ledger as the webhook path, through [spend.Ledger] (the
+// transaction of [spend.Ledger.Apply]) with Path "poll"; [spend.Recon]
+// keeps the markers, deferred records and runs it settles. Events are the
 // fast path; polling proves or disproves them and finds what the fast path
 // missed.
 //

@@ -32,6 +32,36 @@
 // [Caps.SetCap] below the total pauses at once, and admission refuses
 // a total over the cap whatever the status says.
 //
+// # Workloads, entries and buckets
+//
+// Three things hold spend, and each has its own role:
+//
+//   - A workload is what a cap applies to: a running total, a cap, an
+//     escalation step and a status, found by any of its references.
+//     [Workloads] keeps the registry (workloads, references, the hold
+//     policy, the fleet); [Caps] sets the cap and step, resumes, rechecks
+//     a total and answers admission.
+//   - An entry is one usage record's one effect on one workload's total,
+//     keyed by the record's ID. [Ledger] applies records and reads the
+//     entries and what a record can become instead (deferred,
+//     disagreeing, quarantined).
+//   - A bucket is what a provider of sums counts: one workload's usage of
+//     one meter in one time window ([BucketKey]). Its head ([Bucket])
+//     holds W, the sum of the entries that fall in it, and the values the
+//     provider showed for it; the workload's total counts max(W, P*), P*
+//     the highest of them, so an entry in a bucket adds only what the
+//     provider has not already counted. [Buckets] observes the provider's
+//     values, settles a bucket past its settle horizon (a gap is paged),
+//     retires a bucket whose source or meter is no longer configured, and
+//     records a provider's threshold alerts against the buckets' count.
+//
+// Around them, [Recon] keeps what reconciliation settles and records (the
+// markers of webhook entries, deferred records past their deadline, its
+// runs and schedule), [SumsPages] pages the reconciliation owner about a
+// sums source's reads, and [Explainer] reads it all back for a page.
+// [New] returns every role as one [Spend]; [NewReader] answers admission
+// alone.
+//
 // The next reconciliation deadline of a workload and of a page is derived
 // from the reconciler's published [RunSchedule]: a workload near or over
 // its cap is looked at on the next run, any other at the first run at or
