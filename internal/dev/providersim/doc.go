@@ -85,11 +85,17 @@
 // under each path:
 //
 //	POST   lag        {"lag"} (Stripe's also {"meter", "lag"}: a meter's own; OpenMeter's: the store lag of events ingested from now on)
-//	POST   fail       {"endpoint", "next", "status", "retry_after"}: the next calls answer 429 (default) or a 5xx
+//	POST   fail       {"endpoint", "next", "status", "retry_after"}: the next calls answer 429 (default) or a 5xx (with a wait only when retry_after is given)
+//	GET    waits      every wait a 429 or 5xx named and when the endpoint's next call came ([RetryAfterServed])
 //	POST   ratelimit  {"endpoint", "per_second"}: 429 beyond that many calls a second of the clock
 //	DELETE gaps       closes every gap (POST gaps opens one: a MeterGap or an OpenAIGap)
 //	POST   pagesize   {"buckets"}: pages end early after that many (not OpenMeter's)
 //	POST   noise      {"on"}: float noise in values, OpenAI's in costs (not OpenMeter's)
+//
+// Each face records, by wall time, every answer that named a wait and
+// the endpoint's next call ([Sim.MeterRetryAfters], [Sim.OpenAIRetryAfters],
+// [OpenMeter.RetryAfters]), so that a test proves no client called again
+// before a Retry-After ran out.
 //
 // An endpoint is a [MeterEndpoint] on Stripe's face, "events" or
 // "meter_query" on OpenMeter's, and empty (all) on any. The faces' own

@@ -87,6 +87,7 @@ func (s *core) admit(w http.ResponseWriter, r *http.Request, ep MeterEndpoint) b
 		writeMeterError(w, v.status, "rate_limit", "",
 			"Request rate limit exceeded. Learn more about rate limits here https://stripe.com/docs/rate-limits.")
 	default:
+		v.setRetryAfter(w) // only when a programmed 5xx asks for one
 		writeJSON(w, v.status, map[string]any{"error": map[string]string{"type": "api_error",
 			"message": "An unknown error occurred. Please try again."}})
 	}

@@ -106,6 +106,7 @@ type openaiBook struct {
 
 func (b *openaiBook) init(seed uint64) {
 	b.faults = newUsageFaults(faultLag|faultGaps|faultShortPages|faultNoise|faultCalls, seed, DefaultOpenAIRetryAfter, 0)
+	b.faults.millis = true
 }
 
 // openai is s's OpenAI face.

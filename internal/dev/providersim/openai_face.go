@@ -127,13 +127,14 @@ func (b *openaiBook) admit(w http.ResponseWriter, r *http.Request, endpoint stri
 			"Incorrect API key provided. This endpoint requires an admin key.")
 		return false
 	}
-	switch v := b.faults.admit("", now); v.status {
+	v := b.faults.admit("", now)
+	if v.status != 0 && v.retryAfter >= 0 {
+		w.Header().Set("Retry-After-Ms", strconv.FormatInt(v.retryAfter.Milliseconds(), 10))
+	}
+	switch v.status {
 	case 0:
 		return true
 	case http.StatusTooManyRequests:
-		if v.retryAfter >= 0 {
-			w.Header().Set("Retry-After-Ms", strconv.FormatInt(v.retryAfter.Milliseconds(), 10))
-		}
 		writeOpenAIError(w, v.status, "rate_limit_exceeded", "", "Rate limit reached for requests.")
 	default:
 		writeOpenAIError(w, v.status, "", "", "The server had an error while processing your request.")

@@ -27,9 +27,10 @@ type CallFault struct {
 	Next int
 	// Status is the answer: 429 (the default) or a 5xx.
 	Status int
-	// RetryAfter is the Retry-After of a 429, in the face's header
-	// (OpenAI's retry-after-ms, Retry-After in seconds elsewhere): 0 is
-	// the face's default, negative sends none.
+	// RetryAfter is the Retry-After of the answer, in the face's header
+	// (OpenAI's retry-after-ms, Retry-After in seconds elsewhere). For a
+	// 429, 0 is the face's default; a 5xx carries one only when it is
+	// positive, as a 503 may. Negative sends none.
 	RetryAfter time.Duration
 }
 
@@ -112,6 +113,9 @@ type usageFaults struct {
 	kinds      faultKinds
 	seed       uint64
 	retryAfter time.Duration // a 429's Retry-After when none is asked for; negative: none
+	// millis: the face names its waits in milliseconds (OpenAI's
+	// retry-after-ms), else in whole seconds, rounded up.
+	millis bool
 
 	mu         sync.Mutex
 	lag        time.Duration
@@ -122,6 +126,7 @@ type usageFaults struct {
 	shortPages int
 	endpoints  map[string]*endpointFaults
 	order      []string // the endpoints, in the face's order
+	waits      waitLog
 }
 
 // newUsageFaults serves kinds over endpoints (none: one for the whole
@@ -322,8 +327,12 @@ func (f *usageFaults) program(c CallFault) error {
 	if c.Status != http.StatusTooManyRequests && (c.Status < 500 || c.Status > 599) {
 		return fmt.Errorf("%w: status %d is neither 429 nor a 5xx", ErrInvalidFault, c.Status)
 	}
-	if c.RetryAfter == 0 {
+	switch {
+	case c.RetryAfter != 0:
+	case c.Status == http.StatusTooManyRequests:
 		c.RetryAfter = f.retryAfter
+	default:
+		c.RetryAfter = -1 // a 5xx names a wait only when asked to
 	}
 	c.Next = max(c.Next, 0)
 	f.mu.Lock()
@@ -353,7 +362,9 @@ type verdict struct {
 }
 
 // admit decides the fate of one call of ep at now, counting it: a
-// programmed fault first, then the rate limit.
+// programmed fault first, then the rate limit. It records the call as
+// the one after each wait ep named before, and the wait this answer
+// names ([RetryAfterServed]).
 func (f *usageFaults) admit(ep string, now time.Time) verdict {
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -361,6 +372,17 @@ func (f *usageFaults) admit(ep string, now time.Time) verdict {
 	if e == nil {
 		return verdict{}
 	}
+	arrived := time.Now() // wall time: a client waits a Retry-After by its own timer, not the run's clock
+	f.waits.called(ep, arrived)
+	v := f.decide(e, now)
+	if v.status != 0 && v.retryAfter >= 0 {
+		f.waits.answered(ep, v.status, f.named(v.retryAfter), arrived)
+	}
+	return v
+}
+
+// decide is the fate of one call of e at now, counted.
+func (f *usageFaults) decide(e *endpointFaults, now time.Time) verdict {
 	v := verdict{}
 	switch {
 	case e.fault.Next > 0:
@@ -385,10 +407,19 @@ func (f *usageFaults) admit(ep string, now time.Time) verdict {
 	return v
 }
 
-// setRetryAfter writes a 429's Retry-After in seconds, rounded up, as
-// Stripe and OpenMeter read it.
+// named is the wait d as the face's header names it: whole
+// milliseconds, or seconds rounded up.
+func (f *usageFaults) named(d time.Duration) time.Duration {
+	if f.millis {
+		return d.Truncate(time.Millisecond)
+	}
+	return time.Duration(math.Ceil(d.Seconds())) * time.Second
+}
+
+// setRetryAfter writes the answer's Retry-After, if it names one, in
+// seconds rounded up, as Stripe and OpenMeter read it.
 func (v verdict) setRetryAfter(w http.ResponseWriter) {
-	if v.status == http.StatusTooManyRequests && v.retryAfter >= 0 {
+	if v.status != 0 && v.retryAfter >= 0 {
 		w.Header().Set("Retry-After", strconv.FormatInt(int64(math.Ceil(v.retryAfter.Seconds())), 10))
 	}
 }
@@ -480,6 +511,7 @@ func (f *usageFaults) routes(mux *http.ServeMux, p string) {
 	if f.kinds&faultCalls == 0 {
 		return
 	}
+	f.waitRoute(mux, p)
 	mux.HandleFunc("POST "+p+"/fail", adminJSON(func(b callFaultBody) (any, error) {
 		c := CallFault{Endpoint: b.Endpoint, Next: b.Next, Status: b.Status}
 		if b.RetryAfter != "" {

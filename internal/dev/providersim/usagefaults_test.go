@@ -1,6 +1,7 @@
 package providersim_test
 
 import (
+	"encoding/json"
 	"net/http"
 	"strconv"
 	"strings"
@@ -163,5 +164,62 @@ func TestMeterSummariesEndEarly(t *testing.T) {
 	}
 	if c := f.sim.MeterCalls(); c.ShortPages != 2 || c.Summaries != 3 {
 		t.Fatalf("calls %+v, want 3 pages of which 2 ended early", c)
+	}
+}
+
+func TestEveryUsageFaceRecordsTheWaitsItNamed(t *testing.T) {
+	tests := []struct {
+		name  string
+		face  func(*testing.T) usageFace
+		retry string // the retry header of a 503 asked to wait a minute
+	}{
+		{name: "stripe meters", face: stripeFace, retry: "60"},
+		{name: "openai", face: openAIFace, retry: "60000"},
+		{name: "openmeter", face: openMeterFace, retry: "60"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			// Given a face whose next call answers 503 with a wait of a
+			// minute, and whose 5xx otherwise names none,
+			f := tc.face(t)
+			post := func(body string) {
+				t.Helper()
+				resp, err := http.Post(f.admin+"/fail", "application/json", strings.NewReader(body))
+				if err != nil {
+					t.Fatal(err)
+				}
+				resp.Body.Close()
+				if resp.StatusCode != 204 {
+					t.Fatalf("POST /fail %s: %d", body, resp.StatusCode)
+				}
+			}
+			post(`{"next": 1, "status": 500}`)
+			if status, retry := f.read(t); status != 500 || retry != "" {
+				t.Fatalf("a 5xx asked for no wait: %d retry %q", status, retry)
+			}
+			post(`{"next": 1, "status": 503, "retry_after": "1m"}`)
+			// when a client reads, and at once reads again,
+			if status, retry := f.read(t); status != 503 || retry != tc.retry {
+				t.Fatalf("503: %d retry %q, want retry %q", status, retry, tc.retry)
+			}
+			if status, _ := f.read(t); status != 200 {
+				t.Fatalf("after the 503: %d", status)
+			}
+			// then the face recorded the one wait it named, and the call
+			// that came too early, over its sim path as well.
+			resp, err := http.Get(f.admin + "/waits")
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer resp.Body.Close()
+			var got []providersim.RetryAfterServed
+			if err := json.NewDecoder(resp.Body).Decode(&got); err != nil {
+				t.Fatal(err)
+			}
+			if len(got) != 1 || got[0].Status != 503 || time.Duration(got[0].Wait) != time.Minute || got[0].Next.IsZero() || !got[0].Early() {
+				t.Fatalf("waits %+v, want one 503 of a minute, called again early", got)
+			}
+		})
 	}
 }
