@@ -251,9 +251,13 @@ func parseSchedule(data []byte, path string) (Schedule, error) {
 // MarshalJSON writes s as [ParseSchedule] reads it: a list of prices
 // (as strings, exact) and their instants.
 func (s Schedule) MarshalJSON() ([]byte, error) {
-	out := make([]scheduleEntry, len(s.prices))
+	type written struct {
+		Price string `json:"price"`
+		From  string `json:"from,omitempty"`
+	}
+	out := make([]written, len(s.prices))
 	for i, p := range s.prices {
-		out[i].Price = json.Number(p.String())
+		out[i].Price = p.String()
 		if !p.From.IsZero() {
 			out[i].From = p.From.UTC().Format(time.RFC3339Nano)
 		}

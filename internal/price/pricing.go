@@ -80,6 +80,7 @@ func ParsePricing(text string) (*Pricing, error) {
 		errs = append(errs, &FieldError{Field: "scale", Reason: "required: the decimals spend is kept to, at least every price's; it is part of every stored spend"})
 	}
 	p := &Pricing{Meters: map[string]map[string]MeterPrice{}}
+	failed := map[[2]string]bool{} // meters whose prices did not parse
 	if raw.Scale != nil {
 		p.Scale = *raw.Scale
 	}
@@ -88,23 +89,23 @@ func ParsePricing(text string) (*Pricing, error) {
 		for _, name := range slices.Sorted(maps.Keys(raw.Meters[src])) {
 			m := raw.Meters[src][name]
 			path := "meters." + src + "." + name
-			if len(m.Price) == 0 {
-				errs = append(errs, &FieldError{Field: path + ".price", Reason: "required"})
-				continue
+			var s Schedule
+			err := error(&FieldError{Field: path + ".price", Reason: "required"})
+			if len(m.Price) > 0 {
+				s, err = parseSchedule(m.Price, path+".price")
 			}
-			s, err := parseSchedule(m.Price, path+".price")
 			if err != nil {
 				errs = append(errs, err)
-				continue
+				failed[[2]string{src, name}] = true
 			}
 			p.Meters[src][name] = MeterPrice{Unit: m.Unit, Price: s}
 		}
 	}
+	if err := p.validate(raw.Scale != nil, failed); err != nil {
+		errs = append(errs, err)
+	}
 	if len(errs) > 0 {
 		return nil, errors.Join(errs...)
-	}
-	if err := p.Validate(); err != nil {
-		return nil, err
 	}
 	return p, nil
 }
@@ -124,12 +125,18 @@ func (p *Pricing) SpendScale() Scale {
 // meter without a unit or a price, and a price the scale cannot count
 // exactly (more decimals than the scale, or beyond int64 at it). A nil
 // Pricing is valid: no prices.
-func (p *Pricing) Validate() error {
+func (p *Pricing) Validate() error { return p.validate(true, nil) }
+
+// validate is Validate, where the scale may not have been given, and the
+// meters of failed have already been refused for prices that did not
+// parse.
+func (p *Pricing) validate(scaleGiven bool, failed map[[2]string]bool) error {
 	if p == nil {
 		return nil
 	}
 	var errs []error
-	if err := p.Scale.Check(); err != nil {
+	scaleOK := scaleGiven && p.Scale.Check() == nil
+	if err := p.Scale.Check(); scaleGiven && err != nil {
 		errs = append(errs, err)
 	}
 	if len(p.Meters) == 0 {
@@ -147,9 +154,11 @@ func (p *Pricing) Validate() error {
 			if err := provider.CheckUsageID("unit", m.Unit); err != nil {
 				errs = append(errs, &FieldError{Field: path + ".unit", Value: m.Unit, Reason: "required: what the meter counts, as its usage mapping's unit (printable ASCII without spaces)"})
 			}
-			if len(m.Price.prices) == 0 {
+			switch {
+			case failed[[2]string{src, name}]:
+			case len(m.Price.prices) == 0:
 				errs = append(errs, &FieldError{Field: path + ".price", Reason: "required"})
-			} else if p.Scale.Check() == nil {
+			case scaleOK:
 				if err := m.Price.Check(p.Scale); err != nil {
 					errs = append(errs, prefixed(err, path+".price"))
 				}
