@@ -224,15 +224,22 @@ func (b *batch) applyGroup(ctx context.Context, id string, recs []int) {
 	// of the rest: a duplicate left without a result would read as
 	// applied to no workload.
 	defer func() { b.classifyLater(id, dups) }()
+	moved := false
 	for len(pending) > 0 {
-		tx, owners, err := b.groupTx(id, pending)
+		tgs, err := b.targets(ctx, id, pending)
+		if err != nil {
+			b.fail(pending, err)
+			return
+		}
+		tx, owners, err := b.groupTx(id, pending, tgs)
 		if err != nil {
 			b.fail(pending, err)
 			return
 		}
 		err = b.s.transactBatch(ctx, tx)
 		if err == nil {
-			b.committed(id, pending)
+			b.committed(id, pending, tgs)
+			b.pageLate(ctx, id, pending, tgs)
 			break
 		}
 		failed, _, ok := cancelled(err)
@@ -241,6 +248,14 @@ func (b *batch) applyGroup(ctx context.Context, id string, recs []int) {
 			return
 		}
 		if failed[len(failed)-1] {
+			if !moved {
+				// The workload may have moved to another period since
+				// its period was cached: read it, and fold once more.
+				moved = true
+				if _, err := b.s.get(ctx, id); err == nil {
+					continue
+				}
+			}
 			// The workload is retired, vanished, or the sum would pass
 			// MaxTotal: each record takes Apply's path, which tells which.
 			for _, i := range pending {
@@ -268,15 +283,50 @@ func (b *batch) applyGroup(ctx context.Context, id string, recs []int) {
 	}
 }
 
+// targets is where each record of recs of workload id goes; a record of a
+// later period moves the workload to it first.
+func (b *batch) targets(ctx context.Context, id string, recs []int) ([]target, error) {
+	tgs := make([]target, len(recs))
+	for pos, i := range recs {
+		var err error
+		if tgs[pos], err = b.s.targetAt(ctx, id, b.s.countedAt(b.us[i])); err != nil {
+			return nil, fmt.Errorf("spend: apply batch for %s: %w", id, err)
+		}
+	}
+	// A later record may have moved the workload after an earlier one's
+	// target was chosen: choose again from the period now cached, which
+	// the transaction's condition checks.
+	if cur := b.s.periods.get(id).current; cur != "" {
+		for pos := range tgs {
+			if tg := tgs[pos]; tg.period != cur && !tg.late {
+				var err error
+				if tgs[pos], err = b.s.targetAt(ctx, id, b.s.countedAt(b.us[recs[pos]])); err != nil {
+					return nil, fmt.Errorf("spend: apply batch for %s: %w", id, err)
+				}
+			}
+		}
+	}
+	return tgs, nil
+}
+
 // groupTx is the transaction of records recs for workload id: their entry
-// items, then the workload's update last. owners[k] is the record of item
-// k (-1 for the workload's update).
-func (b *batch) groupTx(id string, recs []int) ([]types.TransactWriteItem, []int, error) {
+// items, the additions to the late periods among tgs (recs' targets),
+// then the workload's item last: the update of its current total, or,
+// when every record is late, a check that its period is later. owners[k]
+// is the record of item k (-1 for the workload's items).
+func (b *batch) groupTx(id string, recs []int, tgs []target) ([]types.TransactWriteItem, []int, error) {
 	now := ddb.Stamp(b.s.now())
 	var tx []types.TransactWriteItem
 	var owners []int
 	var sum int64
-	for _, i := range recs {
+	var cur *target
+	last := -1
+	type lateSum struct {
+		tg       target
+		units, n int64
+	}
+	var late []*lateSum
+	for pos, i := range recs {
 		items, err := b.s.entryItems(b.us[i], id, now)
 		if err != nil {
 			return nil, nil, err
@@ -285,21 +335,65 @@ func (b *batch) groupTx(id string, recs []int) ([]types.TransactWriteItem, []int
 			owners = append(owners, i)
 		}
 		tx = append(tx, items...)
-		sum += b.us[i].Units
+		tg := tgs[pos]
+		if !tg.late {
+			sum += b.us[i].Units
+			cur, last = &tgs[pos], i
+			continue
+		}
+		k := slices.IndexFunc(late, func(l *lateSum) bool { return l.tg.period == tg.period })
+		if k < 0 {
+			late = append(late, &lateSum{tg: tg})
+			k = len(late) - 1
+		}
+		late[k].units += b.us[i].Units
+		late[k].n++
 	}
-	total, err := b.s.totalUpdate(id, sum, b.us[recs[len(recs)-1]], now)
+	latest := ""
+	for _, l := range late {
+		add, err := b.s.periodAdd(id, l.tg, l.units, l.n, now)
+		if err != nil {
+			return nil, nil, err
+		}
+		tx, owners = append(tx, add), append(owners, -1)
+		latest = max(latest, l.tg.period)
+	}
+	var wl types.TransactWriteItem
+	var err error
+	if cur != nil {
+		wl, err = b.s.totalUpdate(id, *cur, sum, b.us[last], now)
+	} else {
+		wl, err = b.s.lateCheck(id, latest)
+	}
 	if err != nil {
 		return nil, nil, err
 	}
-	return append(tx, total), append(owners, -1), nil
+	return append(tx, wl), append(owners, -1), nil
+}
+
+// pageLate pages, once per workload and period, the late usage among
+// recs that arrived after its period's close.
+func (b *batch) pageLate(ctx context.Context, id string, recs []int, tgs []target) {
+	for pos, i := range recs {
+		if !tgs[pos].closed {
+			continue
+		}
+		if err := b.s.pageLate(ctx, id, tgs[pos], b.us[i]); err != nil {
+			b.errs[i] = fmt.Errorf("spend: applied %s: %w", b.us[i].RecordID, err)
+		}
+	}
 }
 
 // committed records the results of records recs, whose transaction
-// committed, for the batch's cap check of the workload.
-func (b *batch) committed(id string, recs []int) {
+// committed, for the batch's cap check of the workload. A late record
+// grew no current total.
+func (b *batch) committed(id string, recs []int, tgs []target) {
 	grown := make([]Usage, len(recs))
 	for pos, i := range recs {
 		grown[pos] = b.us[i]
+		if tgs[pos].late {
+			grown[pos].Units = 0
+		}
 	}
 	b.committedAs(id, recs, grown)
 }

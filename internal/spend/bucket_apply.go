@@ -2,6 +2,7 @@ package spend
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -26,17 +27,27 @@ func (s *core) applyBucketed(ctx context.Context, u Usage, id string, k BucketKe
 	}
 	follow := src.Meters[k.Meter].FollowDown
 	for range bucketAttempts {
-		h, err := s.readHead(ctx, k, src.Width.D())
+		// The bucket's start decides its period: no bucket straddles one.
+		tg, err := s.targetAt(ctx, id, k.Start)
+		if err != nil {
+			return Result{}, fmt.Errorf("spend: apply %s to bucket %s: %w", u.RecordID, k, err)
+		}
+		h, err := s.readHead(ctx, k, src.WidthAt(k.Start))
 		if err != nil {
 			return Result{}, err
 		}
 		next, delta := h.withRecord(u, follow, s.now())
-		tx, err := s.recordTx(u, id, next, delta)
+		tx, err := s.recordTx(u, id, tg, next, delta)
 		if err != nil {
 			return Result{}, err
 		}
 		err = s.transact(ctx, tx)
 		if err == nil {
+			if tg.closed {
+				if err := s.pageLate(ctx, id, tg, Usage{RecordID: u.RecordID, EventID: u.EventID, Units: delta}); err != nil {
+					return Result{Outcome: Applied, WorkloadID: id}, fmt.Errorf("spend: applied %s: %w", u.RecordID, err)
+				}
+			}
 			return s.appliedBucketed(ctx, u, id)
 		}
 		failed, _, ok := cancelled(err)
@@ -46,7 +57,11 @@ func (s *core) applyBucketed(ctx context.Context, u Usage, id string, k BucketKe
 		case failed[0]:
 			return s.conflict(ctx, u, id)
 		case failed[1]:
-			return s.deferForWorkload(ctx, u, id)
+			res, err := s.deferForWorkload(ctx, u, id)
+			if !errors.Is(err, errWorkloadMoved) {
+				return res, err
+			}
+			continue // its period was read again
 		}
 		// Another change of the head committed first: read it again.
 	}
@@ -68,15 +83,16 @@ func (h Bucket) withRecord(u Usage, follow bool, now time.Time) (Bucket, int64) 
 }
 
 // recordTx is a bucketed record's transaction: its entry, the workload's
-// total (second, as Apply's), the head, its marker unless u is
-// Unreconciled, and its delta when positive.
-func (s *core) recordTx(u Usage, id string, next Bucket, delta int64) ([]types.TransactWriteItem, error) {
+// total (second, as Apply's; a late period's check), the head, its marker
+// unless u is Unreconciled, its delta when positive, and a late period's
+// addition.
+func (s *core) recordTx(u Usage, id string, tg target, next Bucket, delta int64) ([]types.TransactWriteItem, error) {
 	now := s.now()
 	entries, err := s.bucketEntries(u, id, next.BucketKey, delta, now)
 	if err != nil {
 		return nil, err
 	}
-	total, err := s.totalUpdate(id, delta, u, ddb.Stamp(now))
+	total, extra, err := s.totalItems(id, tg, delta, 1, u, ddb.Stamp(now))
 	if err != nil {
 		return nil, err
 	}
@@ -93,7 +109,7 @@ func (s *core) recordTx(u Usage, id string, next Bucket, delta int64) ([]types.T
 		}
 		tx = append(tx, d)
 	}
-	return tx, nil
+	return append(tx, extra...), nil
 }
 
 // bucketEntry is a bucketed record's entry: the ledger entry, marked with

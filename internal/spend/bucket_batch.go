@@ -58,12 +58,18 @@ func (b *batch) applyBucketGroup(ctx context.Context, g *bucketGroup, recs []int
 	var dups []int
 	defer func() { b.classifyLater(g.id, dups) }()
 	for range bucketAttempts {
+		// The bucket's start decides its period: no bucket straddles one.
+		tg, err := b.s.targetAt(ctx, g.id, g.key.Start)
+		if err != nil {
+			b.fail(pending, fmt.Errorf("spend: apply batch to bucket %s: %w", g.key, err))
+			return
+		}
 		h, err := b.head(ctx, g)
 		if err != nil {
 			b.fail(pending, err)
 			return
 		}
-		fold, err := b.foldBucket(g, h, pending)
+		fold, err := b.foldBucket(g, h, pending, tg)
 		if err != nil {
 			b.fail(pending, err)
 			return
@@ -72,6 +78,11 @@ func (b *batch) applyBucketGroup(ctx context.Context, g *bucketGroup, recs []int
 		err = b.s.transact(ctx, fold.tx)
 		if err == nil {
 			g.head, g.known = fold.next.item().bucket(), true // as stored
+			if tg.late {
+				// A late bucket grew its period, not the current total.
+				b.pageLateBucket(ctx, g.id, tg, pending, fold.deltas)
+				clear(fold.deltas)
+			}
 			b.bucketCommitted(g.id, pending, fold.deltas)
 			return
 		}
@@ -103,7 +114,7 @@ func (b *batch) head(ctx context.Context, g *bucketGroup) (Bucket, error) {
 	if g.known {
 		return g.head, nil
 	}
-	return b.s.readHead(ctx, g.key, g.src.Width.D())
+	return b.s.readHead(ctx, g.key, g.src.WidthAt(g.key.Start))
 }
 
 // bucketFold is one attempt's transaction for a bucket group: owners[k]
@@ -118,7 +129,7 @@ type bucketFold struct {
 
 // foldBucket is the transaction of records recs on the head h: the
 // records' entries first, then the total, the head and the deltas.
-func (b *batch) foldBucket(g *bucketGroup, h Bucket, recs []int) (bucketFold, error) {
+func (b *batch) foldBucket(g *bucketGroup, h Bucket, recs []int, tg target) (bucketFold, error) {
 	follow := g.src.Meters[g.key.Meter].FollowDown
 	now := b.s.now()
 	var f bucketFold
@@ -140,7 +151,7 @@ func (b *batch) foldBucket(g *bucketGroup, h Bucket, recs []int) (bucketFold, er
 	}
 	next.Version = h.Version + 1 // one change of the head, read at h.Version
 	f.next = next
-	total, err := b.s.totalUpdate(g.id, sum, b.us[recs[len(recs)-1]], ddb.Stamp(now))
+	total, extra, err := b.s.totalItems(g.id, tg, sum, int64(len(recs)), b.us[recs[len(recs)-1]], ddb.Stamp(now))
 	if err != nil {
 		return f, err
 	}
@@ -149,15 +160,41 @@ func (b *batch) foldBucket(g *bucketGroup, h Bucket, recs []int) (bucketFold, er
 		return f, err
 	}
 	f.tx, f.owners = append(f.tx, total, head), append(f.owners, -1, -1)
-	if len(raised) == 0 {
-		return f, nil
+	if len(raised) > 0 {
+		delta, err := b.groupDelta(next, raised, sum, now)
+		if err != nil {
+			return f, err
+		}
+		f.tx, f.owners = append(f.tx, delta), append(f.owners, raised[0])
 	}
-	delta, err := b.groupDelta(next, raised, sum, now)
-	if err != nil {
-		return f, err
+	for _, it := range extra {
+		f.tx, f.owners = append(f.tx, it), append(f.owners, -1)
 	}
-	f.tx, f.owners = append(f.tx, delta), append(f.owners, raised[0])
 	return f, nil
+}
+
+// pageLateBucket pages, once per workload and period, what records recs
+// of a late bucket added after its period's close, in the name of the
+// first that added any.
+func (b *batch) pageLateBucket(ctx context.Context, id string, tg target, recs []int, deltas []int64) {
+	if !tg.closed {
+		return
+	}
+	var sum int64
+	first := -1
+	for pos, d := range deltas {
+		sum += d
+		if d > 0 && first < 0 {
+			first = recs[pos]
+		}
+	}
+	if first < 0 {
+		return
+	}
+	u := b.us[first]
+	if err := b.s.pageLate(ctx, id, tg, Usage{RecordID: u.RecordID, EventID: u.EventID, Units: sum}); err != nil {
+		b.errs[first] = fmt.Errorf("spend: applied %s: %w", u.RecordID, err)
+	}
 }
 
 // groupDelta is the one delta of a bucket group's increase, sum, named by

@@ -91,20 +91,28 @@ func (s *Buckets) Observe(ctx context.Context, o Observation) (Observed, error) 
 		return Observed{}, err
 	}
 	for range bucketAttempts {
-		h, err := s.readHead(ctx, o.Key, src.Width.D())
+		h, err := s.readHead(ctx, o.Key, src.WidthAt(o.Key.Start))
 		if err != nil {
 			return Observed{}, err
 		}
 		if h.PSeen && abs64(o.Value-h.PLatest) <= m.Tolerance {
 			return Observed{Bucket: h}, nil
 		}
+		// The bucket's start decides its period: no bucket straddles one.
+		tg, err := s.targetAt(ctx, o.Key.WorkloadID, o.Key.Start)
+		if err != nil {
+			return Observed{}, fmt.Errorf("spend: observe bucket %s: %w", o.Key, err)
+		}
 		next, rev := h.withValue(o, m, s.now())
-		tx, err := s.observeTx(next, rev, h.PStar)
+		tx, err := s.observeTx(next, rev, h.PStar, tg)
 		if err != nil {
 			return Observed{}, err
 		}
 		err = s.transact(ctx, tx)
 		if err == nil {
+			if err := s.lateRevision(ctx, next, rev, h.PStar, tg); err != nil {
+				return Observed{}, err
+			}
 			out, err := s.observed(ctx, next, rev)
 			if rev.Down && !m.FollowDown {
 				out.Pages = []string{downDedupKey(next.BucketKey, rev.N)}
@@ -168,7 +176,7 @@ func (h Bucket) withValue(o Observation, m sums.Meter, now time.Time) (Bucket, R
 // then, for a change of the count, the workload's total and the delta,
 // and for a downward revision its record and, unless the meter follows
 // it, its page.
-func (s *core) observeTx(next Bucket, rev Revision, pPrev int64) ([]types.TransactWriteItem, error) {
+func (s *core) observeTx(next Bucket, rev Revision, pPrev int64, tg target) ([]types.TransactWriteItem, error) {
 	head, err := s.headPut(next)
 	if err != nil {
 		return nil, err
@@ -184,13 +192,15 @@ func (s *core) observeTx(next Bucket, rev Revision, pPrev int64) ([]types.Transa
 	}
 	tx := []types.TransactWriteItem{head, {Put: &types.Put{TableName: aws.String(s.ledger), Item: item,
 		ConditionExpression: aws.String("attribute_not_exists(pk)")}}}
+	var tail []types.TransactWriteItem // a late period's addition, last
 	if rev.Delta != 0 {
 		id := pollDeltaID(next.BucketKey, rev.N)
 		u := Usage{RecordID: id, Units: rev.Delta, Path: PathPoll, ObservedAt: rev.ObservedAt}
-		total, err := s.totalUpdate(next.WorkloadID, rev.Delta, u, ddb.Stamp(rev.ObservedAt))
+		total, extra, err := s.totalItems(next.WorkloadID, tg, rev.Delta, 1, u, ddb.Stamp(rev.ObservedAt))
 		if err != nil {
 			return nil, err
 		}
+		tail = extra
 		d, err := s.deltaPut(next.BucketKey, pollDeltaSK(rev.N), Delta{ID: id, Amount: rev.Delta, Cause: PathPoll,
 			Counted: next.Counted, At: rev.ObservedAt})
 		if err != nil {
@@ -205,7 +215,22 @@ func (s *core) observeTx(next Bucket, rev Revision, pPrev int64) ([]types.Transa
 		}
 		tx = append(tx, down...)
 	}
-	return tx, nil
+	return append(tx, tail...), nil
+}
+
+// lateRevision pages, once per workload and period, a provider's value
+// that changed a bucket of a period past its close: an increase is late
+// usage, and a downward revision is paged the same way, since neither
+// can change that invoice's decision any more.
+func (s *core) lateRevision(ctx context.Context, next Bucket, rev Revision, pPrev int64, tg target) error {
+	if !tg.late || !tg.closed || (rev.Delta == 0 && !rev.Down) {
+		return nil
+	}
+	u := Usage{RecordID: pollDeltaID(next.BucketKey, rev.N), Units: rev.Delta}
+	if rev.Down {
+		return s.pageLateDown(ctx, next.WorkloadID, tg, u, pPrev-rev.P)
+	}
+	return s.pageLate(ctx, next.WorkloadID, tg, u)
 }
 
 // downItems record a downward revision and, unless the meter follows

@@ -142,6 +142,15 @@ func (s *core) decide(ctx context.Context, w Workload, u Usage, action string, k
 		DecidedAt: now.UTC(), DedupKey: DedupKey(w.ID, action, w.CapEpoch, k),
 		Line:         PageLine(action, w.ID, w.Total, w.Cap, u.EventID, u.RecordID, u.ObservedAt),
 		LastAccepted: w.LastAccepted, NextReconAt: w.NextReconAt}
+	if w.PeriodID != "" {
+		// The cap is the period's: the page names it after the seed's
+		// fields, in its zone.
+		p, err := w.Period()
+		if err != nil {
+			return Decision{}, false, err
+		}
+		d.Line += " period=" + p.String()
+	}
 	sk := decisionSK(w.CapEpoch, k)
 
 	cond := expression.Name("cap_epoch").Equal(expression.Value(w.CapEpoch)).

@@ -217,11 +217,20 @@ func (s *core) apply(ctx context.Context, u Usage, id string) (Result, error) {
 	if k, src, _, ok := s.sums.bucketFor(u, id); ok {
 		return s.applyBucketed(ctx, u, id, k, src)
 	}
-	tx, err := s.applyTx(u, id)
-	if err != nil {
-		return Result{}, err
-	}
-	if err := s.transact(ctx, tx); err != nil {
+	var tg target
+	for attempt := 0; ; attempt++ {
+		var err error
+		if tg, err = s.targetAt(ctx, id, s.countedAt(u)); err != nil {
+			return Result{}, fmt.Errorf("spend: apply %s: %w", u.RecordID, err)
+		}
+		tx, err := s.applyTx(u, id, tg)
+		if err != nil {
+			return Result{}, err
+		}
+		err = s.transact(ctx, tx)
+		if err == nil {
+			break
+		}
 		failed, _, ok := cancelled(err)
 		if !ok {
 			return Result{}, fmt.Errorf("spend: apply %s: %w", u.RecordID, err)
@@ -229,13 +238,21 @@ func (s *core) apply(ctx context.Context, u Usage, id string) (Result, error) {
 		if len(failed) > 0 && failed[0] {
 			return s.conflict(ctx, u, id)
 		}
-		return s.deferForWorkload(ctx, u, id)
+		res, err := s.deferForWorkload(ctx, u, id)
+		if !errors.Is(err, errWorkloadMoved) || attempt == periodAttempts {
+			return res, err
+		}
 	}
 	ledgerAt := s.now()
 	dims := map[string]string{"Path": u.Path}
 	s.metrics.Count(MetricAccepted, 1, dims)
 	if !u.ObservedAt.IsZero() {
 		s.metrics.Duration(MetricObservedToLedger, ledgerAt.Sub(u.ObservedAt), dims)
+	}
+	if tg.closed {
+		if err := s.pageLate(ctx, id, tg, u); err != nil {
+			return Result{Outcome: Applied, WorkloadID: id}, fmt.Errorf("spend: applied %s: %w", u.RecordID, err)
+		}
 	}
 	w, err := s.asWorkloads().Get(ctx, id)
 	if err != nil {
@@ -250,20 +267,21 @@ func (s *core) apply(ctx context.Context, u Usage, id string) (Result, error) {
 }
 
 // applyTx is the ledger transaction: the entry, if absent, and the
-// workload's total, if the workload exists and is not retired.
-func (s *core) applyTx(u Usage, id string) ([]types.TransactWriteItem, error) {
+// workload's total (or the late period's), if the workload exists, is
+// not retired and is in the period tg was chosen for.
+func (s *core) applyTx(u Usage, id string, tg target) ([]types.TransactWriteItem, error) {
 	now := ddb.Stamp(s.now())
 	tx, err := s.entryItems(u, id, now)
 	if err != nil {
 		return nil, err
 	}
-	total, err := s.totalUpdate(id, u.Units, u, now)
+	wl, extra, err := s.totalItems(id, tg, u.Units, 1, u, now)
 	if err != nil {
 		return nil, err
 	}
-	// The workload's update stays the second item: apply reads its
+	// The workload's item stays the second item: apply reads its
 	// cancellation reason by position.
-	return slices.Insert(tx, 1, total), nil
+	return append(slices.Insert(tx, 1, wl), extra...), nil
 }
 
 // entryItems are the ledger items of one record: its entry, conditioned on
@@ -294,11 +312,12 @@ func (s *core) entryItems(u Usage, id, now string) ([]types.TransactWriteItem, e
 }
 
 // totalUpdate adds units to workload id's running total and records last
-// as its last accepted record, if the workload exists, is not retired, and
-// the total stays within MaxTotal. It is the one definition of spend: a
-// single record's Apply adds its own units, a batch adds the sum of its
-// new records for the workload.
-func (s *core) totalUpdate(id string, units int64, last Usage, now string) (types.TransactWriteItem, error) {
+// as its last accepted record, if the workload exists, is not retired, is
+// in tg's period (a lifetime total: has no period), and the total stays
+// within MaxTotal. It is the one definition of spend: a single record's
+// Apply adds its own units, a batch adds the sum of its new records for
+// the workload.
+func (s *core) totalUpdate(id string, tg target, units int64, last Usage, now string) (types.TransactWriteItem, error) {
 	upd := expression.Add(expression.Name("total"), expression.Value(units)).
 		Set(expression.Name("last_event_id"), expression.Value(last.EventID)).
 		Set(expression.Name("last_record_id"), expression.Value(last.RecordID)).
@@ -309,8 +328,7 @@ func (s *core) totalUpdate(id string, units int64, last Usage, now string) (type
 		Set(expression.Name("updated_at"), expression.Value(now))
 	// The total never passes MaxTotal: the record that would carry it past
 	// fails this condition and is refused with an *OverflowError.
-	cond := expression.AttributeExists(expression.Name("pk")).
-		And(expression.Name("status").NotEqual(expression.Value(string(StatusRetired)))).
+	cond := liveWorkload().And(periodCond(tg)).
 		And(expression.Or(expression.AttributeNotExists(expression.Name("total")),
 			expression.Name("total").LessThanEqual(expression.Value(MaxTotal-units))))
 	expr, err := expression.NewBuilder().WithUpdate(upd).WithCondition(cond).Build()
@@ -420,9 +438,10 @@ func (s *core) deferForWorkload(ctx context.Context, u Usage, id string) (Result
 		return Result{}, &OverflowError{RecordID: u.RecordID, WorkloadID: id, Total: w.Total, Units: u.Units}
 	}
 	if w.Status != StatusRetired {
-		// The workload changed between the transaction and this read; the
-		// caller's retry will apply the record.
-		return Result{}, fmt.Errorf("spend: apply %s: workload %s changed during apply, retry", u.RecordID, id)
+		// The workload changed between the transaction and this read (it
+		// moved to another period, or the cache of its period was stale;
+		// the read refreshed it): the record is tried again.
+		return Result{}, fmt.Errorf("spend: apply %s: workload %s: %w", u.RecordID, id, errWorkloadMoved)
 	}
 	return s.deferUsage(ctx, u, id, w.Hold, ReasonRetiredWorkload)
 }
