@@ -119,7 +119,7 @@ func (s Source) normalise(name string) (Source, []error) {
 	if s.Start.IsZero() {
 		bad("start is required: nothing before it is counted")
 	}
-	s.Width = Duration(orDefault(s.Width.D(), DefaultWidth))
+	errs = append(errs, s.normaliseWidths(name, p, known)...)
 	s.Settle = Duration(orDefault(s.Settle.D(), DefaultSettle))
 	s.Lag = Duration(orDefault(s.Lag.D(), DefaultLag))
 	s.Interval = Duration(orDefault(s.Interval.D(), DefaultInterval))
@@ -128,19 +128,14 @@ func (s Source) normalise(name string) (Source, []error) {
 	if s.QuietEvery == 0 {
 		s.QuietEvery = DefaultQuietEvery
 	}
-	if w := s.Width.D(); w < time.Minute || (24*time.Hour)%w != 0 {
-		bad("width %s must be at least a minute and divide a day", w)
-	} else if known && !widthAllowed(p.Widths, w) {
-		bad("width %s is not one %s serves: %v", w, s.Provider, p.Widths)
-	}
 	if s.Settle.D() < 0 || s.Lag.D() < 0 || s.Interval.D() < 0 || s.Recent.D() < 0 || s.Budget.D() < 0 {
 		bad("settle, lag, interval, recent and budget must not be negative")
 	}
 	if s.QuietEvery < 1 {
 		bad("quiet_every %d must be at least 1", s.QuietEvery)
 	}
-	if s.Start = s.Start.UTC(); !s.Start.Equal(s.Start.Truncate(s.Width.D())) {
-		bad("start %s is not aligned to the width %s", s.Start.Format(time.RFC3339), s.Width.D())
+	if w := s.Widths[0].Width.D(); w > 0 && !s.Start.Equal(s.Start.Truncate(w)) {
+		bad("start %s is not aligned to the width %s", s.Start.Format(time.RFC3339), w)
 	}
 	if s.Webhooks == nil {
 		s.Webhooks = &[]bool{!p.PollOnly}[0]
@@ -157,7 +152,7 @@ func (s Source) normalise(name string) (Source, []error) {
 		if p.Endpoints != nil && m.Aggregation == "" {
 			m.Aggregation = AggregationSum
 		}
-		errs = append(errs, m.check(name, p, s.Width.D())...)
+		errs = append(errs, m.check(name, p, s.widthsOnly())...)
 		if m.Scale == 0 {
 			m.Scale = 1
 		}
@@ -175,9 +170,84 @@ func (s Source) normalise(name string) (Source, []error) {
 	return s, errs
 }
 
+// normaliseWidths fills the source's [Source.Widths] from its Width (or
+// the default), or checks the history it states, and sets Width to the
+// width now. Every width must be at least a minute, divide a day and be
+// one the provider serves; a later width must differ from the one before
+// it and hold from a stated From after the previous one and after start,
+// aligned to both widths, so that no bucket straddles it.
+func (s *Source) normaliseWidths(name string, p Provider, known bool) []error {
+	var errs []error
+	bad := func(field, format string, a ...any) {
+		errs = append(errs, fmt.Errorf("%w: %s: %s %s", ErrBadSource, name, field, fmt.Sprintf(format, a...)))
+	}
+	s.Start = s.Start.UTC()
+	switch {
+	case len(s.Widths) == 0:
+		s.Widths = []WidthFrom{{Width: Duration(orDefault(s.Width.D(), DefaultWidth))}}
+	case s.Width != 0:
+		bad("width", "and widths are both set: set one: widths states the width's history, its last entry the width now")
+	}
+	for i := range s.Widths {
+		e := &s.Widths[i]
+		field := "width"
+		if len(s.Widths) > 1 || s.Width == 0 {
+			field = fmt.Sprintf("widths[%d].width", i)
+		}
+		at := strings.TrimSuffix(field, ".width")
+		if w := e.Width.D(); w < time.Minute || (24*time.Hour)%w != 0 {
+			bad(field, "%s must be at least a minute and divide a day", w)
+		} else if known && !widthAllowed(p.Widths, w) {
+			bad(field, "%s is not one %s serves: %v", w, s.Provider, p.Widths)
+		}
+		e.From = e.From.UTC()
+		if i == 0 {
+			if !e.From.IsZero() && !e.From.Equal(s.Start) {
+				bad(at+".from", "must be left out: the first width holds from start")
+			}
+			e.From = time.Time{}
+			continue
+		}
+		prev := s.Widths[i-1]
+		switch {
+		case e.From.IsZero():
+			bad(at+".from", "is required: the instant the width %s takes over from %s", e.Width.D(), prev.Width.D())
+		case !e.From.After(maxTime(prev.From, s.Start)):
+			bad(at+".from", "%s must be after start and after the previous width's from", e.From.Format(time.RFC3339))
+		case e.Width == prev.Width:
+			bad(field, "%s is the width before it: state only changes", e.Width.D())
+		case !aligned(e.From, e.Width.D()) || !aligned(e.From, prev.Width.D()):
+			bad(at+".from", "%s is not aligned to both %s and %s (in UTC): a bucket would straddle it",
+				e.From.Format(time.RFC3339), prev.Width.D(), e.Width.D())
+		}
+	}
+	s.Width = s.Widths[len(s.Widths)-1].Width
+	return errs
+}
+
+// widthsOnly are the source's widths, each once, in order.
+func (s Source) widthsOnly() []time.Duration {
+	var out []time.Duration
+	for _, e := range s.Widths {
+		if !slices.Contains(out, e.Width.D()) {
+			out = append(out, e.Width.D())
+		}
+	}
+	return out
+}
+
+func aligned(t time.Time, w time.Duration) bool { return w <= 0 || t.Equal(t.Truncate(w)) }
+
+func maxTime(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
+}
+
 // check reports every problem of the meter of source, whose provider is
-// p and width width.
-func (m Meter) check(source string, p Provider, width time.Duration) []error {
+// p and widths, in order, widths.
+func (m Meter) check(source string, p Provider, widths []time.Duration) []error {
 	var errs []error
 	bad := func(format string, a ...any) {
 		errs = append(errs, fmt.Errorf("%w: %s: meter %q: %s", ErrBadSource, source, m.Name, fmt.Sprintf(format, a...)))
@@ -191,7 +261,7 @@ func (m Meter) check(source string, p Provider, width time.Duration) []error {
 		}
 	}
 	if p.Endpoints != nil {
-		m.checkEndpoint(p, width, bad)
+		m.checkEndpoint(p, widths, bad)
 	} else {
 		m.checkProviderMeter(bad)
 	}
@@ -226,9 +296,10 @@ func (m Meter) checkProviderMeter(bad func(string, ...any)) {
 }
 
 // checkEndpoint checks a meter of a provider whose meters name an
-// endpoint and its fields (OpenAI): a known endpoint served at width, one
-// field or integer weights of known fields, and a currency for money.
-func (m Meter) checkEndpoint(p Provider, width time.Duration, bad func(string, ...any)) {
+// endpoint and its fields (OpenAI): a known endpoint served at each of
+// widths, one field or integer weights of known fields, and a currency
+// for money.
+func (m Meter) checkEndpoint(p Provider, widths []time.Duration, bad func(string, ...any)) {
 	if m.ProviderMeter != "" {
 		bad("provider_meter is not used: the meter names its endpoint and fields")
 	}
@@ -240,8 +311,10 @@ func (m Meter) checkEndpoint(p Provider, width time.Duration, bad func(string, .
 		bad("endpoint %q is not one of %v", m.Endpoint, slices.Sorted(maps.Keys(p.Endpoints)))
 		return
 	}
-	if !widthAllowed(ep.Widths, width) {
-		bad("endpoint %s serves buckets of %v only, not the source's width %s", m.Endpoint, ep.Widths, width)
+	for _, width := range widths {
+		if !widthAllowed(ep.Widths, width) {
+			bad("endpoint %s serves buckets of %v only, not the source's width %s", m.Endpoint, ep.Widths, width)
+		}
 	}
 	switch {
 	case m.Field == "" && len(m.Fields) == 0:

@@ -156,8 +156,16 @@ type Source struct {
 	Livemode bool   `json:"livemode"`
 	// Width is the bucket width (Stripe: hour; OpenAI: a minute, an hour
 	// or a day, and a day for costs). Buckets are aligned in
-	// UTC, on the provider's timestamp truncated to whole seconds.
+	// UTC, on the provider's timestamp truncated to whole seconds. Once
+	// parsed, it is the width now: the last of Widths.
 	Width Duration `json:"width,omitempty"`
+	// Widths is the history of the width, for a source whose width
+	// changed: the first width holds from Start, and each later one from
+	// its From, a stated boundary aligned to both widths. A bucket's width
+	// is a function of its start ([Source.WidthAt]), the same for the
+	// spend worker and the reconciler. A source sets Width or Widths;
+	// [ParseSources] fills Widths from Width.
+	Widths []WidthFrom `json:"widths,omitempty"`
 	// Start is the first instant counted: no bucket before it is read,
 	// and webhook records before it are counted as records, not in
 	// buckets.
@@ -239,12 +247,84 @@ func (s Source) Mode() string {
 	return "test"
 }
 
+// WidthFrom is one width of a source's buckets and the instant it holds
+// from ([Source.Widths]). The first width holds from the source's start,
+// and its From is left out.
+type WidthFrom struct {
+	Width Duration  `json:"width"`
+	From  time.Time `json:"from,omitzero"`
+}
+
+// WidthAt is the width of the bucket that holds t: the last of the
+// source's [Source.Widths] whose From is not after t, the first one
+// before it. Every boundary is aligned to the widths on both its sides,
+// so no bucket straddles one.
+func (s Source) WidthAt(t time.Time) time.Duration {
+	if len(s.Widths) == 0 {
+		return s.Width.D()
+	}
+	t = t.UTC().Truncate(time.Second)
+	w := s.Widths[0].Width.D()
+	for _, e := range s.Widths[1:] {
+		if !t.Before(e.From) {
+			w = e.Width.D()
+		}
+	}
+	return w
+}
+
 // Bucket is the bucket [start, end) that holds t: t in UTC, truncated to
-// whole seconds (the provider's precision), then to the source's width.
+// whole seconds (the provider's precision), then to the width at t
+// ([Source.WidthAt]). It is the one rule by which both the ledger and the
+// reconciler bucket.
 func (s Source) Bucket(t time.Time) (start, end time.Time) {
-	w := s.Width.D()
+	w := s.WidthAt(t)
 	start = t.UTC().Truncate(time.Second).Truncate(w)
 	return start, start.Add(w)
+}
+
+// Span is a stretch [Start, End) of buckets of one Width.
+type Span struct {
+	Start, End time.Time
+	Width      time.Duration
+}
+
+// Spans cuts [from, to) at the source's width boundaries into stretches
+// of one width each, in order: what one query of the provider may ask.
+// from and to are expected aligned to the widths around them.
+func (s Source) Spans(from, to time.Time) []Span {
+	var out []Span
+	for from.Before(to) {
+		w, end := s.WidthAt(from), to
+		for _, e := range s.Widths {
+			if e.From.After(from) && e.From.Before(end) {
+				end = e.From
+			}
+		}
+		out = append(out, Span{Start: from, End: end, Width: w})
+		from = end
+	}
+	return out
+}
+
+// WidthsAgree reports whether the source and o give every instant in
+// [from, until) the same width, and if not, the first instant where they
+// differ: whether the buckets counted by o's widths there are the buckets
+// the source would count.
+func (s Source) WidthsAgree(o Source, from, until time.Time) (differs time.Time, ok bool) {
+	points := []time.Time{from}
+	for _, e := range append(slices.Clone(s.Widths), o.Widths...) {
+		if e.From.After(from) && e.From.Before(until) {
+			points = append(points, e.From)
+		}
+	}
+	slices.SortFunc(points, time.Time.Compare)
+	for _, p := range points {
+		if s.WidthAt(p) != o.WidthAt(p) {
+			return p, false
+		}
+	}
+	return time.Time{}, true
 }
 
 // Query is one read of a provider's sums: one meter, one workload's
