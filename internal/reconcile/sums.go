@@ -150,11 +150,13 @@ type sumsStateItem struct {
 	StallError string `dynamodbav:"stall_error,omitempty"`
 	StallSince string `dynamodbav:"stall_since,omitempty"`
 	StallRuns  int    `dynamodbav:"stall_runs,omitempty"`
-	// The source's start and width its runs counted by, and the end of
-	// the last bucket of that width they could touch ([checkChange]).
-	Start      string `dynamodbav:"start,omitempty"`
-	Width      string `dynamodbav:"width,omitempty"`
-	WidthUntil string `dynamodbav:"width_until,omitempty"`
+	// The source's start and width its runs counted by, its widths'
+	// history (a state written before widths had only the width), and the
+	// end of the last bucket they could touch ([checkChange]).
+	Start      string           `dynamodbav:"start,omitempty"`
+	Width      string           `dynamodbav:"width,omitempty"`
+	Widths     []stateWidthItem `dynamodbav:"widths,omitempty"`
+	WidthUntil string           `dynamodbav:"width_until,omitempty"`
 	// Meters are the names the runs counted each provider meter under,
 	// by [sums.Meter.Identity].
 	Meters map[string]string `dynamodbav:"meters,omitempty"`
@@ -472,7 +474,7 @@ func (s *Sums) observeAll(ctx context.Context, src sums.Source, m sums.Meter, id
 	closedBy := run.StartedAt.Add(-src.Lag.D())
 	for _, start := range slices.SortedFunc(maps.Keys(values), time.Time.Compare) {
 		o := spend.Observation{Key: spend.KeyOf(src, m, id, start), Value: values[start], RunID: run.RunID,
-			Provisional: start.Add(src.Width.D()).After(closedBy)}
+			Provisional: start.Add(src.WidthAt(start)).After(closedBy)}
 		got, err := s.cfg.Spend.Buckets.Observe(ctx, o)
 		if err != nil {
 			return err

@@ -128,3 +128,92 @@ func TestSumsAMeterRenamedOverItsProviderMeterCountsNothingTwice(t *testing.T) {
 		t.Fatalf("run with the rename stated: %v, total %d, want 6 (max(4, 3) at 02:00 beside 2)", err, f.total(t, "wl-r"))
 	}
 }
+
+// boundaryConfig is stripe-test from start in hour buckets until from
+// and in day buckets from then on, its width change stated in widths.
+func boundaryConfig(start, from string) string {
+	return `{"stripe-test": {"provider": "stripe", "usage_source": "meters", "account": "acct_1",
+	"start": "` + start + `", "settle": "3h", "lag": "2m", "interval": "5m",
+	"widths": [{"width": "1h"}, {"width": "24h", "from": "` + from + `"}],
+	"meters": {"api": {"provider_meter": "mtr_api", "aggregation": "sum"}}}}`
+}
+
+// both puts units at Stripe and applies their webhook at at.
+func (f *sumsFixture) both(t *testing.T, rec, ref string, units int64, at time.Time) {
+	t.Helper()
+	f.stripe.set("mtr_api", ref, at, float64(units))
+	f.webhook(t, rec, ref, units, at)
+}
+
+func TestSumsAWidthChangeAtAStatedBoundaryCountsNothingTwice(t *testing.T) {
+	// given a source of hour buckets that counted 5 units on 2026-11-30,
+	// under a cap of 15
+	day1 := hour0.Add(24 * time.Hour)
+	f := newSumsFixtureOf(t, changeConfig("1h", "2026-11-30T00:00:00Z"), hour0.Add(23*time.Hour+20*time.Minute))
+	f.workload(t, "wl-b", 15, "cus_b")
+	f.both(t, "b1", "cus_b", 2, hour0.Add(22*time.Hour+10*time.Minute))
+	f.both(t, "b2", "cus_b", 3, hour0.Add(23*time.Hour+5*time.Minute))
+	// when a deploy before midnight states day buckets from midnight on
+	run, err := f.deploy(t, "wl-b", 5, boundaryConfig("2026-11-30T00:00:00Z", day1.Format(time.RFC3339)))
+	// then the source runs normally
+	if err != nil || run.Outcome != "ok" {
+		t.Fatalf("run after the stated change: %v (%s %s), want ok", err, run.Outcome, run.Error)
+	}
+	// when usage goes on past midnight, with late webhooks on both sides
+	// of the boundary, and the source runs until the hours settle
+	f.now = day1.Add(20 * time.Minute)
+	f.both(t, "b3", "cus_b", 2, day1.Add(5*time.Minute))
+	f.both(t, "b4", "cus_b", 1, hour0.Add(23*time.Hour+50*time.Minute)) // late, hour 23
+	f.stripe.set("mtr_api", "cus_b", day1.Add(10*time.Minute), 3)       // its webhook comes later
+	if _, err := f.runOf(t); err != nil || f.total(t, "wl-b") != 11 {
+		t.Fatalf("run after midnight: %v, total %d, want 11 (2 + 4 by the hour, 5 for the day)", err, f.total(t, "wl-b"))
+	}
+	f.now = day1.Add(40 * time.Minute)
+	f.webhook(t, "b5", "cus_b", 3, day1.Add(10*time.Minute))            // late, day side, already counted
+	f.both(t, "b6", "cus_b", 2, hour0.Add(22*time.Hour+55*time.Minute)) // late, hour 22
+	f.webhook(t, "b7", "cus_b", 1, day1.Add(30*time.Minute))            // webhook only, day side
+	for f.now.Before(day1.Add(3*time.Hour + 30*time.Minute)) {
+		if _, err := f.runOf(t); err != nil {
+			t.Fatalf("run at %s: %v", f.now.Format(time.RFC3339), err)
+		}
+		f.now = f.now.Add(10 * time.Minute)
+	}
+	// then the total is max(W, P) per bucket once: hours 22 (4) and 23
+	// (4), and the day 2026-12-01 (max(6, 5)), and the workload runs on
+	w, err := f.spend.Workloads.Get(context.Background(), "wl-b")
+	if err != nil || w.Total != 14 || w.Status == spend.StatusPaused {
+		t.Fatalf("workload = total %d status %s (%v), want 14 and not paused", w.Total, w.Status, err)
+	}
+	// and no hour settled with a gap, and every read asked one width
+	// that its whole window has
+	if pages := f.pages(t, "bucket-gap#wl-b#"); len(pages) != 0 {
+		t.Fatalf("settle pages %v, want none: the paths agree", pages)
+	}
+	for _, q := range f.stripe.asked {
+		want := time.Hour
+		if !q.Start.Before(day1) {
+			want = 24 * time.Hour
+		}
+		if q.Width != want || (q.Start.Before(day1) && q.End.After(day1)) {
+			t.Fatalf("query %s..%s at %s, want one side of the boundary at its own width",
+				q.Start.Format(time.RFC3339), q.End.Format(time.RFC3339), q.Width)
+		}
+	}
+}
+
+func TestSumsAWidthChangeStatedTooLateIsRefusedNamingWidths(t *testing.T) {
+	// given a source of hour buckets whose runs counted to 2026-11-30T04:00
+	f := newSumsFixtureOf(t, changeConfig("1h", "2026-11-29T00:00:00Z"), hour0.Add(3*time.Hour+30*time.Minute))
+	f.workload(t, "wl-l", 1_000_000, "cus_l")
+	f.both(t, "l1", "cus_l", 2, hour0.Add(time.Hour))
+	// when a deploy states day buckets from 2026-11-30, which those runs
+	// counted in hours
+	run, err := f.deploy(t, "wl-l", 2, boundaryConfig("2026-11-29T00:00:00Z", "2026-11-30T00:00:00Z"))
+	// then the run is refused naming widths, and nothing is counted again
+	if !errors.Is(err, reconcile.ErrSumsConfigChanged) || !strings.Contains(run.Error, "widths") {
+		t.Fatalf("run after a late boundary: %v (%s), want ErrSumsConfigChanged naming widths", err, run.Error)
+	}
+	if got := f.total(t, "wl-l"); got != 2 {
+		t.Fatalf("total = %d, want 2", got)
+	}
+}

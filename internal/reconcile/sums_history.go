@@ -12,11 +12,11 @@ import (
 	"github.com/hookline/hookline/internal/sums"
 )
 
-// window is what a run reads of a source: buckets of the source's width
+// window is what a run reads of a source: buckets of the source's widths
 // from recent to until, and days from days to recent (none when days is
 // not before recent). since is the settle horizon: no bucket before it
 // is observed. sweep is the source's sweep, which picks the slice of the
-// days read again at the source's width ([Sums.readSlice]).
+// days read again at the source's widths ([Sums.readSlice]).
 type window struct {
 	since, days, recent, until time.Time
 	sweep                      int64
@@ -24,31 +24,41 @@ type window struct {
 
 // windowOf is the source's window at now. The recent part reaches back
 // Recent from now, widened to a UTC midnight; the days cover the rest of
-// the window from the settle horizon's day. A source of day buckets, or
-// one whose Recent reaches the horizon, reads everything at its width.
+// the window from the settle horizon's day. A source whose buckets are
+// days over that history, or one whose Recent reaches the horizon, reads
+// everything at its widths.
 func windowOf(src sums.Source, now time.Time) window {
 	since, _ := src.Bucket(now.Add(-src.Settle.D()))
 	since = maxTime(since, src.Start)
 	_, until := src.Bucket(now)
 	w := window{since: since, days: since, recent: since, until: until}
 	recent := now.Add(-src.Recent.D()).UTC().Truncate(sums.Day)
-	if src.Width.D() >= sums.Day || !recent.After(since) {
+	if !recent.After(since) || narrowest(src, since, recent) >= sums.Day {
 		return w
 	}
 	w.days, w.recent = since.Truncate(sums.Day), recent
 	return w
 }
 
+// narrowest is the narrowest width of the source's buckets in [from, to).
+func narrowest(src sums.Source, from, to time.Time) time.Duration {
+	n := src.WidthAt(from)
+	for _, sp := range src.Spans(from, to) {
+		n = min(n, sp.Width)
+	}
+	return n
+}
+
 // readMeter reads one meter of a workload: its settled history by day,
-// re-reading at the source's width each day that differs from the
-// ledger, then the recent window at the source's width.
+// re-reading at the source's widths each day that differs from the
+// ledger, then the recent window at the source's widths.
 func (s *Sums) readMeter(ctx context.Context, src sums.Source, m sums.Meter, t target, win window, run *SumsRun) error {
 	if win.days.Before(win.recent) {
 		if err := s.readHistory(ctx, src, m, t, win, run); err != nil {
 			return err
 		}
 	}
-	values, err := s.fetch(ctx, src, m, t.refs, win.recent, win.until, src.Width.D(), win.since, run)
+	values, err := s.fetch(ctx, src, m, t.refs, win.recent, win.until, win.since, run)
 	if err != nil {
 		return err
 	}
@@ -56,10 +66,10 @@ func (s *Sums) readMeter(ctx context.Context, src sums.Source, m sums.Meter, t t
 }
 
 // readHistory reads the days of the window in one call per reference,
-// and reads again at the source's width each day whose value differs from
+// and reads again at the source's widths each day whose value differs from
 // the sum of the latest provider values the ledger holds for it.
 func (s *Sums) readHistory(ctx context.Context, src sums.Source, m sums.Meter, t target, win window, run *SumsRun) error {
-	days, err := s.fetch(ctx, src, m, t.refs, win.days, win.recent, sums.Day, win.days, run)
+	days, err := s.fetchAt(ctx, src, m, t.refs, win.days, win.recent, sums.Day, win.days, run)
 	if err != nil || len(days) == 0 {
 		return err
 	}
@@ -75,7 +85,7 @@ func (s *Sums) readHistory(ctx context.Context, src sums.Source, m sums.Meter, t
 		}
 		run.Reread++
 		reread[day] = true
-		values, err := s.fetch(ctx, src, m, t.refs, maxTime(day, win.since), day.Add(sums.Day), src.Width.D(), win.since, run)
+		values, err := s.fetch(ctx, src, m, t.refs, maxTime(day, win.since), day.Add(sums.Day), win.since, run)
 		if err != nil {
 			return err
 		}
@@ -86,19 +96,19 @@ func (s *Sums) readHistory(ctx context.Context, src sums.Source, m sums.Meter, t
 	return s.readSlice(ctx, src, m, t, win, days, reread, run)
 }
 
-// sliceBuckets is how many buckets of the source's width one slice of
-// the history holds at most: within one page of Stripe's summaries (100).
+// sliceBuckets is how many buckets of the source's narrowest width one
+// slice of the history holds at most: within one page of Stripe's summaries (100).
 const sliceBuckets = 96
 
 // historySlice is the slice of the history days [win.days, win.recent)
-// that a read of workload t re-reads at the source's width this sweep:
+// that a read of workload t re-reads at the source's widths this sweep:
 // slices of whole days, at most sliceBuckets buckets (4 days of hours),
 // the k-th read by the k-th sweep modulo n slices, so every day of the
 // history is read at the width once every n sweeps that read t. A quiet
 // workload, read one sweep in QuietEvery, turns its slices by those
 // sweeps.
 func historySlice(src sums.Source, t target, win window) (from, to time.Time) {
-	per := max(1, sliceBuckets*src.Width.D()/sums.Day) * sums.Day
+	per := max(1, sliceBuckets*narrowest(src, win.days, win.recent)/sums.Day) * sums.Day
 	n := int64((win.recent.Sub(win.days) + per - 1) / per)
 	if n == 0 {
 		return win.days, win.days
@@ -111,7 +121,7 @@ func historySlice(src sums.Source, t target, win window) (from, to time.Time) {
 	return from, minTime(from.Add(per), win.recent)
 }
 
-// readSlice reads this sweep's slice of the history at the source's width
+// readSlice reads this sweep's slice of the history at the source's widths
 // and observes every bucket of it, so that revisions that cancel out
 // within a day (an event cancelled at one hour and reported again at
 // another), which leave the day's value as the ledger holds it, are found
@@ -128,7 +138,7 @@ func (s *Sums) readSlice(ctx context.Context, src sums.Source, m sums.Meter, t t
 	if !used {
 		return nil
 	}
-	values, err := s.fetch(ctx, src, m, t.refs, maxTime(from, win.since), to, src.Width.D(), win.since, run)
+	values, err := s.fetch(ctx, src, m, t.refs, maxTime(from, win.since), to, win.since, run)
 	if err != nil {
 		return err
 	}
@@ -166,10 +176,26 @@ func abs(n int64) int64 {
 	return n
 }
 
-// fetch reads the meter's buckets of width in [from, to) for every
+// fetch reads the meter's buckets in [from, to) at the source's widths:
+// each stretch of one width ([sums.Source.Spans]) at that width, so that
+// both sides of a width's boundary are read as the ledger buckets them.
+func (s *Sums) fetch(ctx context.Context, src sums.Source, m sums.Meter, refs []string, from, to, since time.Time,
+	run *SumsRun) (map[time.Time]int64, error) {
+	values := map[time.Time]int64{}
+	for _, sp := range src.Spans(from, to) {
+		got, err := s.fetchAt(ctx, src, m, refs, sp.Start, sp.End, sp.Width, since, run)
+		if err != nil {
+			return nil, err
+		}
+		maps.Copy(values, got)
+	}
+	return values, nil
+}
+
+// fetchAt reads the meter's buckets of width in [from, to) for every
 // reference, one call each, and sums them per bucket, leaving out those
 // that start before since.
-func (s *Sums) fetch(ctx context.Context, src sums.Source, m sums.Meter, refs []string, from, to time.Time,
+func (s *Sums) fetchAt(ctx context.Context, src sums.Source, m sums.Meter, refs []string, from, to time.Time,
 	width time.Duration, since time.Time, run *SumsRun) (map[time.Time]int64, error) {
 	values := map[time.Time]int64{}
 	if !from.Before(to) {
@@ -209,7 +235,7 @@ func (s *Sums) readUnseen(ctx context.Context, src sums.Source, t target, bs []s
 		if b.PSeen || b.Source != src.Name {
 			continue
 		}
-		g := group{b.Meter, b.End.Sub(b.Start)}
+		g := group{b.Meter, src.WidthAt(b.Start)}
 		if unseen[g] == nil {
 			unseen[g] = map[time.Time]bool{}
 		}
@@ -224,14 +250,12 @@ func (s *Sums) readUnseen(ctx context.Context, src sums.Source, t target, bs []s
 		}
 		starts := slices.SortedFunc(maps.Keys(unseen[g]), time.Time.Compare)
 		from, to := starts[0], starts[len(starts)-1].Add(g.width)
-		values, err := s.fetch(ctx, src, m, t.refs, from, to, g.width, from, run)
+		values, err := s.fetchAt(ctx, src, m, t.refs, from, to, g.width, from, run)
 		if err != nil {
 			return err
 		}
 		maps.DeleteFunc(values, func(start time.Time, _ int64) bool { return !unseen[g][start] })
-		at := src
-		at.Width = sums.Duration(g.width)
-		if err := s.observeAll(ctx, at, m, t.id, values, run); err != nil {
+		if err := s.observeAll(ctx, src, m, t.id, values, run); err != nil {
 			return err
 		}
 	}

@@ -164,13 +164,23 @@ func (s *Sums) readOne(ctx context.Context, src sums.Source, t target, asked map
 	share := run.Tiers[string(t.tier)]
 	share.Read++
 	run.Tiers[string(t.tier)] = share
-	if err := s.settle(ctx, src, t, run.StartedAt.Add(-src.Settle.D()-src.Width.D()), run); err != nil {
+	if err := s.settle(ctx, src, t, settledBy(src, run.StartedAt), run); err != nil {
 		return err
 	}
 	if at, ok := asked[t.id]; ok {
 		return s.cfg.Spend.Buckets.ClearDue(ctx, src.Name, t.id, at)
 	}
 	return nil
+}
+
+// settledBy is the latest start of a bucket that has passed its settle
+// horizon at now: it ends at or before now less Settle. Buckets tile the
+// time line whatever their widths, so it is the start of the bucket
+// before the one that holds now less Settle.
+func settledBy(src sums.Source, now time.Time) time.Time {
+	holding, _ := src.Bucket(now.Add(-src.Settle.D()))
+	prev, _ := src.Bucket(holding.Add(-time.Second))
+	return prev
 }
 
 // behind records a run that stopped short of its sweep's end, and pages
