@@ -108,7 +108,7 @@ func (b bucketing) bucketFor(u Usage, id string) (BucketKey, sums.Source, sums.M
 	if !ok || u.OccurredAt.IsZero() || u.OccurredAt.Before(src.Start) {
 		return BucketKey{}, sums.Source{}, sums.Meter{}, false
 	}
-	start, _ := src.Bucket(u.OccurredAt)
+	start, _ := src.Bucket(u.OccurredAt) // at the width at u.OccurredAt
 	return KeyOf(src, m, id, start), src, m, true
 }
 
@@ -184,7 +184,11 @@ func (b Bucket) count(follow bool) int64 {
 }
 
 // readHead reads a bucket's head consistently; an absent one is a fresh
-// bucket at version 0.
+// bucket at version 0. width is the source's width at the bucket's start
+// ([sums.Source.WidthAt]), and the head's end follows it: the one head
+// of an earlier width that may share its key, the one at a stated
+// boundary that a worker of the old configuration wrote in the moments
+// the deploy took, counts on as the bucket of the width now.
 func (s *core) readHead(ctx context.Context, k BucketKey, width time.Duration) (Bucket, error) {
 	it, found, err := ddb.Get[headItem](ctx, s.db, getInput(s.ledger, ddb.Key(bucketPK(k), skHead)))
 	if err != nil {
@@ -193,7 +197,9 @@ func (s *core) readHead(ctx context.Context, k BucketKey, width time.Duration) (
 	if !found {
 		return freshBucket(k, width), nil
 	}
-	return it.bucket(), nil
+	b := it.bucket()
+	b.End = b.Start.Add(width)
+	return b, nil
 }
 
 // freshBucket is the head of a bucket nobody has written: version 0.
