@@ -138,3 +138,15 @@ func (r *contractRig) deliverBatch(ids []string, n int) {
 	case <-ctx.Done():
 	}
 }
+
+// setupCharge charges through the rig's provider as an earlier build or a
+// test's "given" step would, with a timeout a loaded machine cannot
+// reach: the rig's own client keeps the drills' scaled-down timeout,
+// which is what the drills test, and a setup step that timed out would
+// fail a test for a reason it is not about.
+func (r *contractRig) setupCharge(t *testing.T, key string, charge provider.ChargeRequest) provider.Result {
+	t.Helper()
+	c, err := provider.New(provider.Config{BaseURL: r.sim.URL(), Timeout: 10 * time.Second, MaxAttempts: 4, BaseBackoff: 10 * time.Millisecond, MaxBackoff: 50 * time.Millisecond})
+	must(t, err)
+	return c.CreateCharge(context.Background(), key, charge)
+}

@@ -124,7 +124,7 @@ func TestClaimStartedUnderLegacyKeysFinishesUnderNewOnes(t *testing.T) {
 			if claim.Attempt != 1 {
 				t.Fatalf("claim attempt %d, want 1", claim.Attempt)
 			}
-			res := r.client.CreateCharge(context.Background(), paymentworker.LegacyProviderKey(pay.Key(), 1), pay.Charge)
+			res := r.setupCharge(t, paymentworker.LegacyProviderKey(pay.Key(), 1), pay.Charge)
 			if res.Outcome != provider.Succeeded {
 				t.Fatalf("legacy charge: %v", res.Err)
 			}
@@ -154,7 +154,7 @@ func TestLegacyLookupIgnoresAnotherEventsCharge(t *testing.T) {
 	// Given the other event charged on its second attempt under the legacy
 	// key "payments:evt_legacy#2", and a claim of this event whose worker
 	// died before it sent anything,
-	if res := r.client.CreateCharge(context.Background(), paymentworker.LegacyProviderKey(otherPay.Key(), 2), otherPay.Charge); res.Outcome != provider.Succeeded {
+	if res := r.setupCharge(t, paymentworker.LegacyProviderKey(otherPay.Key(), 2), otherPay.Charge); res.Outcome != provider.Succeeded {
 		t.Fatalf("legacy charge: %v", res.Err)
 	}
 	_, err = r.reg.Claim(context.Background(), pay.Key(), pay.Hash())
