@@ -40,9 +40,11 @@ type Deps struct {
 	Clients Clients
 	Lookup  config.Lookup
 	Logger  *slog.Logger
-	// Now is the spend side's clock: the ledger's, its outbox's, the spend
-	// worker's and the reconciler's. Nil is time.Now; a local run's drills
-	// move it forward to pass settle horizons.
+	// Now is the function's clock: the receiver's (replay window, intake
+	// records and leases), the payment worker's (claims and leases), the
+	// ledger's, its outbox's, the spend worker's and the reconciler's. Nil
+	// is time.Now, as in Lambda; a local run moves it forward to pass
+	// settle horizons and period ends.
 	Now func() time.Time
 	// Metrics receives EMF lines (stdout in Lambda).
 	Metrics io.Writer

@@ -42,7 +42,7 @@ func New(d app.Deps) (intake.SQSHandler, error) {
 	reg, err := idempotency.New(idempotency.Config{
 		Store: store, Namespace: cfg.Namespace, InProgressTimeout: cfg.InProgressTimeout,
 		DeadlineMargin: cfg.ProviderHorizon + cfg.ClockSkew,
-		Retention:      cfg.Retention, CacheSize: cfg.CacheSize, Logger: d.Log(),
+		Retention:      cfg.Retention, CacheSize: cfg.CacheSize, Logger: d.Log(), Now: d.Now,
 	})
 	if err != nil {
 		return nil, err
@@ -62,7 +62,7 @@ func New(d app.Deps) (intake.SQSHandler, error) {
 	w, err := paymentworker.New(paymentworker.Config{
 		Registry: reg, Provider: client, Effects: effects, Queue: q, Mappings: mappings, Concurrency: cfg.Concurrency,
 		Horizon: cfg.ProviderHorizon, ClockSkew: cfg.ClockSkew, EffectRetention: cfg.EffectRetention, Fetchers: newFetchers(cfg),
-		Metrics: d.EMF(), Logger: d.Log(),
+		Metrics: d.EMF(), Logger: d.Log(), Now: d.Now,
 	})
 	if err != nil {
 		return nil, err

@@ -25,7 +25,7 @@ func New(d app.Deps) (*receiver.Handler, error) {
 	}
 	store, err := intake.New(intake.Config{
 		DynamoDB: d.Clients.DynamoDB, SQS: d.Clients.SQS, Table: cfg.IntakeTable,
-		Retention: cfg.Retention, Logger: d.Log(),
+		Retention: cfg.Retention, Logger: d.Log(), Now: d.Now,
 	})
 	if err != nil {
 		return nil, err
@@ -47,7 +47,7 @@ func New(d app.Deps) (*receiver.Handler, error) {
 		sources = append(sources, src)
 	}
 	return receiver.New(receiver.Config{Sources: sources, Intake: store, Metrics: d.EMF(), Logger: d.Log(), MaxEventAge: cfg.MaxEventAge,
-		Usage: cfg.Usage.Mappings})
+		Usage: cfg.Usage.Mappings, Now: d.Now})
 }
 
 // paypalCerts is the certificate fetcher of a paypal source when

@@ -30,7 +30,7 @@ func New(d app.Deps) (intake.SQSHandler, error) {
 	if err != nil {
 		return nil, err
 	}
-	marks, err := intake.NewAttributions(d.Clients.DynamoDB, cfg.IntakeTable, nil)
+	marks, err := intake.NewAttributions(d.Clients.DynamoDB, cfg.IntakeTable, d.Now)
 	if err != nil {
 		return nil, err
 	}

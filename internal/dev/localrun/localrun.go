@@ -14,6 +14,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/aws/aws-lambda-go/events"
+
 	"github.com/hookline/hookline/internal/app"
 	"github.com/hookline/hookline/internal/app/registry"
 	"github.com/hookline/hookline/internal/app/spendledger"
@@ -76,10 +78,15 @@ type Config struct {
 	// (default 127.0.0.1:0, a free port): a paypal source's cert_hosts
 	// names it.
 	PayPalCertsAddr string
-	// Clock, when set, is the clock of the spend side and of the
-	// simulator, which a drill moves forward ([Clock]); nil keeps wall
-	// time. It replaces Sim.Now.
+	// Clock, when set, is the run's clock ([Clock]), which a drill moves
+	// forward; nil gives the run a clock of its own, at wall time until
+	// moved through the control endpoint ([System.ControlURL]). Every
+	// function, the simulator (it replaces Sim.Now) and the schedules
+	// read it.
 	Clock *Clock
+	// ControlAddr is where the control endpoint listens (default
+	// 127.0.0.1:0, a free port).
+	ControlAddr string
 }
 
 // PartLabel is the profiler label (runtime/pprof) that the local system's
@@ -115,12 +122,17 @@ type System struct {
 	OpenMeter *providersim.OpenMeter
 	// Mappings are the running SQS event sources, by logical ID.
 	Mappings map[string]*lambdalocal.SQSMapping
+	// ControlURL is the base URL of the run's control endpoint, which
+	// shows and moves its clock (GET and POST /dev/clock).
+	ControlURL string
 
-	cfg    Config
-	runCtx context.Context
-	api    *http.Server
-	cancel context.CancelFunc
-	wg     sync.WaitGroup
+	cfg     Config
+	clock   *Clock
+	control *http.Server
+	runCtx  context.Context
+	api     *http.Server
+	cancel  context.CancelFunc
+	wg      sync.WaitGroup
 }
 
 // Start brings the system up. Close stops it.
@@ -139,15 +151,19 @@ func Start(ctx context.Context, cfg Config) (*System, error) {
 		return nil, fmt.Errorf("localrun: %w", err)
 	}
 	runCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-	s := &System{AWS: env, cfg: cfg, cancel: cancel}
+	s := &System{AWS: env, cfg: cfg, cancel: cancel, clock: cfg.Clock}
+	if s.clock == nil {
+		s.clock = &Clock{}
+	}
 	if err := s.start(runCtx); err != nil {
 		s.Close()
 		return nil, err
 	}
 	if cfg.Out != nil {
 		env.Describe(cfg.Out)
-		fmt.Fprintf(cfg.Out, "http api  %s\nprovider  %s\nmollie    %s\npaypal    %s (cert_hosts [%q])\npaypal api %s\ngocardless %s\nopenmeter %s\n",
-			s.URL, s.Sim.URL(), s.Mollie.URL(), s.PayPal.CertURL(), s.PayPal.Host(), s.PayPalAPI.URL(), s.GoCardless.URL(), s.OpenMeter.URL())
+		fmt.Fprintf(cfg.Out, "http api  %s\nprovider  %s\nmollie    %s\npaypal    %s (cert_hosts [%q])\npaypal api %s\ngocardless %s\nopenmeter %s\ncontrol   %s\n",
+			s.URL, s.Sim.URL(), s.Mollie.URL(), s.PayPal.CertURL(), s.PayPal.Host(), s.PayPalAPI.URL(), s.GoCardless.URL(), s.OpenMeter.URL(),
+			s.ControlURL)
 	}
 	return s, nil
 }
@@ -155,7 +171,8 @@ func Start(ctx context.Context, cfg Config) (*System, error) {
 // start brings up the simulator, the HTTP API, the workers and schedules.
 func (s *System) start(runCtx context.Context) error {
 	s.runCtx = runCtx
-	steps := []func() error{s.startSim, s.startDoubles, s.checkRetentions, func() error { return s.serveAPI(runCtx) }, s.wireUsageWebhooks}
+	steps := []func() error{s.startSim, s.startDoubles, s.checkRetentions, func() error { return s.serveAPI(runCtx) }, s.wireUsageWebhooks,
+		s.serveControl}
 	if !s.cfg.NoWorkers {
 		steps = append(steps, s.StartWorkers, func() error { return s.startSchedules(runCtx) })
 	}
@@ -247,7 +264,33 @@ func (s *System) handler(function string) (app.Handler, error) {
 	if err != nil {
 		return app.Handler{}, fmt.Errorf("localrun: %s: %w", function, err)
 	}
-	return h, nil
+	return s.held(h), nil
+}
+
+// held makes every invocation of h hold the run's clock ([Clock.Hold]),
+// so that a move of the clock falls between invocations.
+func (s *System) held(h app.Handler) app.Handler {
+	switch {
+	case h.HTTP != nil:
+		next := h.HTTP
+		h.HTTP = func(ctx context.Context, req events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error) {
+			defer s.clock.Hold()()
+			return next(ctx, req)
+		}
+	case h.SQS != nil:
+		next := h.SQS
+		h.SQS = func(ctx context.Context, ev events.SQSEvent) (events.SQSEventResponse, error) {
+			defer s.clock.Hold()()
+			return next(ctx, ev)
+		}
+	case h.Schedule != nil:
+		next := h.Schedule
+		h.Schedule = func(ctx context.Context, ev events.EventBridgeEvent) error {
+			defer s.clock.Hold()()
+			return next(ctx, ev)
+		}
+	}
+	return h
 }
 
 // Ledger builds the spend ledger as the spend worker sees it, for tests and
@@ -267,13 +310,11 @@ func (s *System) Ledger() (spendledger.Ledger, error) {
 	return spendledger.New(d, cfg)
 }
 
-// now is the spend side's clock: Config.Clock's, or nil for wall time.
-func (s *System) now() func() time.Time {
-	if s.cfg.Clock == nil {
-		return nil
-	}
-	return s.cfg.Clock.Now
-}
+// now is the run's clock, which every function reads.
+func (s *System) now() func() time.Time { return s.clock.Now }
+
+// Clock is the run's clock: Config.Clock, or the run's own.
+func (s *System) Clock() *Clock { return s.clock }
 
 // Close stops everything Start started.
 func (s *System) Close() error {
@@ -283,6 +324,9 @@ func (s *System) Close() error {
 		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
 		errs = append(errs, s.api.Shutdown(ctx))
 		cancel()
+	}
+	if s.control != nil {
+		errs = append(errs, s.control.Close())
 	}
 	s.wg.Wait()
 	if s.Sim != nil {

@@ -15,7 +15,6 @@ import (
 	"github.com/hookline/hookline/internal/dev/localrun"
 	"github.com/hookline/hookline/internal/spend"
 	"github.com/hookline/hookline/internal/testkit"
-	"github.com/hookline/hookline/pkg/webhook"
 )
 
 func postSigned(t *testing.T, sys *localrun.System, source, id string, body []byte) (int, string) {
@@ -27,23 +26,10 @@ func postSigned(t *testing.T, sys *localrun.System, source, id string, body []by
 	return code, got
 }
 
-// signedPost posts body to a source's webhook signed with its dev secret;
-// it calls no test method, so goroutines may use it.
+// signedPost posts body to a source's webhook signed with its dev secret
+// at the run's time; it calls no test method, so goroutines may use it.
 func signedPost(sys *localrun.System, source, id string, body []byte) (int, string, error) {
-	h, err := webhook.SignHeaders(webhook.SchemeStandard, []string{localrun.DevSecrets[localrun.SecretVar(source)]}, id, time.Now(), body)
-	if err != nil {
-		return 0, "", err
-	}
-	req, _ := http.NewRequest(http.MethodPost, sys.URL+"/webhooks/"+source, bytes.NewReader(body))
-	req.Header = h
-	req.Header.Set("Content-Type", "application/json")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return 0, "", err
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	return resp.StatusCode, string(b), nil
+	return signedPostAt(sys, source, id, sys.Clock().Now(), body)
 }
 
 func TestPaymentWebhookSentTwiceChargesOnce(t *testing.T) {

@@ -43,7 +43,8 @@ func startProviders(t *testing.T) *localrun.System {
 // headers sign returns, and returns the answer.
 func send(t *testing.T, sys *localrun.System, source string, sign providersim.Signer, body []byte) (int, string) {
 	t.Helper()
-	snd, err := providersim.NewSender(providersim.SenderConfig{URL: sys.URL + "/webhooks/" + source, Sign: sign, MaxAttempts: 1})
+	snd, err := providersim.NewSender(providersim.SenderConfig{URL: sys.URL + "/webhooks/" + source, Sign: sign, MaxAttempts: 1,
+		Now: sys.Clock().Now})
 	if err != nil {
 		t.Fatal(err)
 	}

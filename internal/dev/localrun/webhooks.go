@@ -29,7 +29,8 @@ func (s *System) wireUsageWebhooks() error {
 	sign := func(id string, ts time.Time, body []byte) (http.Header, error) {
 		return webhook.SignHeaders(webhook.SchemeStandard, keys[:1], id, ts, body)
 	}
-	snd, err := providersim.NewSender(providersim.SenderConfig{URL: s.URL + "/webhooks/usage", Sign: sign, BaseBackoff: 200 * time.Millisecond})
+	snd, err := providersim.NewSender(providersim.SenderConfig{URL: s.URL + "/webhooks/usage", Sign: sign, BaseBackoff: 200 * time.Millisecond,
+		Now: s.now()})
 	if err != nil {
 		return err
 	}
@@ -86,7 +87,7 @@ func (s *System) wireAlertWebhooks(lookup func(string) (string, bool), sources [
 			return fmt.Errorf("localrun: source %s has no secret in %s", src.Name, secretEnv(sources, src.Name))
 		}
 		snd, err := providersim.NewSender(providersim.SenderConfig{URL: s.URL + "/webhooks/" + src.Name,
-			Sign: providersim.StripeSigner(keys[0]), BaseBackoff: 200 * time.Millisecond})
+			Sign: providersim.StripeSigner(keys[0]), BaseBackoff: 200 * time.Millisecond, Now: s.now()})
 		if err != nil {
 			return err
 		}

@@ -13,9 +13,7 @@ import (
 
 func (s *System) startSim() error {
 	cfg := s.cfg.Sim
-	if now := s.now(); now != nil {
-		cfg.Now = now
-	}
+	cfg.Now = s.now()
 	sim, err := providersim.New(cfg)
 	if err != nil {
 		return fmt.Errorf("localrun: provider simulator: %w", err)
@@ -112,7 +110,7 @@ func (s *System) sqsHandler(function string) (lambdalocal.SQSHandler, error) {
 }
 
 // startSchedules fires every schedule the template declares at its rate,
-// or at Config.ScheduleEvery when set.
+// or at Config.ScheduleEvery when set, on the run's clock ([runSchedule]).
 func (s *System) startSchedules(ctx context.Context) error {
 	for _, sc := range s.AWS.Template.Schedules {
 		h, err := s.scheduleHandler(sc.Function)
@@ -127,9 +125,44 @@ func (s *System) startSchedules(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		s.wg.Go(func() { sched.Run(ctx) })
+		s.wg.Go(func() { s.runSchedule(ctx, sched, sc.LogicalID) })
 	}
 	return nil
+}
+
+// runSchedule fires sched every interval of the run's clock, as
+// EventBridge fires a rate schedule, with the clock's time as the
+// event's. A move of the clock past the next firing fires it at once,
+// and once however many firings the move passed over: the reconciler
+// reads from its cursor, so one run catches up.
+func (s *System) runSchedule(ctx context.Context, sched *lambdalocal.Schedule, name string) {
+	every := sched.Interval()
+	next := s.clock.Now().Add(every)
+	for {
+		moved := s.clock.Moved()
+		if wait := next.Sub(s.clock.Now()); wait > 0 {
+			t := time.NewTimer(wait)
+			select {
+			case <-ctx.Done():
+				t.Stop()
+				return
+			case <-moved:
+				t.Stop()
+				continue
+			case <-t.C:
+			}
+		}
+		if ctx.Err() != nil {
+			return
+		}
+		at := s.clock.Now()
+		if err := sched.Fire(ctx, at); err != nil {
+			s.cfg.Logger.WarnContext(ctx, "scheduled invocation failed", "schedule", name, "err", err)
+		}
+		if next = next.Add(every); !next.After(at) {
+			next = at.Add(every)
+		}
+	}
 }
 
 func (s *System) scheduleHandler(function string) (lambdalocal.ScheduleHandler, error) {

@@ -185,7 +185,7 @@ func (s *core) commit(c createCall, forceDecline bool) provider.Charge {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	ch := s.newCharge(b.forgotten+len(b.all)+1, c.key, c.req, forceDecline)
-	e := entry{charge: ch, at: time.Now(), meta: c.meta, desc: c.req.Description}
+	e := entry{charge: ch, at: s.now(), meta: c.meta, desc: c.req.Description}
 	b.all = append(b.all, e)
 	i := len(b.all) - 1
 	if _, ok := b.byKey[c.key]; !ok && c.key != "" {
@@ -522,7 +522,7 @@ func (s *core) lookup(key string) (provider.Charge, bool) {
 		return provider.Charge{}, false
 	}
 	e := b.all[i]
-	if time.Since(e.at) < time.Duration(s.lookupLag.Load()) {
+	if s.now().Sub(e.at) < time.Duration(s.lookupLag.Load()) {
 		return provider.Charge{}, false
 	}
 	return e.charge, true

@@ -60,7 +60,8 @@ type Config struct {
 	// Seed seeds the random source used for jitter, fault rates and drop
 	// rates, so runs repeat. 0 is a valid seed.
 	Seed uint64
-	// Now is the clock of usage publication. Default time.Now. See
+	// Now is the simulator's clock: of usage publication, of a charge's
+	// time and of the lookup lag after it. Default time.Now. See
 	// [ManualClock].
 	Now func() time.Time
 	// UsagePageSize is the export page size when a request has no limit.

@@ -267,11 +267,11 @@ func (s *core) searchMeta(name, value string, limit int) []*stripeIntent {
 	b := &s.charges
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	lag := time.Duration(s.lookupLag.Load())
+	lag, now := time.Duration(s.lookupLag.Load()), s.now()
 	data := []*stripeIntent{}
 	for _, i := range b.byMeta[metaKey(name, value)] {
 		e := b.all[i]
-		if time.Since(e.at) < lag || len(data) == limit {
+		if now.Sub(e.at) < lag || len(data) == limit {
 			continue
 		}
 		data = append(data, intentOf(e))
