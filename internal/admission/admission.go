@@ -6,6 +6,7 @@ import (
 	"errors"
 	"log/slog"
 	"net/http"
+	"time"
 
 	"github.com/aws/aws-lambda-go/events"
 
@@ -44,6 +45,10 @@ type answer struct {
 	Status     string `json:"status"`
 	Attributed int64  `json:"attributed"`
 	Cap        int64  `json:"cap"`
+	// Period and PeriodEnd are the current billing period, whose total
+	// Attributed is, and its end; absent for a lifetime total.
+	Period    string `json:"period,omitempty"`
+	PeriodEnd string `json:"period_end,omitempty"`
 }
 
 // Handle is the Lambda entry point.
@@ -70,7 +75,10 @@ func (h *Handler) Handle(ctx context.Context, req events.APIGatewayV2HTTPRequest
 		resp.Headers["Retry-After"] = "1"
 		return resp, nil
 	}
-	body := answer{Allowed: a.Allowed, Reason: a.Reason, Status: a.Status, Attributed: a.Attributed, Cap: a.Cap}
+	body := answer{Allowed: a.Allowed, Reason: a.Reason, Status: a.Status, Attributed: a.Attributed, Cap: a.Cap, Period: a.Period}
+	if !a.PeriodEnd.IsZero() {
+		body.PeriodEnd = a.PeriodEnd.UTC().Format(time.RFC3339)
+	}
 	status := http.StatusOK
 	if !a.Allowed {
 		status = http.StatusLocked

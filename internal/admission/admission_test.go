@@ -5,6 +5,7 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/aws/aws-lambda-go/events"
 
@@ -30,6 +31,9 @@ func (c checker) Admission(_ context.Context, id string) (spend.Admission, error
 func TestAdmission(t *testing.T) {
 	h, err := admission.New(checker{
 		"active": {Allowed: true, Status: "active", Attributed: 640, Cap: 1000},
+		"monthly": {Allowed: true, Status: "active", Attributed: 3, Cap: 1000,
+			Period:    "2026-11-30T00:00:00-08:00/2026-12-31T00:00:00-08:00",
+			PeriodEnd: time.Date(2026, 12, 31, 8, 0, 0, 0, time.UTC)},
 		"paused": {Allowed: false, Reason: spend.ReasonSpendCap, Status: "paused", Attributed: 1012, Cap: 1000},
 		// created before workload IDs had an alphabet: it keeps working
 		"Legacy Images": {Allowed: true, Status: "active", Attributed: 1, Cap: 1000},
@@ -43,6 +47,7 @@ func TestAdmission(t *testing.T) {
 		wantBody         string
 	}{
 		{"allowed", "active", "GET", 200, `{"allowed":true,"status":"active","attributed":640,"cap":1000}`},
+		{"the current period's total, cap and end", "monthly", "GET", 200, `{"allowed":true,"status":"active","attributed":3,"cap":1000,"period":"2026-11-30T00:00:00-08:00/2026-12-31T00:00:00-08:00","period_end":"2026-12-31T08:00:00Z"}`},
 		{"paused by its cap", "paused", "GET", 423, `{"allowed":false,"reason":"spend_cap","status":"paused","attributed":1012,"cap":1000}`},
 		{"unknown workload", "nope", "GET", 404, `{"error":"unknown_workload"}`},
 		{"malformed ID", "images!", "GET", 400, `{"error":"invalid_workload_id"}`},

@@ -105,6 +105,11 @@ type Runbook struct {
 	// and Alerts the latest threshold alerts.
 	Buckets []spend.Bucket `json:"buckets,omitempty"`
 	Alerts  []spend.Alert  `json:"alerts,omitempty"`
+	// Period and PreviousPeriod are the workload's current and previous
+	// billing periods, with their totals, caps, closes and late usage;
+	// absent for a lifetime total.
+	Period         *spend.PeriodView `json:"period,omitempty"`
+	PreviousPeriod *spend.PeriodView `json:"previous_period,omitempty"`
 }
 
 // NewRunbook builds the runbook of an explanation at now.
@@ -112,7 +117,7 @@ func NewRunbook(x spend.Explanation, now time.Time) Runbook {
 	r := Runbook{AsOf: now.UTC(), Workload: ViewWorkload(x.Workload), Cause: x.Cause, LastAccepted: x.LastAccepted,
 		PendingDeferred: x.PendingDeferred, UnknownDeferred: x.UnknownDeferred, Deferred: x.Deferred,
 		Decisions: x.Decisions, Disagreements: x.Disagreements, NextReconAt: x.NextReconAt,
-		Buckets: x.Buckets, Alerts: x.Alerts}
+		Buckets: x.Buckets, Alerts: x.Alerts, Period: x.Period, PreviousPeriod: x.PreviousPeriod}
 	if len(x.Decisions) > 0 {
 		d := x.Decisions[0]
 		r.LastAction = &d
@@ -506,6 +511,8 @@ func (r Runbook) WriteText(w io.Writer) error {
 	wl := r.Workload
 	fmt.Fprintf(tw, "workload\t%s  status=%s  owner=%s\n", wl.ID, wl.Status, wl.Owner)
 	fmt.Fprintf(tw, "attributed\t%d of cap %d%s  (step %d, cap epoch %d, hold %t)\n", wl.Total, wl.Cap, overBy(wl.Total, wl.Cap), wl.Step, wl.CapEpoch, wl.Hold)
+	writePeriod(tw, "period", r.Period, r.AsOf)
+	writePeriod(tw, "previous period", r.PreviousPeriod, r.AsOf)
 	if wl.OverrideEpoch > 0 && wl.OverrideEpoch == wl.CapEpoch {
 		fmt.Fprintf(tw, "override\tresumed over the cap by %s at %s: %s; the next reconciliation run pauses it again while it is over\n",
 			wl.OverrideBy, stamp(wl.OverrideAt), wl.OverrideReason)
@@ -566,6 +573,33 @@ func (r Runbook) WriteText(w io.Writer) error {
 	writeBuckets(w, r.Buckets)
 	writeAlerts(w, r.Alerts)
 	return nil
+}
+
+// writePeriod prints one billing period of a workload: its bounds in the
+// workload's zone, total and cap, close, and the usage after its close.
+func writePeriod(w io.Writer, name string, p *spend.PeriodView, now time.Time) {
+	if p == nil {
+		return
+	}
+	closes := "closes"
+	if !now.Before(p.Close) {
+		closes = "closed"
+	}
+	capText := "-"
+	if p.Cap > 0 {
+		capText = fmt.Sprint(p.Cap)
+	}
+	late := "no late usage"
+	switch {
+	case p.LateUnits > 0 && !p.LatePagedAt.IsZero():
+		late = fmt.Sprintf("late usage %d units (paged %s)", p.LateUnits, stamp(p.LatePagedAt))
+	case p.LateUnits > 0:
+		late = fmt.Sprintf("late usage %d units", p.LateUnits)
+	}
+	if !p.LateDownPagedAt.IsZero() {
+		late += fmt.Sprintf("; revised down after close (paged %s)", stamp(p.LateDownPagedAt))
+	}
+	fmt.Fprintf(w, "%s\t%s  total %d of cap %s, %s %s, %s\n", name, p.Period, p.Total, capText, closes, stamp(p.Close), late)
 }
 
 // writeBuckets prints a workload's recent buckets of providers of sums.

@@ -257,6 +257,10 @@ type Admission struct {
 	Attributed int64
 	Cap        int64
 	Status     string
+	// Period is the current period (empty for a lifetime total), in the
+	// workload's zone, and PeriodEnd its end: Attributed is its total.
+	Period    string
+	PeriodEnd time.Time
 }
 
 // Admission reasons.
@@ -270,12 +274,29 @@ const (
 // status says (spend_cap), nor when it is retired. Only an operator's
 // [Caps.ForceResume] admits work over the cap, and only in the cap
 // epoch it opened. An unknown workload gives [ErrUnknownWorkload].
+//
+// The total is the current period's. When the clock has crossed a
+// boundary that no record or reconciliation run has crossed yet, the
+// answer is the new period's as the boundary will make it (a total of
+// zero; a workload its cap paused is admitted when its policy is resume)
+// without writing anything: admission only reads.
 func (s *Caps) Admission(ctx context.Context, id string) (Admission, error) {
 	w, err := s.get(ctx, id)
 	if err != nil {
 		return Admission{}, err
 	}
-	a := Admission{Allowed: true, Attributed: w.Total, Cap: w.Cap, Status: string(w.Status)}
+	var a Admission
+	if !w.Periods.Lifetime() {
+		p, stored, err := s.periodNow(w)
+		if err != nil {
+			return Admission{}, err
+		}
+		if !stored {
+			w = w.atBoundary()
+		}
+		a.Period, a.PeriodEnd = p.String(), p.End
+	}
+	a.Allowed, a.Attributed, a.Cap, a.Status = true, w.Total, w.Cap, string(w.Status)
 	switch {
 	case w.Status == StatusRetired:
 		a.Allowed, a.Reason = false, ReasonRetired
@@ -302,9 +323,21 @@ func (s *core) recheck(ctx context.Context, w Workload) ([]Decision, error) {
 }
 
 // Recheck takes the cap action w calls for although no record arrived: a
-// workload resumed over its cap is paused again, with a page. It reads the
-// workload again only when w calls for an action.
+// workload resumed over its cap is paused again, with a page. A workload
+// whose period the clock has left first crosses its boundary (so a
+// reconciliation run, not only a record, starts the new period). It reads
+// the workload again only when w calls for an action or a boundary.
 func (s *Caps) Recheck(ctx context.Context, w Workload) ([]Decision, error) {
+	if !w.Periods.Lifetime() && w.Status != StatusRetired {
+		if _, stored, err := s.periodNow(w); err != nil || !stored {
+			if err != nil {
+				return nil, err
+			}
+			if w, err = s.rollTo(ctx, w.ID, s.now()); err != nil {
+				return nil, err
+			}
+		}
+	}
 	if action, _ := nextAction(w); action == "" {
 		return nil, nil
 	}

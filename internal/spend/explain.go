@@ -92,6 +92,9 @@ type Explanation struct {
 	// Alerts the latest threshold alerts.
 	Buckets []Bucket
 	Alerts  []Alert
+	// Period and PreviousPeriod are the current period and the one
+	// before it ([Explainer.Periods]); nil for a lifetime total.
+	Period, PreviousPeriod *PeriodView
 }
 
 // EventExplanation explains one event or usage record.
@@ -177,6 +180,9 @@ func (s *Explainer) Explain(ctx context.Context, workloadID string) (Explanation
 	}
 	slices.SortStableFunc(x.Buckets, func(a, b Bucket) int { return b.Start.Compare(a.Start) })
 	if x.Alerts, err = s.Alerts(ctx, workloadID, explainAlerts); err != nil {
+		return x, err
+	}
+	if x.Period, x.PreviousPeriod, err = s.Periods(ctx, workloadID); err != nil {
 		return x, err
 	}
 	return x, nil

@@ -323,3 +323,59 @@ func recomputes(t *testing.T, f *fixture, id string, us []Usage) bool {
 	}
 	return ok
 }
+
+func TestAdmissionAndExplainShowTheCurrentAndPreviousPeriod(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	f := newFixture(t)
+	f.periodWorkload(t, "w-show", 10, 0, laMonth(t, AtBoundaryResume))
+	f.apply(t, usageAt("rec-nov", "w-show", 12, observed))
+
+	// Given the clock past the boundary, with no record or run since
+	f.now = laBoundary.Add(2 * time.Hour)
+
+	// When admission is asked
+	a, err := f.s.Caps.Admission(ctx, "w-show")
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	// Then it answers December's total, cap and end, admitted by the
+	// policy, and wrote nothing
+	if !a.Allowed || a.Attributed != 0 || a.Cap != 10 || a.Period != "2026-11-30T00:00:00-08:00/2026-12-31T00:00:00-08:00" ||
+		!a.PeriodEnd.Equal(time.Date(2026, 12, 31, 8, 0, 0, 0, time.UTC)) {
+		t.Fatalf("admission = %+v", a)
+	}
+	if w := f.get(t, "w-show"); w.PeriodID != laOldID || w.Status != StatusPaused {
+		t.Fatalf("admission moved the workload: %s %s", w.PeriodID, w.Status)
+	}
+	cur, prev, err := f.s.Explainer.Periods(ctx, "w-show")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cur.Total != 0 || prev == nil || prev.Total != 12 || prev.Period.String() != "2026-10-31T00:00:00-07:00/2026-11-30T00:00:00-08:00" {
+		t.Fatalf("periods before the run: current %+v previous %+v", cur, prev)
+	}
+
+	// When a reconciliation run rechecks it
+	if _, err := f.s.Caps.Recheck(ctx, f.get(t, "w-show")); err != nil {
+		t.Fatal(err)
+	}
+
+	// Then the run crossed the boundary, and explain shows both periods
+	// with their totals, caps and closes
+	if w := f.get(t, "w-show"); w.PeriodID != laNewID || w.Status != StatusActive {
+		t.Fatalf("after the run: %s %s", w.PeriodID, w.Status)
+	}
+	x, err := f.s.Explainer.Explain(ctx, "w-show")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if x.Period == nil || x.PreviousPeriod == nil || x.Period.Total != 0 || x.PreviousPeriod.Total != 12 ||
+		x.PreviousPeriod.Cap != 10 || !x.PreviousPeriod.Close.Equal(laBoundary.Add(time.Hour)) {
+		t.Fatalf("explain periods: current %+v previous %+v", x.Period, x.PreviousPeriod)
+	}
+	if ds := f.decisionsOf(t, "w-show", ActionResumeAtBoundary); len(ds) != 1 {
+		t.Fatalf("%d boundary decisions, want 1", len(ds))
+	}
+}

@@ -8,6 +8,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/hookline/hookline/internal/ddb"
@@ -248,4 +249,106 @@ func (s *core) pageLateAs(ctx context.Context, id string, tg target, u Usage, am
 	s.log.WarnContext(ctx, "spend late usage", "workload", id, "period", p.String(), "units", amount,
 		"record", u.RecordID, "kind", kind)
 	return nil
+}
+
+// PeriodView is one period of a workload as explain and admission show
+// it: its bounds in the workload's zone, its close, total and cap, and the
+// usage that arrived after its close.
+type PeriodView struct {
+	Period period.Period
+	Close  time.Time
+	Total  int64
+	// Cap is the cap when the period ended (the workload's cap for the
+	// current period); 0 when no boundary recorded it.
+	Cap int64
+	// LateUnits is the usage that arrived after the close; LatePagedAt
+	// when it was paged (once), and LateDownPagedAt when a downward
+	// revision after the close was.
+	LateUnits       int64
+	LatePagedAt     time.Time
+	LateDownPagedAt time.Time
+}
+
+// periodItem is the stored form of a past period (PERIOD#<period ID>).
+type periodItem struct {
+	PeriodID        string `dynamodbav:"period_id"`
+	Total           int64  `dynamodbav:"total"`
+	Cap             int64  `dynamodbav:"cap"`
+	LateUnits       int64  `dynamodbav:"late_units"`
+	LatePagedAt     string `dynamodbav:"late_paged_at"`
+	LateDownPagedAt string `dynamodbav:"late_down_paged_at"`
+}
+
+// Periods returns workload id's current period and the one before it
+// (absent for a lifetime total, and for a workload still in its first
+// period), as of now: a current period the clock has left with no record
+// since reads as the period that holds now, with a total of zero, and the
+// one it left as the previous. Past periods are kept for as long as the
+// workload (no expiry; at least 13 months, see docs/design.md).
+func (s *Explainer) Periods(ctx context.Context, id string) (current, previous *PeriodView, err error) {
+	w, err := s.get(ctx, id)
+	if err != nil {
+		return nil, nil, err
+	}
+	if w.Periods.Lifetime() {
+		return nil, nil, w.periodErr
+	}
+	cur, stored, err := s.periodNow(w)
+	if err != nil {
+		return nil, nil, err
+	}
+	current = &PeriodView{Period: cur, Close: period.Close(cur, w.Periods.Grace), Cap: w.Cap}
+	prevID := w.PrevPeriodID
+	if stored {
+		current.Total = w.Total
+	} else {
+		prevID = w.PeriodID // the period the clock left, still holding its total
+	}
+	if prevID == "" {
+		return current, nil, nil
+	}
+	p, err := period.ParseID(prevID)
+	if err != nil {
+		return nil, nil, err
+	}
+	p = p.In(w.Periods.Recurrence.Zone)
+	previous = &PeriodView{Period: p, Close: period.Close(p, w.Periods.Grace)}
+	it, found, err := ddb.Get[periodItem](ctx, s.db, &dynamodb.GetItemInput{TableName: aws.String(s.workloads),
+		Key: periodKey(id, prevID), ConsistentRead: aws.Bool(true)})
+	if err != nil {
+		return nil, nil, fmt.Errorf("spend: period %s of %s: %w", prevID, id, err)
+	}
+	if !stored {
+		previous.Total, previous.Cap = w.Total, w.Cap
+	}
+	if found {
+		previous.Total += it.Total
+		previous.Cap = max(previous.Cap, it.Cap)
+		previous.LateUnits = it.LateUnits
+		previous.LatePagedAt, previous.LateDownPagedAt = ddb.ParseStamp(it.LatePagedAt), ddb.ParseStamp(it.LateDownPagedAt)
+	}
+	return current, previous, nil
+}
+
+// periodNow is the period of w that holds now, and whether it is the one
+// w's total counts (false: the clock crossed a boundary no record or run
+// has crossed yet).
+func (s *core) periodNow(w Workload) (period.Period, bool, error) {
+	p, err := w.Periods.At(s.now())
+	if err != nil {
+		return period.Period{}, false, err
+	}
+	return p, p.ID() <= w.PeriodID, nil
+}
+
+// atBoundary is w as its next boundary would leave it, for a read that
+// must not wait for a record to cross it (admission): a total of zero,
+// and active again when its cap paused it and its policy is resume.
+func (w Workload) atBoundary() Workload {
+	w.Total, w.EscalationLevel = 0, 0
+	if w.Status == StatusPaused && w.Periods.policy() == AtBoundaryResume {
+		w.Status = StatusActive
+	}
+	w.Override = Override{}
+	return w
 }
