@@ -71,9 +71,10 @@
 //
 // The workloads table (WorkloadsTable in infra/template.yaml):
 //
-//	item       pk              sk         gsi1pk           gsi1sk
-//	workload   WL#<id>         WORKLOAD   WORKLOADS        <id>
-//	alias      ALIAS#<ref>     ALIAS      ALIASES#<id>     <ref>
+//	item       pk              sk                  gsi1pk           gsi1sk
+//	workload   WL#<id>         WORKLOAD            WORKLOADS        <id>
+//	alias      ALIAS#<ref>     ALIAS               ALIASES#<id>     <ref>
+//	period     WL#<id>         PERIOD#<period ID>  -                -
 //
 // The workloads table's gsi1 projects KEYS_ONLY. All workloads share its
 // one partition WORKLOADS, so it must not carry what usage changes: a
@@ -86,6 +87,16 @@
 // total is a reserved word), cap, escalation step, status, cap epoch, the
 // highest escalation step paged in this epoch, the hold policy flag, the
 // last accepted event and the next reconciliation deadline.
+//
+// A workload's billing period ([Periods], periods.go) is on its item;
+// "total" counts the period "period_id" names, and a workload of the
+// earlier build, without those fields, is a lifetime total whose item
+// and writes are as they were. A record of an earlier period than the
+// current one (late) adds to that period's item instead, in the same
+// transaction as its entry, with a check that the workload's period is
+// later; the first record or reconciliation run of a later period moves
+// the workload to it once, and the period it leaves keeps its total on
+// its item (period_roll.go). Period items never expire.
 //
 // The ledger table (LedgerTable):
 //
