@@ -7,8 +7,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/stripe/stripe-go/v84"
-
 	"github.com/hookline/hookline/internal/usagein"
 )
 
@@ -37,13 +35,15 @@ type Alert struct {
 // longer one either.
 const maxValueLen = 64
 
-// triggered is the event's data.object: stripe-go's type, with the alert
-// (an ID or an object) and the value (an integer in stripe-go, a decimal
-// string in Stripe's preview API) kept raw to be read exactly.
+// triggered is the event's data.object (stripe.BillingAlertTriggered),
+// with the alert (an ID or an object) and the value (an integer in
+// stripe-go, a decimal string in Stripe's preview API) kept raw to be read
+// exactly.
 type triggered struct {
-	stripe.BillingAlertTriggered
-	Alert json.RawMessage `json:"alert"`
-	Value json.RawMessage `json:"value"`
+	Customer string          `json:"customer"`
+	Livemode bool            `json:"livemode"`
+	Alert    json.RawMessage `json:"alert"`
+	Value    json.RawMessage `json:"value"`
 }
 
 // ParseAlert reads a Stripe event of type billing.alert.triggered. The
@@ -51,11 +51,11 @@ type triggered struct {
 // type is [ErrNotAlert]; a refused field is a [*FieldError]
 // wrapping [ErrBadAlert].
 func ParseAlert(body []byte) (Alert, error) {
-	var ev stripe.Event
+	var ev event
 	if err := json.Unmarshal(body, &ev); err != nil {
 		return Alert{}, alertError("(event)", "not a Stripe event: "+err.Error())
 	}
-	if ev.Type != stripe.EventTypeBillingAlertTriggered {
+	if ev.Type != eventTypeAlertTriggered {
 		return Alert{}, fmt.Errorf("%w: type %q", ErrNotAlert, ev.Type)
 	}
 	if ev.ID == "" {
@@ -89,7 +89,7 @@ func ParseAlert(body []byte) (Alert, error) {
 // readAlert reads data.object.alert: the alert's ID, or its object with
 // the meter of its usage threshold.
 func readAlert(raw json.RawMessage) (id, meter string, err error) {
-	var alert stripe.BillingAlert
+	var alert billingAlert
 	if bytes.HasPrefix(raw, []byte(`"`)) {
 		err = json.Unmarshal(raw, &alert.ID)
 	} else {

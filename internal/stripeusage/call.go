@@ -7,8 +7,6 @@ import (
 	"net/http"
 	"net/url"
 
-	"github.com/stripe/stripe-go/v84"
-
 	"github.com/hookline/hookline/internal/paced"
 	"github.com/hookline/hookline/internal/sums"
 )
@@ -20,7 +18,7 @@ const maxBody = 4 << 20
 // package paced) and decodes a 2xx answer into out. Every error wraps
 // [sums.ErrRead].
 func (r *Reader) get(ctx context.Context, endpoint string, u *url.URL, out any) error {
-	header := http.Header{"Authorization": {"Bearer " + r.cfg.Key}, "Stripe-Version": {stripe.APIVersion}}
+	header := http.Header{"Authorization": {"Bearer " + r.cfg.Key}, "Stripe-Version": {apiVersion}}
 	resp, err := r.call.Get(ctx, endpoint, u.String(), header)
 	if err != nil {
 		return fmt.Errorf("%w: %w", sums.ErrRead, paced.As(err, ErrRateLimited, ErrUnavailable))
@@ -37,17 +35,14 @@ func (r *Reader) get(ctx context.Context, endpoint string, u *url.URL, out any) 
 	return nil
 }
 
-// apiError reads Stripe's error body ({"error": {...}}) with stripe-go's
-// type.
+// apiError reads Stripe's error body ({"error": {...}}).
 func (r *Reader) apiError(endpoint string, resp *paced.Response) *APIError {
 	e := &APIError{Endpoint: endpoint, Status: resp.Status, RequestID: r.redact(resp.Header.Get("Request-Id"))}
-	var wrapped struct {
-		Error *stripe.Error `json:"error"`
-	}
+	var wrapped apiErrorBody
 	if json.Unmarshal(resp.Body, &wrapped) == nil && wrapped.Error != nil {
 		se := wrapped.Error
-		e.Type, e.Code, e.Param = r.redact(string(se.Type)), r.redact(string(se.Code)), r.redact(se.Param)
-		e.Message = r.redact(se.Msg)
+		e.Type, e.Code, e.Param = r.redact(se.Type), r.redact(se.Code), r.redact(se.Param)
+		e.Message = r.redact(se.Message)
 	}
 	if e.Message == "" {
 		e.Message = http.StatusText(resp.Status)

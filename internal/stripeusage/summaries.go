@@ -8,8 +8,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/stripe/stripe-go/v84"
-
 	"github.com/hookline/hookline/internal/paced"
 	"github.com/hookline/hookline/internal/sums"
 )
@@ -61,7 +59,7 @@ func (r *Reader) Sums(ctx context.Context, q sums.Query) ([]sums.Sum, error) {
 }
 
 // page reads one page of summaries, after the summary ID after.
-func (r *Reader) page(ctx context.Context, q sums.Query, window, after string) (*stripe.BillingMeterEventSummaryList, error) {
+func (r *Reader) page(ctx context.Context, q sums.Query, window, after string) (*summaryPage, error) {
 	v := url.Values{}
 	v.Set("customer", q.Ref)
 	v.Set("start_time", strconv.FormatInt(q.Start.Unix(), 10))
@@ -75,7 +73,7 @@ func (r *Reader) page(ctx context.Context, q sums.Query, window, after string) (
 	u.Path = strings.TrimSuffix(u.Path, "/") + "/v1/billing/meters/" + url.PathEscape(q.Meter.ProviderMeter) + "/event_summaries"
 	u.RawPath = ""
 	u.RawQuery = v.Encode()
-	var page stripe.BillingMeterEventSummaryList
+	var page summaryPage
 	if err := r.get(ctx, SummariesEndpoint, &u, &page); err != nil {
 		return nil, err
 	}
@@ -115,7 +113,7 @@ func stamp(t time.Time) string { return t.UTC().Format(time.RFC3339Nano) }
 // add puts each summary's value into values by its bucket's start,
 // refusing a summary of the other mode, of another width than q's, or
 // outside q's window. A bucket seen before takes the later value.
-func add(values map[time.Time]float64, data []*stripe.BillingMeterEventSummary, q sums.Query) error {
+func add(values map[time.Time]float64, data []*summary, q sums.Query) error {
 	for _, s := range data {
 		if s == nil {
 			return fmt.Errorf("%w: %w: a null summary", sums.ErrRead, ErrBadPage)

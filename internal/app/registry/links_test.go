@@ -12,8 +12,9 @@ import (
 // module is the import path the packages below are named under.
 const module = "github.com/hookline/hookline/"
 
-// stripeSDK is Stripe's Go SDK: the payment worker charges through it, and
-// the reconciler and the spend worker read meters and alerts with it.
+// stripeSDK is Stripe's Go SDK: the payment worker charges through it.
+// The reconciler and the spend worker read Stripe's meters and alerts
+// with internal/stripeusage, which decodes into its own small types.
 const stripeSDK = "github.com/stripe/stripe-go/v84"
 
 // uses names, for each function, the packages it links among those that
@@ -31,9 +32,9 @@ var uses = map[string][]string{
 	// adapters' parsers, and OpenMeter's adapter is also the reconciler's
 	// export.
 	"spend-worker": {"internal/app/spendfn", "internal/app/worker", "internal/app/spendledger", "internal/spendworker",
-		"internal/spend", "internal/pager", "internal/stripeusage", "internal/openmeter", "internal/reconcile", stripeSDK},
+		"internal/spend", "internal/pager", "internal/stripeusage", "internal/openmeter", "internal/reconcile"},
 	"reconciler": {"internal/app/reconcilerfn", "internal/app/spendledger", "internal/reconcile", "internal/spend", "internal/pager",
-		"internal/stripeusage", "internal/openaiusage", "internal/openmeter", stripeSDK},
+		"internal/stripeusage", "internal/openaiusage", "internal/openmeter"},
 }
 
 // noFunction are packages no Lambda main needs: the SDK's config loader,
