@@ -21,18 +21,21 @@ import (
 
 // The sums fault model: a seeded usage history of six healthy workloads
 // on one Stripe source, read by the reconciler every ten minutes for six
-// hours, while deploys change the source between runs and two workloads
-// are poisoned for good. Its model of the ledger is independent of the
-// reconciler: each hour of a workload counts max(W, P) once, W the
-// webhooks the door applied under any of the meter's names and P the
-// provider's final sum, whatever the deploys did in between.
+// hours across a UTC midnight, while deploys change the source between
+// runs and two workloads are poisoned for good. Its model of the ledger
+// is independent of the reconciler: each bucket of a workload counts
+// max(W, P) once, W the webhooks the door applied under any of the
+// meter's names and P the provider's final sum, whatever the deploys did
+// in between. A bucket is an hour before the midnight and the day after
+// it: a deploy before the midnight states day buckets from then on.
 //
 // HOOKLINE_SUMS_MODEL_SEED replays a seed; a failure prints its own.
 //
-// It does not change the width yet: the reconciler refuses a width change
-// while old buckets are open, but the spend worker buckets the refused
-// runs' webhooks at the new width, on the head of the old bucket at the
-// same start (docs/design.md, "a config change ... is refused").
+// A width changed without a boundary is refused by the reconciler's runs,
+// while the spend worker buckets at the width it is given
+// (docs/design.md, "Changing a sums source's configuration"): the model
+// makes that change only once every webhook it still sends is of the
+// day's bucket, which either width puts at the midnight.
 
 // modelRuns is how many runs the model takes, ten minutes apart.
 const modelRuns = 36
@@ -42,19 +45,25 @@ type modelSource struct {
 	meter string    // the ledger's name of mtr_api
 	door  string    // the name the door gives its records, if another
 	start time.Time // the source's start
-	width string    // the bucket width
+	width string    // the bucket width, or the first of widths
+	// dayFrom, when set, states day buckets from then on.
+	dayFrom time.Time
 }
 
 // doorMeter is the meter the door's records carry.
 func (c modelSource) doorMeter() string { return cmp.Or(c.door, c.meter) }
 
 func (c modelSource) json() string {
+	width := fmt.Sprintf(`"width": %q`, c.width)
+	if !c.dayFrom.IsZero() {
+		width = fmt.Sprintf(`"widths": [{"width": %q}, {"width": "24h", "from": %q}]`, c.width, c.dayFrom.Format(time.RFC3339))
+	}
 	return fmt.Sprintf(`{"stripe-test": {"provider": "stripe", "usage_source": "meters", "account": "acct_1",
-	"start": %q, "settle": "3h", "lag": "2m", "interval": "5m", "width": %q, "quiet_every": 1,
+	"start": %q, "settle": "3h", "lag": "2m", "interval": "5m", %s, "quiet_every": 1,
 	"meters": {%q: {"provider_meter": "mtr_api", "aggregation": "sum", "door_names": %s}}},
 	"stripe-other": {"provider": "stripe", "usage_source": "other", "account": "acct_2", "livemode": true,
 	"start": "2026-11-30T00:00:00Z", "meters": {"api": {"provider_meter": "mtr_other", "aggregation": "count"}}}}`,
-		c.start.Format(time.RFC3339), c.width, c.meter, doorNames(c.door))
+		c.start.Format(time.RFC3339), width, c.meter, doorNames(c.door))
 }
 
 func doorNames(door string) string {
@@ -74,7 +83,7 @@ type modelEvent struct {
 	apply func() (refusedRuns int, names string)
 }
 
-type modelHour struct{ w, p int64 }
+type modelBucket struct{ w, p int64 }
 
 // sumsModel is the model's state beside the fixture.
 type sumsModel struct {
@@ -82,7 +91,7 @@ type sumsModel struct {
 	f       *sumsFixture
 	rng     *rand.Rand
 	cfg     modelSource
-	hours   map[string]map[time.Time]*modelHour // workload -> hour -> sums
+	buckets map[string]map[time.Time]*modelBucket // workload -> bucket start -> sums
 	records int
 	// deleted: the provider refuses every customer (the meter deleted).
 	deleted bool
@@ -97,6 +106,9 @@ var (
 	modelHealthy  = []string{"wl-0", "wl-1", "wl-2", "wl-3", "wl-4", "wl-5"}
 	modelOverflow = "wl-px" // a provider value would carry it past MaxTotal
 	modelLoop     = "wl-py" // its summaries' cursor loops
+	// modelMidnight is the UTC midnight the model's runs cross, from
+	// which the source's buckets are days.
+	modelMidnight = time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)
 )
 
 func modelSeed(t *testing.T) uint64 {
@@ -133,7 +145,7 @@ func (m *sumsModel) usage() {
 		}
 		m.used[at] = true
 		units := int64(1 + m.rng.IntN(20))
-		h := m.hour(id, at)
+		h := m.bucket(id, at)
 		door, provider := true, true
 		switch roll := m.rng.Float64(); {
 		case roll < 0.15:
@@ -158,21 +170,26 @@ func (m *sumsModel) usage() {
 	}
 }
 
-func (m *sumsModel) hour(id string, at time.Time) *modelHour {
+// bucket is the model's bucket of workload id that holds at: the hour
+// before modelMidnight, the day from it.
+func (m *sumsModel) bucket(id string, at time.Time) *modelBucket {
 	start := at.UTC().Truncate(time.Second).Truncate(time.Hour)
-	if m.hours[id] == nil {
-		m.hours[id] = map[time.Time]*modelHour{}
+	if !start.Before(modelMidnight) {
+		start = at.UTC().Truncate(sums.Day)
 	}
-	if m.hours[id][start] == nil {
-		m.hours[id][start] = &modelHour{}
+	if m.buckets[id] == nil {
+		m.buckets[id] = map[time.Time]*modelBucket{}
 	}
-	return m.hours[id][start]
+	if m.buckets[id][start] == nil {
+		m.buckets[id][start] = &modelBucket{}
+	}
+	return m.buckets[id][start]
 }
 
-// want is a workload's total by the model: max(W, P) per hour.
+// want is a workload's total by the model: max(W, P) per bucket.
 func (m *sumsModel) want(id string) int64 {
 	var n int64
-	for _, h := range m.hours[id] {
+	for _, h := range m.buckets[id] {
 		n += max(h.w, h.p)
 	}
 	return n
@@ -204,6 +221,12 @@ func (m *sumsModel) events() map[int]modelEvent {
 			}
 		}
 	}
+	at(1, 4, modelEvent{"day buckets stated from the coming midnight", func() (int, string) {
+		c := m.cfg
+		c.dayFrom = modelMidnight
+		m.configure(c)
+		return 0, ""
+	}})
 	at(4, 10, modelEvent{"meter renamed api -> calls at the door, door_names stating it", func() (int, string) {
 		c := m.cfg
 		c.door = "calls"
@@ -215,6 +238,12 @@ func (m *sumsModel) events() map[int]modelEvent {
 		c.start = start.Add(-2 * time.Hour)
 		m.configure(c)
 		return 2, "start"
+	}})
+	at(21, 26, modelEvent{"width changed to a day without a boundary", func() (int, string) {
+		c := m.cfg
+		c.width, c.dayFrom = "24h", time.Time{}
+		m.configure(c)
+		return 2, "widths"
 	}})
 	at(27, 31, modelEvent{"meter deleted at the provider for two runs", func() (int, string) {
 		m.deleted = true
@@ -233,10 +262,10 @@ func TestSumsFaultModel(t *testing.T) {
 	// given six healthy workloads, one whose provider value would carry
 	// it past the maximum total and one whose summaries' cursor loops
 	start := time.Date(2026, 11, 30, 0, 0, 0, 0, time.UTC)
-	m := &sumsModel{t: t, rng: rand.New(rand.NewPCG(seed, 45)), hours: map[string]map[time.Time]*modelHour{},
+	m := &sumsModel{t: t, rng: rand.New(rand.NewPCG(seed, 45)), buckets: map[string]map[time.Time]*modelBucket{},
 		lastRead: map[string]int{}, used: map[time.Time]bool{}}
 	m.cfg = modelSource{meter: "api", start: start, width: "1h"}
-	m.f = newSumsFixtureOf(t, m.cfg.json(), start.Add(20*time.Minute))
+	m.f = newSumsFixtureOf(t, m.cfg.json(), modelMidnight.Add(-2*time.Hour-40*time.Minute))
 	m.configure(m.cfg)
 	for i, id := range modelHealthy {
 		m.f.workload(t, id, 1_000_000, fmt.Sprintf("cus_%d", i))
@@ -247,7 +276,7 @@ func TestSumsFaultModel(t *testing.T) {
 		Units: spend.MaxTotal - 5, OccurredAt: m.f.now, ObservedAt: m.f.now, Path: spend.PathWebhook, EventID: "evt_huge"}); err != nil {
 		t.Fatal(err)
 	}
-	m.f.stripe.set("mtr_api", "cus_px", start.Add(10*time.Minute), 10)
+	m.f.stripe.set("mtr_api", "cus_px", m.f.now.Add(-10*time.Minute), 10)
 	events := m.events()
 	restore := m.cfg
 
@@ -258,6 +287,7 @@ func TestSumsFaultModel(t *testing.T) {
 	for run := range modelRuns {
 		if e, ok := events[run]; ok {
 			t.Logf("before run %d: %s", run, e.name)
+			restore = m.cfg
 			refusedLeft, refusedName = e.apply()
 			if m.deleted {
 				deletedLeft = 2
@@ -312,7 +342,7 @@ func TestSumsFaultModel(t *testing.T) {
 	// then every total is exact by the model
 	for _, id := range modelHealthy {
 		if got, want := m.f.total(t, id), m.want(id); got != want {
-			t.Errorf("total of %s = %d, want %d (max(W, P) per hour)", id, got, want)
+			t.Errorf("total of %s = %d, want %d (max(W, P) per bucket)", id, got, want)
 		}
 	}
 	if got := m.f.total(t, modelOverflow); got != spend.MaxTotal-5 {
@@ -326,25 +356,31 @@ func TestSumsFaultModel(t *testing.T) {
 	}
 	// and each refused change failed its runs, which SumsRunFailed counts
 	// and the template alarms on
-	if refusedRuns != 2 {
-		t.Errorf("refused runs = %d, want 2 for the start", refusedRuns)
+	if refusedRuns != 4 {
+		t.Errorf("refused runs = %d, want 2 for the start and 2 for the width", refusedRuns)
 	}
-	// and each cause paged once
-	for _, c := range []struct{ prefix, says string }{
-		{"sums-failed#stripe-test#" + modelOverflow + "#", "would pass"},
-		{"sums-stalled#stripe-test#", "workload=" + modelLoop},
-		{"sums-source#stripe-test#", "No such billing meter"},
+	// and each cause paged once a UTC day: the poisoned workloads on both
+	// sides of the midnight, the deleted meter on the day it was deleted
+	for _, c := range []struct {
+		prefix, says string
+		days         int
+	}{
+		{"sums-failed#stripe-test#" + modelOverflow + "#", "would pass", 2},
+		{"sums-stalled#stripe-test#", "workload=" + modelLoop, 2},
+		{"sums-source#stripe-test#", "No such billing meter", 1},
 	} {
 		pages := m.f.pages(t, c.prefix)
-		if len(pages) != 1 || !strings.Contains(pages[0].Event.Payload.Summary, c.says) {
-			var got []string
-			for _, p := range pages {
-				got = append(got, p.DedupKey+": "+p.Event.Payload.Summary)
-			}
-			t.Errorf("pages %s* = %q, want one saying %q", c.prefix, got, c.says)
+		ok := len(pages) == c.days
+		var got []string
+		for _, p := range pages {
+			ok = ok && strings.Contains(p.Event.Payload.Summary, c.says)
+			got = append(got, p.DedupKey+": "+p.Event.Payload.Summary)
+		}
+		if !ok {
+			t.Errorf("pages %s* = %q, want %d, one a day, saying %q", c.prefix, got, c.days, c.says)
 		}
 	}
-	// and each settled hour that disagrees, and no other, has its gap,
+	// and each settled bucket that disagrees, and no other, has its gap,
 	// paged with its workload's settle
 	for _, id := range modelHealthy {
 		m.checkGaps(id)
@@ -362,7 +398,7 @@ func (m *sumsModel) checkGaps(id string) {
 	}
 	disagree := false
 	for _, b := range heads {
-		h := m.hours[id][b.Start]
+		h := m.buckets[id][b.Start]
 		if h == nil || !b.Settled {
 			continue
 		}
@@ -372,7 +408,7 @@ func (m *sumsModel) checkGaps(id string) {
 		disagree = disagree || h.p != h.w
 	}
 	if pages := m.f.pages(m.t, "bucket-gap#"+id+"#"); (len(pages) > 0) != disagree {
-		m.t.Errorf("%s: %d settle pages, want them exactly when a settled hour disagrees (%v)", id, len(pages), disagree)
+		m.t.Errorf("%s: %d settle pages, want them exactly when a settled bucket disagrees (%v)", id, len(pages), disagree)
 	}
 }
 
