@@ -11,7 +11,11 @@
 // webhooks and every earlier poll.
 //
 // A [Source] is one provider account's sums: its meters, their scale and
-// tolerance, its bucketing, start date and settle horizon. SUM_SOURCES
+// tolerance, its bucketing, start date and settle horizon. Its width may
+// change only at a stated boundary ([Source.Widths]), so that a bucket's
+// width is a function of its start: [Source.Bucket] and
+// [Source.WidthAt] are the one rule by which the ledger and the
+// reconciler bucket, and [Source.Spans] cuts a read at the boundaries. SUM_SOURCES
 // holds them as JSON ([ParseSources]); [Sources.CheckDoor] checks them at
 // start against what the door counts of each usage source ([Door]). A
 // [Reader] is a provider adapter
