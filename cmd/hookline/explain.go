@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"strings"
-	"time"
 
 	"github.com/spf13/cobra"
 
@@ -29,7 +28,7 @@ func newWorkloadExplainCmd() *cobra.Command {
 			return err
 		}
 		id, out := args[0], cmd.OutOrStdout()
-		r, err := ops.ExplainWorkload(cmd.Context(), s.explainSources(""), id, time.Now())
+		r, err := ops.ExplainWorkload(cmd.Context(), s.explainSources(""), id, s.now())
 		if errors.Is(err, spend.ErrUnknownWorkload) {
 			fmt.Fprintf(stderr, "hookline workload explain: no workload %q (hookline workload list)\n", id)
 			return exit(exitFailure)
@@ -71,7 +70,7 @@ func newEventExplainCmd() *cobra.Command {
 			return err
 		}
 		id, out := args[0], cmd.OutOrStdout()
-		r, err := ops.ExplainEvent(cmd.Context(), s.explainSources(*source), id, time.Now())
+		r, err := ops.ExplainEvent(cmd.Context(), s.explainSources(*source), id, s.now())
 		if errors.Is(err, spend.ErrNotFound) {
 			// Not usage: a payment event, say, whose record is its intake
 			// record and whose effect is the worker's idempotency record.

@@ -23,6 +23,8 @@ var grammar = []struct {
 	{path: "lab serve"},
 	{path: "dev send-webhook", required: []string{"--source=payments", "--file=testdata/x.json"}},
 	{path: "dev send-usage", required: []string{"--workload=img-resize", "--units=400"}},
+	{path: "dev clock advance", args: []string{"720h"}},
+	{path: "dev clock set", args: []string{"2027-01-01T08:00:00Z"}},
 	{path: "workload create", args: []string{"workload-7"}, required: []string{"--owner=o", "--routing-key=r", "--cap=1000"}},
 	{path: "workload list"},
 	{path: "workload check"},

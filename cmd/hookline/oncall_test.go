@@ -1,6 +1,8 @@
 package main
 
 import (
+	"bytes"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -49,13 +51,27 @@ func TestOnCallBuildLinksNoHarness(t *testing.T) {
 			t.Errorf("the on-call build's help lacks %q:\n%s", want, help)
 		}
 	}
-	for _, dev := range []string{"run", "lab", "dev"} {
-		err := exec.Command(bin, dev).Run()
+	for _, dev := range [][]string{{"run"}, {"lab"}, {"dev"}, {"dev", "clock", "advance", "720h"}, {"clock"}} {
+		err := exec.Command(bin, dev...).Run()
 		if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != exitUsage {
-			t.Errorf("hookline %s in the on-call build: %v, want the usage exit %d", dev, err, exitUsage)
+			t.Errorf("hookline %s in the on-call build: %v, want the usage exit %d", strings.Join(dev, " "), err, exitUsage)
 		}
 	}
+	// and nothing in it can move a clock: the local run's control path is
+	// not in the binary at all
+	data, err := os.ReadFile(bin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if bytes.Contains(data, []byte("/dev/clock")) || bytes.Contains(data, []byte(controlURLVarName)) {
+		t.Error("the on-call build holds the local run's clock control")
+	}
 }
+
+// controlURLVarName is the variable the developer build reads the local
+// run's control endpoint from (controlURLVar, which the on-call build
+// does not compile).
+const controlURLVarName = "HOOKLINE_CONTROL_URL"
 
 // TestDeveloperBuildHasTheHarnessCommands: the default build keeps run,
 // lab and dev, which the README and make run use.

@@ -160,6 +160,8 @@ type opsConn struct {
 	recon    *reconcile.Store
 	intake   *intake.Store
 	envFile  string
+	// now is the clock the operator commands read ([opsClock]).
+	now func() time.Time
 }
 
 // explainSources are what explain reads; usageSource names the source
@@ -208,7 +210,8 @@ func connect(ctx context.Context, verbose bool) (*opsConn, error) {
 	if err != nil {
 		return nil, err
 	}
-	ledger, err := spendledger.New(app.Deps{Clients: app.Clients{DynamoDB: db, SQS: sqsClient}, Lookup: lookup, Logger: log}, spendCfg)
+	now := opsClock(ctx)
+	ledger, err := spendledger.New(app.Deps{Clients: app.Clients{DynamoDB: db, SQS: sqsClient}, Lookup: lookup, Logger: log, Now: now}, spendCfg)
 	if err != nil {
 		return nil, err
 	}
@@ -232,7 +235,7 @@ func connect(ctx context.Context, verbose bool) (*opsConn, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &opsConn{ops: o, resolver: r, ledger: ledger.Spend, recon: recon, intake: store, envFile: envFile}, nil
+	return &opsConn{ops: o, resolver: r, ledger: ledger.Spend, recon: recon, intake: store, envFile: envFile, now: now}, nil
 }
 
 // connectCmd connects for cmd, printing a failure.

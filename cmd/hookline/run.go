@@ -234,9 +234,9 @@ func writeEndpoints(sys *localrun.System) error {
 	}
 	text := fmt.Sprintf("AWS_ENDPOINT_URL_SQS=%s\nAWS_ENDPOINT_URL_DYNAMODB=%s\nHOOKLINE_API_URL=%s\nHOOKLINE_PROVIDER_URL=%s\n"+
 		"HOOKLINE_MOLLIE_URL=%s\nHOOKLINE_PAYPAL_CERT_URL=%s\nHOOKLINE_PAYPAL_KEY_FILE=%s\nHOOKLINE_PAYPAL_API_URL=%s\nHOOKLINE_GOCARDLESS_URL=%s\n"+
-		"HOOKLINE_OPENMETER_URL=%s\n",
+		"HOOKLINE_OPENMETER_URL=%s\n%s=%s\n",
 		sys.AWS.SQSEndpoint, sys.AWS.DynamoEndpoint, sys.URL, sys.Sim.URL(), sys.Mollie.URL(), sys.PayPal.CertURL(), paypalKeyFile,
-		sys.PayPalAPI.URL(), sys.GoCardless.URL(), sys.OpenMeter.URL())
+		sys.PayPalAPI.URL(), sys.GoCardless.URL(), sys.OpenMeter.URL(), controlURLVar, sys.ControlURL)
 	return os.WriteFile(endpointsFile, []byte(text), 0o644)
 }
 

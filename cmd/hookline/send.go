@@ -29,8 +29,8 @@ import (
 // newDevCmd holds the simulator and developer commands, kept apart from the
 // on-call ones.
 func newDevCmd() *cobra.Command {
-	cmd := group("dev", "Developer commands: send signed webhooks and usage like a provider")
-	cmd.AddCommand(newSendWebhookCmd(), newSendUsageCmd())
+	cmd := group("dev", "Developer commands: send signed webhooks and usage like a provider, move the local run's clock")
+	cmd.AddCommand(newSendWebhookCmd(), newSendUsageCmd(), newClockCmd())
 	return cmd
 }
 
@@ -132,6 +132,7 @@ no secret is a usage error (exit 2), as for send-usage.`,
 		}
 		sender, err := providersim.NewSender(providersim.SenderConfig{
 			URL: a.target, Sign: sign, MaxAttempts: attempts, BaseBackoff: 200 * time.Millisecond,
+			Now: localClock(cmd.Context(), base),
 		})
 		if err != nil {
 			fmt.Fprintln(stderr, "hookline dev send-webhook:", err)

@@ -90,7 +90,8 @@ func sendCloudEvents(cmd *cobra.Command, a ceArgs) error {
 		return err
 	}
 	loadEndpoints()
-	evs := a.events(time.Now())
+	now := localClock(cmd.Context(), a.base)
+	evs := a.events(now())
 	body, contentType, err := providersim.CloudEventsBody(evs, a.batch > 0)
 	if err != nil {
 		return usageErrorf("--value: %v", err)
@@ -101,7 +102,7 @@ func sendCloudEvents(cmd *cobra.Command, a ceArgs) error {
 	}
 	sender, err := providersim.NewSender(providersim.SenderConfig{
 		URL: strings.TrimSuffix(apiURL(a.base), "/") + "/webhooks/" + a.source, MaxAttempts: a.attempts, BaseBackoff: 200 * time.Millisecond,
-		Sign: providersim.StandardSigner(secret, contentType, a.svix),
+		Sign: providersim.StandardSigner(secret, contentType, a.svix), Now: now,
 	})
 	if err != nil {
 		fmt.Fprintln(stderr, "hookline dev send-usage:", err)

@@ -191,7 +191,8 @@ func startRun(t *testing.T) *syncBuffer {
 		t.Fatal(err)
 	}
 	t.Chdir(dir)
-	for _, v := range []string{"AWS_ENDPOINT_URL", "AWS_ENDPOINT_URL_SQS", "AWS_ENDPOINT_URL_DYNAMODB", "HOOKLINE_API_URL", "HOOKLINE_PROVIDER_URL", ops.EnvFileVar} {
+	for _, v := range []string{"AWS_ENDPOINT_URL", "AWS_ENDPOINT_URL_SQS", "AWS_ENDPOINT_URL_DYNAMODB", "HOOKLINE_API_URL", "HOOKLINE_PROVIDER_URL",
+		controlURLVar, ops.EnvFileVar} {
 		t.Setenv(v, "")
 		os.Unsetenv(v)
 	}

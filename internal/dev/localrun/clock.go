@@ -17,15 +17,16 @@ var (
 	ErrClockTooFar = errors.New("localrun: the clock moves at most 10 years ahead of wall time")
 )
 
-// MaxClockAhead is how far ahead of wall time a [Clock] may be moved:
-// beyond it the local doubles' certificates and the emulators' TTLs stop
-// meaning anything.
+// MaxClockAhead bounds how far ahead of wall time a [Clock] may be moved,
+// so that a slip (720000h for 720h) is refused rather than run. The PayPal
+// double's certificates are valid for a year from the run's start: past
+// that, a paypal source stops verifying.
 const MaxClockAhead = 10 * 365 * 24 * time.Hour
 
 // Clock is the wall clock moved forward on demand: every function of a
-// local run (receiver, admission, payment and spend workers, reconciler),
-// the provider simulator and the run's schedules read it, so that a drill
-// or an operator passes a settle horizon or a billing period's end in a
+// local run that reads the time (its app.Deps.Now), the provider
+// simulator and the run's schedules read it, so that a drill or an
+// operator passes a settle horizon or a billing period's end in a
 // moment. It never goes back, and keeps ticking with wall time between
 // moves. The local AWS keeps wall time: SQS visibility and DynamoDB's TTL
 // expiry do not move.
