@@ -42,7 +42,8 @@ type Deps struct {
 	Logger  *slog.Logger
 	// Now is the function's clock: the receiver's (replay window, intake
 	// records and leases), the payment worker's (claims and leases), the
-	// ledger's, its outbox's, the spend worker's and the reconciler's. Nil
+	// ledger's, its outbox's, the spend worker's, admission's (which
+	// period it answers) and the reconciler's. Nil
 	// is time.Now, as in Lambda; a local run moves it forward to pass
 	// settle horizons and period ends.
 	Now func() time.Time

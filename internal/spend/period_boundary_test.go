@@ -379,3 +379,29 @@ func TestAdmissionAndExplainShowTheCurrentAndPreviousPeriod(t *testing.T) {
 		t.Fatalf("%d boundary decisions, want 1", len(ds))
 	}
 }
+
+func TestTheReaderAnswersAdmissionByItsClock(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	f := newFixture(t)
+	f.periodWorkload(t, "w-reader", 10, 0, laMonth(t, AtBoundaryResume))
+	f.apply(t, usageAt("rec-nov", "w-reader", 12, observed))
+
+	// Given the admission function's reader on a clock past the boundary
+	// (a local run's moved clock), whatever the wall clock says
+	r, err := NewReader(f.s.Workloads.db, f.s.Workloads.workloads, func() time.Time { return laBoundary.Add(time.Hour) })
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	// When admission is asked
+	a, err := r.Admission(ctx, "w-reader")
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	// Then it answers the period of its clock: December, from zero
+	if !a.Allowed || a.Attributed != 0 || a.Period != "2026-11-30T00:00:00-08:00/2026-12-31T00:00:00-08:00" {
+		t.Fatalf("admission = %+v, want December's from zero", a)
+	}
+}

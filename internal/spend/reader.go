@@ -11,12 +11,17 @@ import (
 // read-only function needs: no ledger table, no pages, no routing keys.
 type Reader struct{ c *Caps }
 
-// NewReader builds a Reader over the workloads table.
-func NewReader(db DB, workloadsTable string) (*Reader, error) {
+// NewReader builds a Reader over the workloads table that reads the time
+// from now (nil: time.Now), as the workers that write the periods do: it
+// decides which billing period admission answers.
+func NewReader(db DB, workloadsTable string, now func() time.Time) (*Reader, error) {
 	if db == nil || workloadsTable == "" {
 		return nil, errors.New("spend: reader needs a DB and the workloads table")
 	}
-	return &Reader{c: &Caps{&core{db: db, workloads: workloadsTable, metrics: noMetrics{}, log: slog.New(slog.DiscardHandler), now: time.Now}}}, nil
+	if now == nil {
+		now = time.Now
+	}
+	return &Reader{c: &Caps{&core{db: db, workloads: workloadsTable, metrics: noMetrics{}, log: slog.New(slog.DiscardHandler), now: now}}}, nil
 }
 
 // Admission is [Caps.Admission].

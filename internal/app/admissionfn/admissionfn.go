@@ -26,7 +26,7 @@ func New(d app.Deps) (*admission.Handler, error) {
 	if err != nil {
 		return nil, err
 	}
-	r, err := spend.NewReader(d.Clients.DynamoDB, table)
+	r, err := spend.NewReader(d.Clients.DynamoDB, table, d.Now)
 	if err != nil {
 		return nil, err
 	}
