@@ -53,4 +53,3 @@ func TestAStripeUsageSourceReadsItsSecretEnv(t *testing.T) {
 		return err == nil && found
 	})
 }
-
