@@ -2,6 +2,8 @@ package app
 
 import (
 	"crypto/x509"
+	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -9,7 +11,6 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
-	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
 	"github.com/hookline/hookline/internal/awsenv"
 	"github.com/hookline/hookline/internal/config"
@@ -22,17 +23,38 @@ import (
 // nil.
 type Clients struct {
 	DynamoDB *dynamodb.Client
-	SQS      *sqs.Client
+	// SQS is an *sqs.Client, or nil. It is typed any so that package app
+	// does not import the SQS SDK: an AWS service package builds its
+	// schemas at start once it is linked, used or not, which costs a
+	// bootstrap about 0.2 MB, and the admission function and the
+	// reconciler use no queue. The functions that do take it with [SQS].
+	SQS any
 	// SecretsManager is an interface, so that a function which builds no
 	// Secrets Manager client links none of its code.
 	SecretsManager secrets.SecretsManagerAPI
 }
 
-// QueueClients builds DynamoDB, SQS and Secrets Manager clients from cfg:
-// those of the functions that read or send on queues and read
-// credentials.
-func QueueClients(cfg aws.Config) Clients {
-	return Clients{DynamoDB: awsenv.DynamoDB(cfg, ""), SQS: awsenv.SQS(cfg, ""), SecretsManager: awsenv.SecretsManager(cfg)}
+// QueueClients builds DynamoDB and Secrets Manager clients from cfg, with
+// sqs as the SQS client: the clients of the functions that read or send on
+// queues and read credentials. The caller builds sqs
+// (sqs.NewFromConfig(cfg)), since package app does not import the SQS SDK.
+func QueueClients(cfg aws.Config, sqs any) Clients {
+	return Clients{DynamoDB: awsenv.DynamoDB(cfg, ""), SQS: sqs, SecretsManager: awsenv.SecretsManager(cfg)}
+}
+
+// ErrNoSQS is returned at cold start when a function sends or receives on
+// a queue but its [Clients.SQS] is nil or lacks a method it calls.
+var ErrNoSQS = errors.New("app: the function builds no SQS client")
+
+// SQS is c's SQS client as T, the interface of the methods its caller
+// calls (queue.SQSAPI, intake.SQSAPI), or [ErrNoSQS].
+func SQS[T any](c Clients) (T, error) {
+	api, ok := c.SQS.(T)
+	if !ok {
+		var zero T
+		return zero, fmt.Errorf("%w with the methods of %T", ErrNoSQS, &zero)
+	}
+	return api, nil
 }
 
 // Deps are the shared pieces every handler gets.

@@ -56,5 +56,12 @@ func DynamoDB(cfg aws.Config, endpoint string) *dynamodb.Client {
 	return awsenv.DynamoDB(cfg, endpoint)
 }
 
-// SQS builds an SQS client ([awsenv.SQS]).
-func SQS(cfg aws.Config, endpoint string) *sqs.Client { return awsenv.SQS(cfg, endpoint) }
+// SQS builds an SQS client; an empty endpoint keeps the SDK's own
+// resolution.
+func SQS(cfg aws.Config, endpoint string) *sqs.Client {
+	return sqs.NewFromConfig(cfg, func(o *sqs.Options) {
+		if endpoint != "" {
+			o.BaseEndpoint = aws.String(endpoint)
+		}
+	})
+}

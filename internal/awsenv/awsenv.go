@@ -12,7 +12,6 @@ import (
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
-	"github.com/aws/aws-sdk-go-v2/service/sqs"
 )
 
 // ErrNoCredentials is returned by [Load] when the environment holds no
@@ -105,16 +104,6 @@ func DynamoDB(cfg aws.Config, endpoint string) *dynamodb.Client {
 		}
 		if endpoint != "" || HasEndpointOverride() {
 			o.DisableValidateResponseChecksum = true
-		}
-	})
-}
-
-// SQS builds an SQS client; an empty endpoint keeps the SDK's own
-// resolution.
-func SQS(cfg aws.Config, endpoint string) *sqs.Client {
-	return sqs.NewFromConfig(cfg, func(o *sqs.Options) {
-		if endpoint != "" {
-			o.BaseEndpoint = aws.String(endpoint)
 		}
 	})
 }

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
 	"github.com/hookline/hookline/internal/awsenv"
 )
@@ -84,7 +85,7 @@ func TestLoadReadsTheEnvironmentLambdaSets(t *testing.T) {
 			}
 			for _, c := range []struct{ name, got, want string }{
 				{"DynamoDB", aws.ToString(awsenv.DynamoDB(cfg, "").Options().BaseEndpoint), tc.wantDynamoDB},
-				{"SQS", aws.ToString(awsenv.SQS(cfg, "").Options().BaseEndpoint), tc.wantSQS},
+				{"SQS", aws.ToString(sqs.NewFromConfig(cfg).Options().BaseEndpoint), tc.wantSQS},
 				{"Secrets Manager", aws.ToString(awsenv.SecretsManager(cfg).Options().BaseEndpoint), tc.wantSecrets},
 			} {
 				if c.got != c.want {

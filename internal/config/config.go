@@ -9,11 +9,16 @@ import (
 	"strings"
 	"time"
 
-	"github.com/hookline/hookline/internal/intake"
 	"github.com/hookline/hookline/internal/sums"
 	"github.com/hookline/hookline/pkg/idempotency"
 	"github.com/hookline/hookline/pkg/webhook"
 )
+
+// DefaultIntakeRetention is INTAKE_RETENTION's default: intake's
+// DefaultRetention, to which the package's tests hold it. The package
+// does not import internal/intake, whose SQS client every function would
+// then link, the admission function and the reconciler included.
+const DefaultIntakeRetention = 35 * 24 * time.Hour
 
 // Lookup reads one variable; os.LookupEnv is the production one.
 type Lookup func(string) (string, bool)
@@ -111,7 +116,7 @@ func ReceiverFromEnv(lookup Lookup) (Receiver, error) {
 	e := newEnv(lookup)
 	cfg := Receiver{
 		IntakeTable: e.required("INTAKE_TABLE"),
-		Retention:   e.duration("INTAKE_RETENTION", intake.DefaultRetention),
+		Retention:   e.duration("INTAKE_RETENTION", DefaultIntakeRetention),
 		SecretTTL:   e.duration("SECRET_CACHE_TTL", 5*time.Minute),
 
 		SecretPreviousGrace: e.duration("SECRET_PREVIOUS_GRACE", 24*time.Hour),

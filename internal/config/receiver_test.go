@@ -4,7 +4,18 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/hookline/hookline/internal/config"
+	"github.com/hookline/hookline/internal/intake"
 )
+
+// TestIntakeRetentionDefaultIsIntakes: config keeps its own copy of the
+// default so that it need not import intake; the copy is intake's.
+func TestIntakeRetentionDefaultIsIntakes(t *testing.T) {
+	if config.DefaultIntakeRetention != intake.DefaultRetention {
+		t.Fatalf("config.DefaultIntakeRetention = %s, intake.DefaultRetention = %s", config.DefaultIntakeRetention, intake.DefaultRetention)
+	}
+}
 
 // TestMaxEventAgeStaysBelowTheIntakeRetention: MAX_EVENT_AGE defaults to
 // INTAKE_RETENTION less a day, and one that is not below the retention

@@ -1,6 +1,9 @@
 package paymentfn
 
 import (
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+
 	"github.com/hookline/hookline/internal/app"
 	"github.com/hookline/hookline/internal/app/worker"
 	"github.com/hookline/hookline/internal/config"
@@ -13,7 +16,9 @@ import (
 )
 
 // Function is the payment worker, invoked by its queue's event source.
-var Function = app.Function{Name: "payment-worker", Clients: app.QueueClients, Build: func(d app.Deps) (app.Handler, error) {
+var Function = app.Function{Name: "payment-worker", Clients: func(cfg aws.Config) app.Clients {
+	return app.QueueClients(cfg, sqs.NewFromConfig(cfg))
+}, Build: func(d app.Deps) (app.Handler, error) {
 	return app.Built(d, New, func(h intake.SQSHandler) app.Handler { return app.Handler{SQS: h} })
 }}
 

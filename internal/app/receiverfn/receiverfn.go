@@ -3,6 +3,9 @@ package receiverfn
 import (
 	"fmt"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+
 	"github.com/hookline/hookline/internal/app"
 	"github.com/hookline/hookline/internal/config"
 	"github.com/hookline/hookline/internal/intake"
@@ -13,7 +16,9 @@ import (
 
 // Function is the receiver, invoked by the HTTP API with every webhook
 // and usage event.
-var Function = app.Function{Name: "receiver", Clients: app.QueueClients, Build: func(d app.Deps) (app.Handler, error) {
+var Function = app.Function{Name: "receiver", Clients: func(cfg aws.Config) app.Clients {
+	return app.QueueClients(cfg, sqs.NewFromConfig(cfg))
+}, Build: func(d app.Deps) (app.Handler, error) {
 	return app.Built(d, New, func(h *receiver.Handler) app.Handler { return app.Handler{HTTP: h.Handle} })
 }}
 
@@ -23,8 +28,12 @@ func New(d app.Deps) (*receiver.Handler, error) {
 	if err != nil {
 		return nil, err
 	}
+	api, err := app.SQS[intake.SQSAPI](d.Clients)
+	if err != nil {
+		return nil, err
+	}
 	store, err := intake.New(intake.Config{
-		DynamoDB: d.Clients.DynamoDB, SQS: d.Clients.SQS, Table: cfg.IntakeTable,
+		DynamoDB: d.Clients.DynamoDB, SQS: api, Table: cfg.IntakeTable,
 		Retention: cfg.Retention, Logger: d.Log(), Now: d.Now,
 	})
 	if err != nil {

@@ -17,22 +17,30 @@ const module = "github.com/hookline/hookline/"
 // with internal/stripeusage, which decodes into its own small types.
 const stripeSDK = "github.com/stripe/stripe-go/v84"
 
+// sqsSDK is the SQS client: the functions that send or receive on queues
+// link it, with the intake. An AWS service package builds its schemas at
+// start once linked, used or not, so the admission function and the
+// reconciler must not import it through the shared wiring or config.
+const sqsSDK = "github.com/aws/aws-sdk-go-v2/service/sqs"
+
 // uses names, for each function, the packages it links among those that
 // only some functions use: its own wiring, its own handler's packages and
 // the provider adapters and SDKs they call. A package listed here belongs
 // to the functions that list it, and any other function that links it
 // carries another's dependencies. Packages every function links (config,
-// the shared wiring in internal/app, the AWS SDK) are not listed.
+// the shared wiring in internal/app, the AWS SDK's DynamoDB client) are
+// not listed.
 var uses = map[string][]string{
-	"receiver":  {"internal/app/receiverfn", "internal/receiver"},
+	"receiver":  {"internal/app/receiverfn", "internal/receiver", "internal/intake", "pkg/queue", sqsSDK},
 	"admission": {"internal/app/admissionfn", "internal/admission", "internal/spend", "internal/pager"},
 	"payment-worker": {"internal/app/paymentfn", "internal/app/worker", "internal/paymentworker", "internal/stripecharge",
-		stripeSDK, "github.com/bojanz/currency"},
+		stripeSDK, "github.com/bojanz/currency", "internal/intake", "pkg/queue", sqsSDK},
 	// The spend worker parses Stripe's and OpenMeter's alerts with their
 	// adapters' parsers, and OpenMeter's adapter is also the reconciler's
 	// export.
 	"spend-worker": {"internal/app/spendfn", "internal/app/worker", "internal/app/spendledger", "internal/spendworker",
-		"internal/spend", "internal/pager", "internal/stripeusage", "internal/openmeter", "internal/reconcile"},
+		"internal/spend", "internal/pager", "internal/stripeusage", "internal/openmeter", "internal/reconcile",
+		"internal/intake", "pkg/queue", sqsSDK},
 	"reconciler": {"internal/app/reconcilerfn", "internal/app/spendledger", "internal/reconcile", "internal/spend", "internal/pager",
 		"internal/stripeusage", "internal/openaiusage", "internal/openmeter"},
 }

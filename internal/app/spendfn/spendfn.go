@@ -1,6 +1,9 @@
 package spendfn
 
 import (
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+
 	"github.com/hookline/hookline/internal/app"
 	"github.com/hookline/hookline/internal/app/spendledger"
 	"github.com/hookline/hookline/internal/app/worker"
@@ -10,7 +13,9 @@ import (
 )
 
 // Function is the spend worker, invoked by its queue's event source.
-var Function = app.Function{Name: "spend-worker", Clients: app.QueueClients, Build: func(d app.Deps) (app.Handler, error) {
+var Function = app.Function{Name: "spend-worker", Clients: func(cfg aws.Config) app.Clients {
+	return app.QueueClients(cfg, sqs.NewFromConfig(cfg))
+}, Build: func(d app.Deps) (app.Handler, error) {
 	return app.Built(d, New, func(h intake.SQSHandler) app.Handler { return app.Handler{SQS: h} })
 }}
 

@@ -10,7 +10,11 @@ import (
 // Queue is the worker's queue and its dead-letter queue, w.QueueURL and
 // w.DeadLetterQueueURL.
 func Queue(d app.Deps, w config.Worker) (*queue.Queue, error) {
-	return queue.New(queue.Config{SQS: d.Clients.SQS, URL: w.QueueURL, DeadLetterURL: w.DeadLetterQueueURL, Logger: d.Log()})
+	api, err := app.SQS[queue.SQSAPI](d.Clients)
+	if err != nil {
+		return nil, err
+	}
+	return queue.New(queue.Config{SQS: api, URL: w.QueueURL, DeadLetterURL: w.DeadLetterQueueURL, Logger: d.Log()})
 }
 
 // ReadingPayloads puts a queue worker's handler behind the reader of the
