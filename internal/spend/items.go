@@ -56,6 +56,23 @@ type workloadItem struct {
 	AtBoundary   string `dynamodbav:"at_boundary,omitempty"`
 	PeriodID     string `dynamodbav:"period_id,omitempty"`
 	PrevPeriodID string `dynamodbav:"prev_period_id,omitempty"`
+	// PendingPeriod, PendingAnchor and PendingTimeZone are a change of
+	// period ([Caps.SetPeriod]) that takes effect at PendingFrom, the
+	// current period's end; the boundary there applies it. PeriodSince is
+	// when the period in force took effect (empty: from the start), and
+	// WasPeriod, WasAnchor and WasTimeZone the period before it, by which
+	// late records of its periods still count. A pending change whose
+	// PendingFrom is PeriodSince is the one applied: the boundary sets
+	// rather than removes (the local DynamoDB ignores REMOVE in a
+	// transaction).
+	PendingPeriod   string `dynamodbav:"pending_period,omitempty"`
+	PendingAnchor   string `dynamodbav:"pending_anchor,omitempty"`
+	PendingTimeZone string `dynamodbav:"pending_time_zone,omitempty"`
+	PendingFrom     string `dynamodbav:"pending_from,omitempty"`
+	PeriodSince     string `dynamodbav:"period_since,omitempty"`
+	WasPeriod       string `dynamodbav:"was_period,omitempty"`
+	WasAnchor       string `dynamodbav:"was_anchor,omitempty"`
+	WasTimeZone     string `dynamodbav:"was_time_zone,omitempty"`
 
 	// EarlierRoute is the routing key as builds before the name
 	// routing_key stored it ("route"). It is read, never written. The
@@ -85,6 +102,7 @@ func (it workloadItem) workload() Workload {
 	// period, so such a workload fails its writes rather than counting
 	// them in the wrong total.
 	w.Periods, w.periodErr = it.periodsOf()
+	w.pending = pendingStored{it.PendingPeriod, it.PendingAnchor, it.PendingTimeZone, it.PendingFrom}
 	return w
 }
 

@@ -60,7 +60,9 @@ func (s *core) rollTo(ctx context.Context, id string, at time.Time) (Workload, e
 //   - the workload's item: its current period becomes p with a total of
 //     zero, its cap epoch grows by one (so the new period's cap pages
 //     under new dedup keys) and its escalation level is zero; a workload
-//     its cap paused becomes active when its policy is resume;
+//     its cap paused becomes active when its policy is resume; a change
+//     of period pending from this boundary takes effect
+//     (period_change.go);
 //   - the item of the period it leaves (PERIOD#<old>) adds the period's
 //     final total and keeps its cap and close;
 //   - for a paused workload, the decision (resume or stay) and its page.
@@ -82,6 +84,7 @@ func (s *core) roll(ctx context.Context, w Workload, p period.Period) error {
 		And(expression.Name("total").Equal(expression.Value(w.Total))).
 		And(expression.Name("cap_epoch").Equal(expression.Value(w.CapEpoch))).
 		And(expression.Name("status").Equal(expression.Value(string(w.Status))))
+	upd, cond = applyPending(upd, cond, w, p)
 	var decision []types.TransactWriteItem
 	if w.Status == StatusPaused {
 		action := ActionStayAtBoundary

@@ -52,6 +52,14 @@ type Periods struct {
 	Grace time.Duration
 	// AtBoundary is the boundary policy; empty reads as resume.
 	AtBoundary BoundaryPolicy
+	// Pending is a change of the recurrence that takes effect at the
+	// current period's end ([Caps.SetPeriod]); nil when none is pending.
+	Pending *PeriodChange
+	// Since is when Recurrence took effect (zero: from the workload's
+	// start), and Was the recurrence before it, by which records dated
+	// before Since count.
+	Since time.Time
+	Was   *period.Recurrence
 }
 
 // ParsePeriods reads the CLI's period flags (--period, --anchor,
@@ -95,14 +103,31 @@ func (p Periods) policy() BoundaryPolicy {
 	return p.AtBoundary
 }
 
-// At is the period of p that holds t ([period.Lifetime] for none).
+// At is the period of p that holds t ([period.Lifetime] for none), by
+// the recurrence in force at t: Was before Since, Pending from its From,
+// else Recurrence. The first period after a change starts at the change
+// (the end of the period before it) and ends at the new recurrence's
+// next boundary; the periods after it are whole.
 func (p Periods) At(t time.Time) (period.Period, error) {
-	q, err := p.Recurrence.PeriodAt(t)
+	rec, from := p.Recurrence, p.Since
+	switch {
+	case p.Pending != nil && !t.Before(p.Pending.From):
+		rec, from = p.Pending.Recurrence, p.Pending.From
+	case p.Was != nil && t.Before(p.Since):
+		rec, from = *p.Was, time.Time{}
+	}
+	q, err := rec.PeriodAt(t)
 	if err != nil {
 		return period.Period{}, fmt.Errorf("spend: period at %s: %w", t.Format(time.RFC3339), err)
 	}
-	if p.Recurrence.Zone != nil {
-		q = q.In(p.Recurrence.Zone)
+	if q.Start.Before(from) {
+		q.Start = from
+	}
+	if p.Was != nil && t.Before(p.Since) && q.End.After(p.Since) {
+		q.End = p.Since
+	}
+	if rec.Zone != nil {
+		q = q.In(rec.Zone)
 	}
 	return q, nil
 }
@@ -166,7 +191,11 @@ func (it workloadItem) periodsOf() (Periods, error) {
 	if err != nil {
 		return Periods{}, fmt.Errorf("spend: workload %s: stored grace: %w", it.ID, err)
 	}
-	return Periods{Recurrence: rec, Grace: g, AtBoundary: BoundaryPolicy(it.AtBoundary)}, nil
+	p := Periods{Recurrence: rec, Grace: g, AtBoundary: BoundaryPolicy(it.AtBoundary)}
+	if err := it.changesOf(&p); err != nil {
+		return Periods{}, fmt.Errorf("spend: workload %s: %w", it.ID, err)
+	}
+	return p, nil
 }
 
 // setPeriods stores p on a workload item.

@@ -62,6 +62,9 @@ type Workload struct {
 	PeriodID     string
 	PrevPeriodID string
 	periodErr    error
+	// pending is the stored change of period as read, which the roll
+	// into a new period holds (period_change.go).
+	pending pendingStored
 }
 
 // Period is the period w's Total counts ([period.Lifetime] for a
