@@ -10,15 +10,18 @@ import (
 	"time"
 
 	"github.com/hookline/hookline/internal/sums"
-	"github.com/hookline/hookline/pkg/idempotency"
 	"github.com/hookline/hookline/pkg/webhook"
 )
 
-// DefaultIntakeRetention is INTAKE_RETENTION's default: intake's
-// DefaultRetention, to which the package's tests hold it. The package
-// does not import internal/intake, whose SQS client every function would
-// then link, the admission function and the reconciler included.
-const DefaultIntakeRetention = 35 * 24 * time.Hour
+// Retentions' defaults: INTAKE_RETENTION's is intake's DefaultRetention
+// and IDEMPOTENCY_RETENTION's is idempotency's, to which the package's
+// tests hold them. The package imports neither: every function would then
+// link the intake's SQS client and the idempotency store, the admission
+// function and the reconciler included.
+const (
+	DefaultIntakeRetention      = 35 * 24 * time.Hour
+	DefaultIdempotencyRetention = 35 * 24 * time.Hour
+)
 
 // Lookup reads one variable; os.LookupEnv is the production one.
 type Lookup func(string) (string, bool)
@@ -253,7 +256,7 @@ func PaymentWorkerFromEnv(lookup Lookup, parse ParseMappings) (PaymentWorker, er
 		IntakeTable:       e.required("INTAKE_TABLE"),
 		Namespace:         e.optional("IDEMPOTENCY_NAMESPACE", "payments"),
 		InProgressTimeout: e.duration("IN_PROGRESS_TIMEOUT", inProgress),
-		Retention:         e.duration("IDEMPOTENCY_RETENTION", idempotency.DefaultRetention),
+		Retention:         e.duration("IDEMPOTENCY_RETENTION", DefaultIdempotencyRetention),
 		CacheSize:         e.integer("IDEMPOTENCY_CACHE_SIZE", 10000),
 		ProviderAPIKey:    e.optional("PROVIDER_API_KEY", ""),
 		ProviderTimeout:   e.duration("PROVIDER_TIMEOUT", 5*time.Second),

@@ -7,13 +7,18 @@ import (
 
 	"github.com/hookline/hookline/internal/config"
 	"github.com/hookline/hookline/internal/intake"
+	"github.com/hookline/hookline/pkg/idempotency"
 )
 
-// TestIntakeRetentionDefaultIsIntakes: config keeps its own copy of the
-// default so that it need not import intake; the copy is intake's.
-func TestIntakeRetentionDefaultIsIntakes(t *testing.T) {
+// TestRetentionDefaultsAreTheirPackages: config keeps its own copy of the
+// intake's and the idempotency store's default retentions so that it
+// need not import them; each copy is its package's.
+func TestRetentionDefaultsAreTheirPackages(t *testing.T) {
 	if config.DefaultIntakeRetention != intake.DefaultRetention {
-		t.Fatalf("config.DefaultIntakeRetention = %s, intake.DefaultRetention = %s", config.DefaultIntakeRetention, intake.DefaultRetention)
+		t.Errorf("config.DefaultIntakeRetention = %s, intake.DefaultRetention = %s", config.DefaultIntakeRetention, intake.DefaultRetention)
+	}
+	if config.DefaultIdempotencyRetention != idempotency.DefaultRetention {
+		t.Errorf("config.DefaultIdempotencyRetention = %s, idempotency.DefaultRetention = %s", config.DefaultIdempotencyRetention, idempotency.DefaultRetention)
 	}
 }
 

@@ -34,7 +34,7 @@ var uses = map[string][]string{
 	"receiver":  {"internal/app/receiverfn", "internal/receiver", "internal/intake", "pkg/queue", sqsSDK},
 	"admission": {"internal/app/admissionfn", "internal/admission", "internal/spend", "internal/pager"},
 	"payment-worker": {"internal/app/paymentfn", "internal/app/worker", "internal/paymentworker", "internal/stripecharge",
-		stripeSDK, "github.com/bojanz/currency", "internal/intake", "pkg/queue", sqsSDK},
+		stripeSDK, "github.com/bojanz/currency", "pkg/idempotency", "internal/intake", "pkg/queue", sqsSDK},
 	// The spend worker parses Stripe's and OpenMeter's alerts with their
 	// adapters' parsers, and OpenMeter's adapter is also the reconciler's
 	// export.
