@@ -32,6 +32,7 @@ var grammar = []struct {
 	{path: "workload set-cap", args: []string{"workload-7"}, required: []string{"--cap=1500"}},
 	{path: "workload set-step", args: []string{"workload-7"}, required: []string{"--step=100"}},
 	{path: "workload set-hold", args: []string{"workload-7"}, required: []string{"--hold=true"}},
+	{path: "workload set-period", args: []string{"workload-7"}, required: []string{"--period=month"}},
 	{path: "workload add-alias", args: []string{"workload-7"}, required: []string{"--ref=img"}},
 	{path: "workload retire", args: []string{"workload-7"}},
 	{path: "workload resume", args: []string{"workload-7"}},

@@ -21,9 +21,9 @@ import (
 // newWorkloadCmd administers workloads: registration, caps, aliases,
 // retirement, the operator's resume after a pause, and explanations.
 func newWorkloadCmd() *cobra.Command {
-	cmd := group("workload", "Workloads: create, list, check, explain, set-cap, set-step, set-hold, add-alias, retire, resume, admission")
+	cmd := group("workload", "Workloads: create, list, check, explain, set-cap, set-step, set-hold, set-period, add-alias, retire, resume, admission")
 	cmd.AddCommand(newWorkloadCreateCmd(), newWorkloadListCmd(), newWorkloadCheckCmd(), newWorkloadExplainCmd(),
-		newWorkloadSetCapCmd(), newWorkloadSetStepCmd(), newWorkloadSetHoldCmd(),
+		newWorkloadSetCapCmd(), newWorkloadSetStepCmd(), newWorkloadSetHoldCmd(), newWorkloadSetPeriodCmd(),
 		newWorkloadAddAliasCmd(), newWorkloadRetireCmd(), newWorkloadResumeCmd(), newWorkloadAdmissionCmd())
 	return cmd
 }
