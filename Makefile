@@ -47,7 +47,7 @@ test: deps ## Run every test against the embedded local AWS (or AWS_ENDPOINT_URL
 
 .PHONY: bench
 bench: deps ## Run the benchmarks (7-10 min on 2 cores); every ratio names what it divides by, measured in the same run (docs/benchmarks.md).
-	@echo "== bootstraps: size as shipped (linux/arm64, -s -w) in bytes and in MB (2^20 bytes), x-unstripped = size / the unstripped build's, x-10MB-goal = size / 10 MB; init-ms under the Lambda RIE, x-minimal-init = init / a bare lambda.Start bootstrap's, same run"
+	@echo "== bootstraps: size as shipped (linux/arm64, -s -w) in bytes and in MB (10^6 bytes), x-unstripped = size / the unstripped build's, x-10MB-goal = size / 10,000,000 bytes; init-ms under the Lambda RIE, x-minimal-init = init / a bare lambda.Start bootstrap's, same run"
 	$(GO) test -run '^$$' -bench Bootstrap -benchtime 1x ./internal/dev/coldstart
 	@echo "== verify + parse, 1 KiB body, two active secrets (ns/op, B/op, allocs/op); no ratio"
 	$(GO) test -run '^$$' -bench 'VerifyStandard|VerifyStripe|ParseEnvelope' -benchmem ./pkg/webhook
