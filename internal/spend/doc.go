@@ -96,7 +96,9 @@
 // transaction as its entry, with a check that the workload's period is
 // later; the first record or reconciliation run of a later period moves
 // the workload to it once, and the period it leaves keeps its total on
-// its item (period_roll.go). Period items never expire.
+// its item (period_roll.go). Period items never expire. A change of
+// period ([Caps.SetPeriod], period_change.go) is pending on the item
+// until the current period's end, where that boundary applies it.
 //
 // The ledger table (LedgerTable):
 //
