@@ -129,6 +129,11 @@ type Client struct {
 
 	mu       sync.Mutex
 	limiters map[string]*rate.Limiter
+	// hold is the instant before which no call goes to the provider, set
+	// by the last wait it named, and held the error of the answer that
+	// named it ([ErrRateLimited] or [ErrUnavailable]).
+	hold   time.Time
+	heldBy error
 
 	calls, rateLimited, retries atomic.Int64
 }
@@ -174,15 +179,21 @@ type failed struct {
 	last     *Response
 	after    time.Duration
 	hasAfter bool
+	// until is the hold the named wait set.
+	until time.Time
 }
 
 // Get calls GET url with header, paced on endpoint's token bucket, until
 // an answer other than a 429 or a 5xx comes, or [Config.MaxAttempts]
-// calls have failed ([*GaveUpError]). A cancelled ctx stops it at once,
-// with an error wrapping ctx's.
+// calls have failed ([*GaveUpError]). No call is sent before the last
+// Retry-After the client was given runs out, whichever call it came on;
+// when ctx's deadline comes first, Get fails at once with a
+// [*HeldError]. A cancelled ctx stops it at once, with an error wrapping
+// ctx's.
 func (c *Client) Get(ctx context.Context, endpoint, url string, header http.Header) (*Response, error) {
+	var served time.Time // the hold this call has waited out
 	for attempt := 1; ; attempt++ {
-		resp, f, err := c.try(ctx, endpoint, url, header)
+		resp, f, err := c.try(ctx, endpoint, url, header, served)
 		switch {
 		case err != nil:
 			return nil, err
@@ -199,6 +210,12 @@ func (c *Client) Get(ctx context.Context, endpoint, url string, header http.Head
 		c.cfg.Logger.LogAttrs(ctx, slog.LevelWarn, "provider call failed, retrying",
 			slog.String("provider", c.cfg.Name), slog.String("endpoint", endpoint), slog.Int("attempt", attempt),
 			slog.Duration("wait", wait), slog.String("error", f.err.Error()))
+		if f.hasAfter {
+			if err := c.outlasts(ctx, endpoint, f.until, wait, f.err); err != nil {
+				return nil, err
+			}
+			served = f.until
+		}
 		if err := c.cfg.Sleep(ctx, wait); err != nil {
 			return nil, fmt.Errorf("paced: GET %s: waiting to retry: %w", endpoint, err)
 		}
@@ -208,9 +225,13 @@ func (c *Client) Get(ctx context.Context, endpoint, url string, header http.Head
 
 // try makes one paced call: its answer, or the failure worth repeating,
 // or an error that ends the call.
-func (c *Client) try(ctx context.Context, endpoint, url string, header http.Header) (*Response, *failed, error) {
+// served is a hold the call has already waited out.
+func (c *Client) try(ctx context.Context, endpoint, url string, header http.Header, served time.Time) (*Response, *failed, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, nil, fmt.Errorf("paced: GET %s: %w", endpoint, context.Cause(ctx))
+	}
+	if err := c.waitHold(ctx, endpoint, served); err != nil {
+		return nil, nil, err
 	}
 	if err := c.pace(ctx, endpoint); err != nil {
 		return nil, nil, fmt.Errorf("paced: GET %s: waiting for the pace: %w", endpoint, err)
@@ -253,8 +274,46 @@ func (c *Client) try(ctx context.Context, endpoint, url string, header http.Head
 }
 
 func (c *Client) again(err error, r *Response) *failed {
-	after, ok := RetryAfter(r.Header, c.cfg.Now(), c.cfg.MaxRetryAfter)
-	return &failed{err: err, last: r, after: after, hasAfter: ok}
+	now := c.cfg.Now()
+	after, ok := RetryAfter(r.Header, now, c.cfg.MaxRetryAfter)
+	f := &failed{err: err, last: r, after: after, hasAfter: ok}
+	if ok {
+		f.until = now.Add(after)
+		c.holdUntil(f.until, err)
+	}
+	return f
+}
+
+// holdUntil keeps every later call of the client, to any endpoint, from
+// the provider until t, unless a later hold is already set.
+func (c *Client) holdUntil(t time.Time, cause error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if t.After(c.hold) {
+		c.hold, c.heldBy = t, cause
+	}
+}
+
+// waitHold waits out the client's hold ([Client.holdUntil]) through
+// [Config.Sleep], unless it is the hold served, which the call has waited
+// out already. When ctx's deadline comes before the hold ends, it fails
+// at once with a [*HeldError] instead: the call could not be sent in
+// time anyway.
+func (c *Client) waitHold(ctx context.Context, endpoint string, served time.Time) error {
+	c.mu.Lock()
+	until, cause := c.hold, c.heldBy
+	c.mu.Unlock()
+	wait := until.Sub(c.cfg.Now())
+	if wait <= 0 || until.Equal(served) {
+		return nil
+	}
+	if err := c.outlasts(ctx, endpoint, until, wait, cause); err != nil {
+		return err
+	}
+	if err := c.cfg.Sleep(ctx, wait); err != nil {
+		return fmt.Errorf("paced: GET %s: waiting out the provider's Retry-After: %w", endpoint, err)
+	}
+	return nil
 }
 
 // lost is a call that got no full answer, worth repeating unless the
@@ -272,6 +331,15 @@ func (c *Client) stopped(ctx context.Context, endpoint string, err error) error 
 		return nil
 	}
 	return fmt.Errorf("paced: GET %s: %s: %w", endpoint, c.redact(err.Error()), context.Cause(ctx))
+}
+
+// outlasts is the [*HeldError] of a call whose ctx ends before a hold
+// until until, wait from now, would let it be sent; else nil.
+func (c *Client) outlasts(ctx context.Context, endpoint string, until time.Time, wait time.Duration, cause error) error {
+	if dl, ok := ctx.Deadline(); ok && time.Until(dl) < wait {
+		return &HeldError{Endpoint: endpoint, Until: until, Wait: wait, Err: cause}
+	}
+	return nil
 }
 
 // wait is the pause before retry number attempt: the wait the provider

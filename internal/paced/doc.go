@@ -18,10 +18,13 @@
 //     [Config.MaxAttempts] calls in all; then the call fails with a
 //     [*GaveUpError]. Any other status is the reader's to read: the
 //     answer comes back as a [Response]. A GET has no effect to repeat.
-//   - Retry-After. When the provider names a wait, the retry waits exactly
-//     that long, and no request is sent before it runs out: OpenAI's
-//     retry-after-ms (milliseconds, a decimal), and Retry-After as delta
-//     seconds or as an HTTP date ([RetryAfter]). A wait is never negative
+//   - Retry-After. When the provider names a wait, no request of the
+//     client, to any endpoint, is sent before it runs out: not the retry,
+//     nor any later call, though the call that got it has given up. A
+//     call whose context's deadline comes before the wait runs out is not
+//     sent: it fails at once with a [*HeldError] ([ErrHeld]). A wait is
+//     named by OpenAI's retry-after-ms (milliseconds, a decimal), or by
+//     Retry-After as delta seconds or as an HTTP date ([RetryAfter]). A wait is never negative
 //     (a date in the past is 0) and never longer than [Config.MaxRetryAfter]
 //     (default [MaxRetryAfter]): a value too large to represent, such as
 //     99999999999 seconds or 1e300 ms, means "wait the cap", not "no

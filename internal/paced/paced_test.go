@@ -272,3 +272,57 @@ func TestConfigIsValidated(t *testing.T) {
 		t.Fatalf("err %v", err)
 	}
 }
+
+func TestGetHoldsLaterCallsUntilRetryAfterRunsOut(t *testing.T) {
+	// Given a provider that answers 429 Retry-After: 30 to more attempts
+	// than the client makes,
+	c := &clock{now: t0}
+	ra := reply{status: 429, header: map[string]string{"Retry-After": "30"}}
+	srv, at := serve(t, c, ra, ra, ra)
+	p := newClient(t, c, func(cfg *paced.Config) { cfg.MaxAttempts = 2 })
+	// when a call gives up on it,
+	if _, err := p.Get(t.Context(), "/a", srv.URL, nil); !errors.Is(err, paced.ErrGaveUp) {
+		t.Fatalf("first call: err %v", err)
+	}
+	gaveUp := c.Now()
+	// then a second call through the same client, to any endpoint, does
+	// not reach the provider before the named wait has run out.
+	_, err := p.Get(t.Context(), "/b", srv.URL, nil)
+	calls := at()
+	if len(calls) < 3 {
+		t.Fatalf("err %v; requests at %v", err, calls)
+	}
+	if early := gaveUp.Add(30 * time.Second).Sub(calls[2]); early > 0 {
+		t.Fatalf("the second call reached the provider %v before Retry-After ran out (requests at %v)", early, calls)
+	}
+}
+
+func TestGetFailsFastWhenTheHoldOutlastsTheDeadline(t *testing.T) {
+	// Given a client held 30 s by a provider's Retry-After,
+	c := &clock{now: t0}
+	ra := reply{status: 429, header: map[string]string{"Retry-After": "30"}}
+	srv, at := serve(t, c, ra)
+	p := newClient(t, c, func(cfg *paced.Config) { cfg.MaxAttempts = 1 })
+	if _, err := p.Get(t.Context(), "/a", srv.URL, nil); !errors.Is(err, paced.ErrGaveUp) {
+		t.Fatalf("first call: err %v", err)
+	}
+	// when a call comes whose deadline ends before the hold does,
+	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+	defer cancel()
+	_, err := p.Get(ctx, "/a", srv.URL, nil)
+	// then it fails at once with the typed error, sends nothing and
+	// sleeps not at all.
+	var held *paced.HeldError
+	if !errors.As(err, &held) || !errors.Is(err, paced.ErrHeld) || !errors.Is(err, paced.ErrRateLimited) ||
+		!held.Until.Equal(t0.Add(30*time.Second)) {
+		t.Fatalf("err %v; want a HeldError until %v", err, t0.Add(30*time.Second))
+	}
+	if n := len(at()); n != 1 || len(c.all()) != 0 {
+		t.Fatalf("%d requests, waits %v: the held call was sent or waited", n, c.all())
+	}
+	// And a reader's sentinel classes it as rate limited.
+	rl, un := errors.New("rl"), errors.New("un")
+	if got := paced.As(err, rl, un); !errors.Is(got, rl) {
+		t.Fatalf("As = %v, want the rate-limited sentinel", got)
+	}
+}
