@@ -722,6 +722,9 @@ func paths(e *spend.Entry) []string {
 // cause is the line of the record that took decision d: its ledger
 // entry, or the bucket's delta it names.
 func (r Runbook) cause(d *spend.Decision) string {
+	if d.Action == spend.ActionSetPeriod {
+		return "an operator's change of period (workload set-period), in force from the end of the period it was made in"
+	}
 	e := r.Cause
 	if e == nil && r.CauseDelta != nil && r.CauseBucket != nil {
 		x := r.CauseDelta

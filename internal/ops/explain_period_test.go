@@ -41,3 +41,28 @@ func TestRunbookShowsTheCurrentAndPreviousPeriod(t *testing.T) {
 		}
 	}
 }
+
+func TestRunbookSaysAPeriodChangeWasAnOperators(t *testing.T) {
+	at := time.Date(2026, 11, 30, 3, 18, 0, 0, time.UTC)
+	// Given a workload whose latest decision is a change of period
+	line := "spend period change workload=w-7 to=month anchored 2027-01-01T00:00:00 America/New_York from=2026-11-30T00:00:00-08:00 was=month anchored 2026-01-31T00:00:00 America/Los_Angeles"
+	x := spend.Explanation{Workload: spend.Workload{ID: "w-7", Status: spend.StatusActive, Cap: 10, Total: 3},
+		Decisions: []spend.Decision{{WorkloadID: "w-7", Action: spend.ActionSetPeriod, DecidedAt: at, Line: line}}}
+
+	// When its runbook is written
+	var buf bytes.Buffer
+	if err := NewRunbook(x, at).WriteText(&buf); err != nil {
+		t.Fatal(err)
+	}
+
+	// Then the last action is the change, caused by an operator, not a
+	// record whose entry is missing
+	for _, want := range []string{
+		"set_period at 2026-11-30T03:18:00Z: " + line,
+		"an operator's change of period (workload set-period), in force from the end of the period it was made in",
+	} {
+		if !strings.Contains(buf.String(), want) {
+			t.Errorf("runbook lacks\n%s\n---\n%s", want, buf.String())
+		}
+	}
+}

@@ -134,7 +134,7 @@ func (s *Explainer) Explain(ctx context.Context, workloadID string) (Explanation
 	if x.Decisions, err = s.decisions(ctx, workloadID, explainDecisions); err != nil {
 		return x, err
 	}
-	if len(x.Decisions) > 0 {
+	if len(x.Decisions) > 0 && x.Decisions[0].RecordID != "" { // a change of period names no record
 		e, err := s.entry(ctx, x.Decisions[0].RecordID)
 		if err != nil && !errors.Is(err, ErrNotFound) {
 			return x, err
