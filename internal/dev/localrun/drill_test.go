@@ -111,14 +111,24 @@ func createWorkload(t *testing.T, ledger spendledger.Ledger, w spend.NewWorkload
 // test ends.
 func launch(t *testing.T, s drillSetup) *localrun.System {
 	t.Helper()
+	sys, err := tryLaunch(t, s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sys
+}
+
+// tryLaunch is launch, returning the error of a run that did not start.
+func tryLaunch(t *testing.T, s drillSetup) (*localrun.System, error) {
+	t.Helper()
 	s.cfg.Addr = "127.0.0.1:0"
 	s.cfg.Lookup = func(k string) (string, bool) { v, ok := s.env[k]; return v, ok }
 	sys, err := localrun.Start(context.Background(), s.cfg)
 	if err != nil {
-		t.Fatal(err)
+		return nil, err
 	}
 	t.Cleanup(func() { sys.Close() })
-	return sys
+	return sys, nil
 }
 
 // start starts a local run with cfg and no environment, as startDrill

@@ -3,8 +3,10 @@ package localrun_test
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
+	"syscall"
 	"testing"
 	"time"
 
@@ -33,10 +35,25 @@ func startProviders(t *testing.T) *localrun.System {
 	// The mappings make charges of a fetched Mollie payment (the
 	// envelope's item is the object Mollie's API holds) and of a PayPal
 	// capture.
-	paypalCertsAddr := testkit.FreeAddr(t)
-	sys, _ := startDrill(t, env(map[string]string{"HOOKLINE_SOURCES": providerSources(paypalCertsAddr)}),
-		withPayments(t, paypalCertsAddr))
-	return sys
+	//
+	// The certificate double's address must be in the sources before the
+	// run starts, so it is picked free and then bound: a parallel test can
+	// take it in between, and then the run is started on another.
+	for attempt := 1; ; attempt++ {
+		paypalCertsAddr := testkit.FreeAddr(t)
+		var s drillSetup
+		for _, o := range []drillOption{env(map[string]string{"HOOKLINE_SOURCES": providerSources(paypalCertsAddr)}),
+			withPayments(t, paypalCertsAddr)} {
+			o(&s)
+		}
+		sys, err := tryLaunch(t, s)
+		if err == nil {
+			return sys
+		}
+		if attempt == 5 || !errors.Is(err, syscall.EADDRINUSE) {
+			t.Fatal(err)
+		}
+	}
 }
 
 // send posts body once to a source, as its provider would, with the
