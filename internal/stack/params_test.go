@@ -30,3 +30,30 @@ func TestParameterDefault(t *testing.T) {
 		})
 	}
 }
+
+// TestUsageMappingsReachEveryFunctionThatReadsThem: USAGE_MAPPINGS is a
+// parameter that the receiver maps bodies by and that the spend worker
+// and the reconciler check SUM_SOURCES against at start; a function left
+// without it maps by defaults, or skips that check, on AWS alone.
+func TestUsageMappingsReachEveryFunctionThatReadsThem(t *testing.T) {
+	path, err := Find()
+	if err != nil {
+		t.Fatal(err)
+	}
+	tpl, err := Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := tpl.ParameterDefault("UsageMappings"); !ok {
+		t.Fatal("no UsageMappings parameter with a default")
+	}
+	for _, id := range []string{"ReceiverFunction", "SpendWorkerFunction", "ReconcilerFunction"} {
+		f, ok := tpl.Function(id)
+		if !ok {
+			t.Fatalf("no function %s", id)
+		}
+		if got := f.Environment["USAGE_MAPPINGS"]; got != "ref:UsageMappings" {
+			t.Errorf("%s: USAGE_MAPPINGS = %q, want the UsageMappings parameter", id, got)
+		}
+	}
+}
