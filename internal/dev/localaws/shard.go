@@ -12,7 +12,6 @@ import (
 	"net/http"
 	"regexp"
 	"slices"
-	"sort"
 	"strings"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -24,9 +23,10 @@ import (
 // slice it sorts again on each new key, so inserting costs time in
 // proportion to the table's size; shards divide that size by
 // tableShards. An item, and so every item of one partition, lives in one
-// shard; a query on the table's own key reads one shard; a query on a
-// global secondary index and a scan read every shard and merge, in index
-// order, behind an opaque LastEvaluatedKey.
+// shard; a query on the table's own key reads one shard; a scan reads
+// every shard in turn behind an opaque LastEvaluatedKey, and a query on a
+// global secondary index reads its partition from every shard and merges
+// it in index order (index_query.go).
 const tableShards = 64
 
 const cursorAttr = "hookline_cursor"
@@ -403,7 +403,7 @@ func (d *dynamoFront) query(body []byte) (int, []byte) {
 		status, out = d.callRaw(shard, "Query", b)
 		out = renameResponse(out, phys, in.TableName)
 	} else {
-		status, out = d.queryIndex(in.TableName, ti, idx, body, in.Limit, in.ScanIndexForward == nil || *in.ScanIndexForward,
+		status, out = d.queryIndex(in.TableName, ti, in.IndexName, pkValue, body, in.Limit, in.ScanIndexForward == nil || *in.ScanIndexForward,
 			in.Select == "COUNT", in.ExclusiveStartKey)
 	}
 	if status != http.StatusOK || !d.model {
@@ -433,99 +433,6 @@ func queryCharge(table, index, pk string, out []byte, consistent bool) ([]charge
 		size += itemSize(it)
 	}
 	return []charge{{table: table, index: index, key: pk, read: readUnits(size, consistent && index == "")}}, nil
-}
-
-// indexState is the cursor of a merged index query: per shard, where to
-// resume, or done.
-type indexState struct {
-	Done []bool
-	ESK  []map[string]json.RawMessage
-}
-
-func (d *dynamoFront) queryIndex(table string, ti *tableInfo, idx []string, body []byte, limit int, forward, countOnly bool,
-	esk map[string]json.RawMessage) (int, []byte) {
-	st := indexState{Done: make([]bool, tableShards), ESK: make([]map[string]json.RawMessage, tableShards)}
-	if esk != nil && !decodeCursor(esk, &st) {
-		return apiError(http.StatusBadRequest, "ValidationException", "The provided starting key is invalid")
-	}
-	type hit struct {
-		shard int
-		item  map[string]json.RawMessage
-	}
-	var hits []hit
-	pages := make([]pageResult, tableShards)
-	scanned := 0
-	for s := range tableShards {
-		if st.Done[s] {
-			continue
-		}
-		fields := map[string]any{"TableName": physical(table, s), "ExclusiveStartKey": nil, "Select": nil}
-		if st.ESK[s] != nil {
-			fields["ExclusiveStartKey"] = st.ESK[s]
-		}
-		b, err := withFields(body, fields)
-		if err != nil {
-			return apiError(http.StatusBadRequest, "SerializationException", err.Error())
-		}
-		status, out := d.callRaw(s, "Query", b)
-		if status != http.StatusOK {
-			return status, renameResponse(out, physical(table, s), table)
-		}
-		if err := json.Unmarshal(out, &pages[s]); err != nil {
-			return internalError(err)
-		}
-		scanned += max(pages[s].ScannedCount, len(pages[s].Items))
-		for _, it := range pages[s].Items {
-			hits = append(hits, hit{s, it})
-		}
-	}
-	if len(idx) > 1 {
-		rk, typ := idx[1], ti.types[idx[1]]
-		sort.SliceStable(hits, func(i, j int) bool {
-			c := compareAttr(hits[i].item[rk], hits[j].item[rk], typ)
-			if forward {
-				return c < 0
-			}
-			return c > 0
-		})
-	}
-	if limit > 0 && len(hits) > limit {
-		hits = hits[:limit]
-	}
-	used := make([]int, tableShards)
-	last := make([]map[string]json.RawMessage, tableShards)
-	items := make([]map[string]json.RawMessage, 0, len(hits))
-	for _, h := range hits {
-		used[h.shard]++
-		last[h.shard] = h.item
-		items = append(items, h.item)
-	}
-	more := false
-	for s := range tableShards {
-		if st.Done[s] {
-			continue
-		}
-		p := pages[s]
-		switch {
-		case used[s] == len(p.Items) && p.LastEvaluatedKey == nil:
-			st.Done[s], st.ESK[s] = true, nil
-		case used[s] == len(p.Items):
-			st.ESK[s] = p.LastEvaluatedKey
-		case used[s] > 0:
-			st.ESK[s] = itemKey(last[s], ti.keys, idx)
-		}
-		if !st.Done[s] {
-			more = true
-		}
-	}
-	resp := map[string]any{"Count": len(items), "ScannedCount": scanned}
-	if !countOnly {
-		resp["Items"] = items
-	}
-	if more {
-		resp["LastEvaluatedKey"] = encodeCursor(st)
-	}
-	return jsonOK(resp)
 }
 
 // itemKey is the LastEvaluatedKey of an item in an index: the table's key
