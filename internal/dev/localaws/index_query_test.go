@@ -277,3 +277,51 @@ func (q indexQuery) want(model indexModel) []string {
 	}
 	return keys
 }
+
+// TestIndexQueryLimitCountsBeforeTheFilter pages a descending index query
+// with a Limit and a FilterExpression: each page evaluates Limit items,
+// returns those the filter keeps, and resumes after the last one
+// evaluated; a ProjectionExpression narrows what comes back.
+func TestIndexQueryLimitCountsBeforeTheFilter(t *testing.T) {
+	env, _ := startEmbedded(t, Options{HotItems: -1})
+	table := aws.String(env.TableName("LedgerTable"))
+	ctx := context.Background()
+	s := func(v string) ddbtypes.AttributeValue { return &ddbtypes.AttributeValueMemberS{Value: v} }
+	for i := 1; i <= 6; i++ {
+		it := map[string]ddbtypes.AttributeValue{"pk": s(fmt.Sprintf("f%d", i)), "sk": s("X"), "gsi1pk": s("F"),
+			"gsi1sk": s(fmt.Sprintf("%02d", i)), "n": &ddbtypes.AttributeValueMemberN{Value: fmt.Sprint(i % 3)}}
+		if _, err := env.DynamoDB.PutItem(ctx, &dynamodb.PutItemInput{TableName: table, Item: it}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	in := &dynamodb.QueryInput{TableName: table, IndexName: aws.String("gsi1"), ScanIndexForward: aws.Bool(false),
+		KeyConditionExpression: aws.String("gsi1pk = :p"), FilterExpression: aws.String("#n > :z"),
+		ProjectionExpression:     aws.String("gsi1sk, #n"),
+		ExpressionAttributeNames: map[string]string{"#n": "n"},
+		ExpressionAttributeValues: map[string]ddbtypes.AttributeValue{":p": s("F"),
+			":z": &ddbtypes.AttributeValueMemberN{Value: "0"}},
+		Limit: aws.Int32(2)}
+	var pages []string
+	for range 5 {
+		out, err := env.DynamoDB.Query(ctx, in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, it := range out.Items {
+			if len(it) != 2 {
+				t.Fatalf("item %v: want gsi1sk and n only", it)
+			}
+			got = append(got, it["gsi1sk"].(*ddbtypes.AttributeValueMemberS).Value)
+		}
+		pages = append(pages, fmt.Sprintf("%v/%d", got, out.ScannedCount))
+		if len(out.LastEvaluatedKey) == 0 {
+			break
+		}
+		in.ExclusiveStartKey = out.LastEvaluatedKey
+	}
+	// 06 and 03 have n = 0: the filter drops them, after Limit counted them.
+	if got, want := fmt.Sprint(pages), "[[05]/2 [04]/2 [02 01]/2]"; got != want {
+		t.Fatalf("pages (items/scanned) %s, want %s", got, want)
+	}
+}
