@@ -2,6 +2,7 @@ package localaws
 
 import (
 	"encoding/json"
+	"maps"
 	"net/http"
 	"slices"
 	"strings"
@@ -64,6 +65,9 @@ func (d *dynamoFront) queryIndex(table string, ti *tableInfo, index string, pk j
 	idx := ti.indexes[index]
 	if strings.TrimSpace(in.KeyConditionExpression) == "" || pk == nil {
 		return apiError(http.StatusBadRequest, "ValidationException", "Query condition missed key schema element: "+idx[0])
+	}
+	if msg := in.unused(); msg != "" {
+		return apiError(http.StatusBadRequest, "ValidationException", msg)
 	}
 	if in.ExpressionAttributeNames == nil {
 		in.ExpressionAttributeNames = map[string]string{}
@@ -137,6 +141,28 @@ func (d *dynamoFront) queryIndex(table string, ti *tableInfo, index string, pk j
 		resp["LastEvaluatedKey"] = itemKey(page[len(page)-1].item, ti.keys, idx)
 	}
 	return jsonOK(resp)
+}
+
+// unused names the placeholders no expression of the query uses, which
+// DynamoDB refuses (as minidyn does, by the same test of substrings).
+func (in indexQueryInput) unused() string {
+	exprs := in.KeyConditionExpression + " " + in.FilterExpression + " " + in.ProjectionExpression
+	find := func(keys []string) string {
+		var out []string
+		for _, k := range keys {
+			if !strings.Contains(exprs, k) {
+				out = append(out, k)
+			}
+		}
+		return strings.Join(out, ", ")
+	}
+	if ks := find(slices.Sorted(maps.Keys(in.ExpressionAttributeNames))); ks != "" {
+		return "Value provided in ExpressionAttributeNames unused in expressions: keys: {" + ks + "}"
+	}
+	if ks := find(slices.Sorted(maps.Keys(in.ExpressionAttributeValues))); ks != "" {
+		return "Value provided in ExpressionAttributeValues unused in expressions: keys: {" + ks + "}"
+	}
+	return ""
 }
 
 // answer is what an evaluated item returns: nil when it fails the

@@ -324,4 +324,10 @@ func TestIndexQueryLimitCountsBeforeTheFilter(t *testing.T) {
 	if got, want := fmt.Sprint(pages), "[[05]/2 [04]/2 [02 01]/2]"; got != want {
 		t.Fatalf("pages (items/scanned) %s, want %s", got, want)
 	}
+	// A value that no expression uses is refused, as DynamoDB refuses it.
+	in.ExpressionAttributeValues[":unused"] = s("x")
+	_, err := env.DynamoDB.Query(ctx, in)
+	if got := outcome(err, func() any { return nil }); got != "error ValidationException" {
+		t.Fatalf("a query with an unused value: %s, want error ValidationException", got)
+	}
 }
