@@ -60,6 +60,12 @@ type Config struct {
 	Sleep func(ctx context.Context, d time.Duration) error
 	// Logger gets a line per retry, and per call at debug level.
 	Logger *slog.Logger
+	// Paced, when set, is the paced client the calls go through, shared
+	// with the other readers of the same organization, so that a wait
+	// OpenAI names to one holds them all (package paced). Its pace,
+	// retries and clock are its own: HTTPClient, Rate, Burst,
+	// MaxAttempts, Backoff and Sleep are then unused.
+	Paced *paced.Client
 }
 
 // Validate reports every problem of c at once, each a [*ConfigError].
@@ -132,6 +138,9 @@ func New(cfg Config) (*Reader, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
+	if cfg.Paced != nil {
+		return &Reader{cfg: cfg, base: base, call: cfg.Paced}, nil
+	}
 	call, err := paced.New(paced.Config{Name: "openai", Rate: float64(cfg.Rate), Burst: cfg.Burst,
 		MaxAttempts: cfg.MaxAttempts, Backoff: cfg.Backoff, MaxRetryAfter: MaxRetryAfter, MaxBody: maxBody,
 		HTTP: cfg.HTTPClient, Sleep: cfg.Sleep, Secret: cfg.Key, Logger: cfg.Logger})
@@ -148,6 +157,10 @@ type Stats struct{ Calls, RateLimited, Retries int64 }
 
 // Stats returns the counts so far.
 func (r *Reader) Stats() Stats { return Stats(r.call.Stats()) }
+
+// Paced is the paced client the reader calls through, for another reader
+// of the same organization to share ([Config.Paced]).
+func (r *Reader) Paced() *paced.Client { return r.call }
 
 // redact removes the key from text that came from elsewhere.
 func (r *Reader) redact(text string) string {

@@ -140,6 +140,11 @@ type Config struct {
 	// (default time.Now).
 	Wait func(ctx context.Context, d time.Duration) error
 	Now  func() time.Time
+	// Paced, when set, is the paced client the calls go through, shared
+	// with the other readers of the same account, so that a wait the
+	// provider names to one holds them all (package paced). Its pace,
+	// retries and clock are its own: Attempts, Timeout, Rate, HTTP, Wait and Now are then unused.
+	Paced *paced.Client
 }
 
 // ExportSource is a door source whose events OpenMeter holds, and its
@@ -243,13 +248,17 @@ type caller struct {
 }
 
 func newCaller(cfg Config) (caller, error) {
+	base := strings.TrimSuffix(cfg.BaseURL, "/")
+	if cfg.Paced != nil {
+		return caller{base: base, key: cfg.APIKey, call: cfg.Paced}, nil
+	}
 	call, err := paced.New(paced.Config{Name: "openmeter", Rate: cfg.Rate, MaxAttempts: cfg.Attempts,
 		BackoffBase: 200 * time.Millisecond, BackoffMax: 10 * time.Second, Timeout: cfg.Timeout, MaxBody: maxBody,
 		HTTP: cfg.HTTP, Now: cfg.Now, Sleep: cfg.Wait, Secret: cfg.APIKey, Logger: cfg.Logger})
 	if err != nil {
 		return caller{}, fmt.Errorf("%w: %w", ErrInvalidConfig, err)
 	}
-	return caller{base: strings.TrimSuffix(cfg.BaseURL, "/"), key: cfg.APIKey, call: call}, nil
+	return caller{base: base, key: cfg.APIKey, call: call}, nil
 }
 
 // get calls GET path?q, paced on endpoint (path's template), until it

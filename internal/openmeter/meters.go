@@ -6,6 +6,7 @@ import (
 	"net/url"
 	"time"
 
+	"github.com/hookline/hookline/internal/paced"
 	"github.com/hookline/hookline/internal/sums"
 )
 
@@ -31,6 +32,10 @@ func NewReader(cfg Config) (*Reader, error) {
 	}
 	return &Reader{call: call}, nil
 }
+
+// Paced is the paced client the reader calls through, for another reader
+// of the same OpenMeter to share ([Config.Paced]).
+func (r *Reader) Paced() *paced.Client { return r.call.call }
 
 // MeterQuery is the answer of GET /api/v1/meters/{meterIdOrSlug}/query
 // (the spec's MeterQueryResult).

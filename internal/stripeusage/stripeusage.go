@@ -62,6 +62,11 @@ type Config struct {
 	Sleep func(ctx context.Context, d time.Duration) error
 	// Logger receives retries and calls (default: discarded).
 	Logger *slog.Logger
+	// Paced, when set, is the paced client the calls go through, shared
+	// with the other readers of the same account, so that a wait the
+	// provider names to one holds them all (package paced). Its pace,
+	// retries and clock are its own: HTTPClient, Rate, Burst, MaxAttempts, BackoffBase, BackoffMax, Sleep and Logger are then unused.
+	Paced *paced.Client
 }
 
 // Validate reports every problem of c at once, each a [*FieldError]
@@ -118,8 +123,9 @@ func (c Config) withDefaults() Config {
 }
 
 // Reader reads Stripe's meter event summaries. It is safe for concurrent
-// use; its pace is its own, so readers sharing a Stripe account share
-// Stripe's limit between their rates.
+// use. Its pace and holds are its paced client's: readers of one Stripe
+// account given one client ([Config.Paced]) share one pace, and a
+// Retry-After Stripe names to one holds them all.
 type Reader struct {
 	cfg  Config
 	base *url.URL
@@ -143,13 +149,15 @@ func New(cfg Config) (*Reader, error) {
 	if err != nil {
 		return nil, configError("BaseURL", err.Error())
 	}
-	r := &Reader{cfg: cfg, base: base, now: time.Now, jitter: paced.FullJitter}
-	r.call, err = paced.New(paced.Config{Name: "stripe", Rate: cfg.Rate, Burst: cfg.Burst, MaxAttempts: cfg.MaxAttempts,
-		BackoffBase: cfg.BackoffBase, BackoffMax: cfg.BackoffMax, MaxRetryAfter: MaxRetryAfter, MaxBody: maxBody,
-		Jitter: func(c time.Duration) time.Duration { return r.jitter(c) }, Now: func() time.Time { return r.now() },
-		HTTP: cfg.HTTPClient, Sleep: cfg.Sleep, Secret: cfg.Key, Logger: cfg.Logger})
-	if err != nil {
-		return nil, configError("Rate, Burst, MaxAttempts, BackoffBase, BackoffMax", err.Error())
+	r := &Reader{cfg: cfg, base: base, now: time.Now, jitter: paced.FullJitter, call: cfg.Paced}
+	if r.call == nil {
+		r.call, err = paced.New(paced.Config{Name: "stripe", Rate: cfg.Rate, Burst: cfg.Burst, MaxAttempts: cfg.MaxAttempts,
+			BackoffBase: cfg.BackoffBase, BackoffMax: cfg.BackoffMax, MaxRetryAfter: MaxRetryAfter, MaxBody: maxBody,
+			Jitter: func(c time.Duration) time.Duration { return r.jitter(c) }, Now: func() time.Time { return r.now() },
+			HTTP: cfg.HTTPClient, Sleep: cfg.Sleep, Secret: cfg.Key, Logger: cfg.Logger})
+		if err != nil {
+			return nil, configError("Rate, Burst, MaxAttempts, BackoffBase, BackoffMax", err.Error())
+		}
 	}
 	ps := r.call.Settings() // the pace's defaults: Burst, backoff, Sleep, Logger
 	r.cfg.Burst, r.cfg.BackoffBase, r.cfg.BackoffMax = ps.Burst, ps.BackoffBase, ps.BackoffMax
@@ -170,6 +178,10 @@ type Stats struct {
 
 // Stats returns the counters.
 func (r *Reader) Stats() Stats { return Stats(r.call.Stats()) }
+
+// Paced is the paced client the reader calls through, for another reader
+// of the same account to share ([Config.Paced]).
+func (r *Reader) Paced() *paced.Client { return r.call }
 
 // redact removes the key from text that came from elsewhere (an answer's
 // body, a transport's error), in case it echoes the Authorization header.

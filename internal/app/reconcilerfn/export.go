@@ -10,6 +10,7 @@ import (
 	"github.com/hookline/hookline/internal/app/spendledger"
 	"github.com/hookline/hookline/internal/config"
 	"github.com/hookline/hookline/internal/openmeter"
+	"github.com/hookline/hookline/internal/paced"
 	"github.com/hookline/hookline/internal/reconcile"
 	"github.com/hookline/hookline/internal/usagein"
 	"github.com/hookline/hookline/pkg/provider"
@@ -88,11 +89,11 @@ func openMeterSettings(d app.Deps) (openmeter.Config, error) {
 }
 
 // newOpenMeterReader reads an OpenMeter sums source's meter query, at its
-// base_url or OPENMETER_URL, with OPENMETER_API_KEY.
-func newOpenMeterReader(d app.Deps, baseURL string) (*openmeter.Reader, error) {
-	get := func(k string) string { v, _ := d.Lookup(k); return v }
-	return openmeter.NewReader(openmeter.Config{BaseURL: cmpOr(baseURL, get("OPENMETER_URL")), APIKey: get("OPENMETER_API_KEY"),
-		Logger: d.Log()})
+// base_url or OPENMETER_URL, with OPENMETER_API_KEY, through call when it
+// is not nil.
+func newOpenMeterReader(d app.Deps, baseURL string, call *paced.Client) (*openmeter.Reader, error) {
+	return openmeter.NewReader(openmeter.Config{BaseURL: cmpOr(baseURL, lookup(d, "OPENMETER_URL")),
+		APIKey: lookup(d, "OPENMETER_API_KEY"), Logger: d.Log(), Paced: call})
 }
 
 func cmpOr(a, b string) string {

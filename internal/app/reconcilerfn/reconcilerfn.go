@@ -1,8 +1,6 @@
 package reconcilerfn
 
 import (
-	"fmt"
-
 	"github.com/aws/aws-sdk-go-v2/aws"
 
 	"github.com/hookline/hookline/internal/app"
@@ -10,7 +8,6 @@ import (
 	"github.com/hookline/hookline/internal/awsenv"
 	"github.com/hookline/hookline/internal/config"
 	"github.com/hookline/hookline/internal/reconcile"
-	"github.com/hookline/hookline/internal/sums"
 )
 
 // Function is the reconciler, invoked on its schedule.
@@ -53,18 +50,15 @@ func New(d app.Deps) (*reconcile.Reconciler, error) {
 
 // newSums builds the reconciler of the providers of sums (SUM_SOURCES), or
 // nil when there are none. Each source reads through its provider's
-// adapter ([sumReader]).
+// adapter, and the sources of one provider through one paced client
+// ([sumReaders]).
 func newSums(d app.Deps, cfg config.Reconciler, ledger spendledger.Ledger) (*reconcile.Sums, error) {
 	if len(cfg.Sums) == 0 {
 		return nil, nil
 	}
-	readers := map[string]sums.Reader{}
-	for name, src := range cfg.Sums {
-		r, err := sumReader(d, cfg, src)
-		if err != nil {
-			return nil, fmt.Errorf("sums source %s: %w", name, err)
-		}
-		readers[name] = r
+	readers, err := sumReaders(d, cfg)
+	if err != nil {
+		return nil, err
 	}
 	return reconcile.NewSums(reconcile.SumsConfig{Spend: ledger.Spend,
 		Sources: cfg.Sums, Readers: readers, DB: d.Clients.DynamoDB, Table: cfg.LedgerTable, Flush: ledger.Outbox,
