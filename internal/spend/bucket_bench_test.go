@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/hookline/hookline/internal/dev/localaws"
+	"github.com/hookline/hookline/internal/period"
 )
 
 // bucketBenchWorkloads is how many workloads the bucket fold spreads its
@@ -151,16 +152,21 @@ type bucketLedger struct {
 var hourOfFold = sumStart.Add(bucketBenchHour * time.Hour)
 
 // newBucketLedger starts local AWS with a sums ledger over it, creates
-// bucketBenchWorkloads workloads and fills the ledger with prefill
-// entries.
+// bucketBenchWorkloads workloads with lifetime totals and fills the
+// ledger with prefill entries.
 func newBucketLedger(b *testing.B, prefill int) *bucketLedger {
+	return newPeriodLedger(b, prefill, Periods{})
+}
+
+// newPeriodLedger is newBucketLedger with workloads of period p.
+func newPeriodLedger(b *testing.B, prefill int, p Periods) *bucketLedger {
 	b.Helper()
 	env := localaws.StartForTest(b)
 	l := &bucketLedger{heads: &headWrites{DB: env.DynamoDB}}
 	l.f = newSumsFixture(b, env, l.heads)
 	l.f.now = hourOfFold.Add(70 * time.Minute)
 	for w := range bucketBenchWorkloads {
-		l.f.workload(b, benchWorkload(w), 1<<50, 0)
+		l.f.periodWorkload(b, benchWorkload(w), 1<<50, 0, p)
 	}
 	fillBuckets(b, l.f, prefill)
 	size, concurrent := usageBatching(b, env)
@@ -233,23 +239,61 @@ func BenchmarkBucketFoldFlat(b *testing.B) {
 		large = 10_000
 	}
 	small, big := newBucketLedger(b, 1000), newBucketLedger(b, large)
-	first, second := benchRecords(0, b.N/2, b.N), benchRecords(b.N/2, b.N, b.N)
-	for _, round := range []struct {
-		l  *bucketLedger
-		us []Usage
-	}{{small, first}, {big, first}, {big, second}, {small, second}} {
-		if len(round.us) > 0 {
-			round.l.measure(b, round.us)
-		}
-	}
-	big.report(b, large)
-	small.report(b, 1000)
+	mirrored(b, small, big)
+	big.report(b, fmt.Sprintf("%dk", large/1000))
+	small.report(b, "1k")
 	b.ReportMetric(big.rate()/small.rate(), fmt.Sprintf("ratio_%dk/1k", large/1000))
 	b.ReportMetric(0, "ns/op")
 }
 
-// report reports the ledger's rate and redeliveries under its entries.
-func (l *bucketLedger) report(b *testing.B, entries int) {
-	b.ReportMetric(l.rate(), fmt.Sprintf("records/s@%dk", entries/1000))
-	b.ReportMetric(float64(l.redelivered), fmt.Sprintf("redelivered@%dk", entries/1000))
+// mirrored folds b.N records into each of base and other in mirrored
+// rounds (the first half into base, then into other; the second half
+// into other, then into base), so that both meet the same share of what
+// else the machine runs.
+func mirrored(b *testing.B, base, other *bucketLedger) {
+	b.Helper()
+	first, second := benchRecords(0, b.N/2, b.N), benchRecords(b.N/2, b.N, b.N)
+	for _, round := range []struct {
+		l  *bucketLedger
+		us []Usage
+	}{{base, first}, {other, first}, {other, second}, {base, second}} {
+		if len(round.us) > 0 {
+			round.l.measure(b, round.us)
+		}
+	}
+}
+
+// report reports the ledger's rate and redeliveries, named by what
+// sets it apart (its entries, or its workloads' period).
+func (l *bucketLedger) report(b *testing.B, name string) {
+	b.ReportMetric(l.rate(), "records/s@"+name)
+	b.ReportMetric(float64(l.redelivered), "redelivered@"+name)
+}
+
+// BenchmarkBucketFoldPeriod measures what a billing period costs the
+// fold with bucket heads: a ledger whose 64 workloads have a lifetime
+// total and one whose workloads have a UTC month anchored on the 31st
+// (so every record is counted in its period: the period-checked path of
+// Ledger.ApplyBatch), each holding 1,000 entries, take b.N records each
+// in the same run, in mirrored rounds as BenchmarkBucketFoldFlat does.
+// Every record, the fill's and the measured, lies in one month (from
+// 2026-11-30 to 2026-12-31), so no boundary is crossed: this is the
+// steady cost of the period. It reports both rates and their ratio
+// month/lifetime (1.0: the period costs nothing).
+func BenchmarkBucketFoldPeriod(b *testing.B) {
+	month, err := ParsePeriods(period.Config{Period: "month", Anchor: "2026-01-31", TimeZone: "UTC"}, "", "")
+	if err != nil {
+		b.Fatal(err)
+	}
+	lifetime, monthly := newBucketLedger(b, 1000), newPeriodLedger(b, 1000, month)
+	for _, at := range []time.Time{sumStart, hourOfFold.Add(time.Hour)} {
+		if p, err := month.At(at); err != nil || p.String() != "2026-11-30T00:00:00Z/2026-12-31T00:00:00Z" {
+			b.Fatalf("the month at %s = %s, %v: the run's records must lie in one month", at, p, err)
+		}
+	}
+	mirrored(b, lifetime, monthly)
+	lifetime.report(b, "lifetime")
+	monthly.report(b, "month")
+	b.ReportMetric(monthly.rate()/lifetime.rate(), "ratio_month/lifetime")
+	b.ReportMetric(0, "ns/op")
 }

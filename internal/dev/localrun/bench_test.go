@@ -24,6 +24,7 @@ import (
 	"github.com/hookline/hookline/internal/dev/localrun"
 	"github.com/hookline/hookline/internal/dev/providersim"
 	"github.com/hookline/hookline/internal/pager"
+	"github.com/hookline/hookline/internal/period"
 	"github.com/hookline/hookline/internal/spend"
 	"github.com/hookline/hookline/pkg/provider"
 	"github.com/hookline/hookline/pkg/webhook"
@@ -334,6 +335,11 @@ type hotRun struct {
 	// workloadWCU is the write units a second the workloads table took
 	// (the hot workload's item, and nothing else is written there).
 	workloadWCU float64
+	// For a run that crosses a period's boundary: crossing is how long
+	// the move of the clock waited for the invocations in flight, and
+	// before and after the totals of the periods either side of it.
+	crossing      time.Duration
+	before, after int64
 }
 
 // hotUnits is what each event of a hot-workload benchmark counts.
@@ -341,14 +347,18 @@ const hotUnits = 3
 
 // hotLoad is what a hot-workload benchmark sends to its one workload,
 // "hot": the system's variables, the door's path, how a delivery is
-// signed, and event i's message ID, body and ledger record ID. measured,
-// when set, reads what it needs from the system before it closes.
+// signed, and event i's message ID, body and ledger record ID, made at
+// now by the run's clock. measured, when set, reads what it needs from
+// the system before it closes. periods, when not a lifetime total, is
+// the workload's period, and the run crosses one of its boundaries
+// mid-run (runHotLoad says how).
 type hotLoad struct {
 	env      map[string]string
 	path     string
 	sign     providersim.Signer
-	event    func(i int) (msgID string, body []byte, record string)
+	event    func(i int, now time.Time) (msgID string, body []byte, record string)
 	measured func(u *usageBench)
+	periods  spend.Periods
 }
 
 // usageHot is BenchmarkHotWorkload's load: usage.recorded webhooks on the
@@ -356,10 +366,10 @@ type hotLoad struct {
 func usageHot() hotLoad {
 	return hotLoad{path: "/webhooks/usage",
 		sign: providersim.StandardSigner(localrun.DevSecrets[localrun.SecretVar("usage")], "application/json", false),
-		event: func(i int) (string, []byte, string) {
+		event: func(i int, now time.Time) (string, []byte, string) {
 			rec := fmt.Sprintf("ur_hot_%06d", i)
-			ev := provider.UsageEvent{ID: "evt_" + rec, Type: provider.UsageEventType, Created: time.Now().UTC(),
-				Data: provider.UsageRecord{RecordID: rec, WorkloadRef: "hot", Units: hotUnits, OccurredAt: time.Now().UTC()}}
+			ev := provider.UsageEvent{ID: "evt_" + rec, Type: provider.UsageEventType, Created: now.UTC(),
+				Data: provider.UsageRecord{RecordID: rec, WorkloadRef: "hot", Units: hotUnits, OccurredAt: now.UTC()}}
 			body, _ := json.Marshal(ev)
 			return ev.ID, body, rec
 		}}
@@ -371,7 +381,16 @@ func runHot(b *testing.B, model bool, n, rate int) hotRun {
 	return runHotLoad(b, model, n, rate, usageHot())
 }
 
-// runHotLoad is runHot for any load.
+// runHotLoad is runHot for any load. Events are made and signed at the
+// run's clock. For a load with a period, the clock is first set to 30 s
+// before the end of the period after the one that holds it, and at the
+// run's middle event to that end (unless wall time took it there
+// first): the events before it count in the period before the boundary
+// (those still in flight arrive late, inside the grace), the rest in the
+// one after it, and the workload's total is both periods' totals. The
+// move is short, so that the signatures made before it are still inside
+// the receivers' replay window after it, as they are when a real clock
+// crosses a boundary.
 func runHotLoad(b *testing.B, model bool, n, rate int, load hotLoad) hotRun {
 	b.Setenv(localaws.ModelEnv, map[bool]string{true: "on", false: "off"}[model])
 	u := startUsageBenchEnv(b, 0, 0, load.env)
@@ -380,9 +399,18 @@ func runHotLoad(b *testing.B, model bool, n, rate int, load hotLoad) hotRun {
 	want := int64(n) * hotUnits
 	// A cap far above the run's total: the bench measures attribution,
 	// not enforcement.
-	if _, err := u.spend.Workloads.CreateWorkload(ctx, spend.NewWorkload{ID: "hot", Owner: "bench", RoutingKey: "rk", Cap: 1000 * want}); err != nil {
+	if _, err := u.spend.Workloads.CreateWorkload(ctx, spend.NewWorkload{ID: "hot", Owner: "bench", RoutingKey: "rk", Cap: 1000 * want,
+		Periods: load.periods}); err != nil {
 		b.Fatal(err)
 	}
+	var boundary time.Time
+	if !load.periods.Lifetime() {
+		boundary = hotBoundary(b, u.sys.Clock(), load.periods)
+	}
+	// The clock's lead on wall time before the boundary's move and after
+	// it, to read the ledger's accepted_at (the run's time) as wall time.
+	aheadBefore, aheadAfter := u.sys.Clock().Ahead(), u.sys.Clock().Ahead()
+	var crossing time.Duration
 	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 512}}
 	sent := make([]time.Time, n)
 	records := make([]string, n)
@@ -392,12 +420,19 @@ func runHotLoad(b *testing.B, model bool, n, rate int, load hotLoad) hotRun {
 	interval := time.Second / time.Duration(rate)
 	for i := range n {
 		time.Sleep(time.Until(start.Add(time.Duration(i) * interval)))
+		if i == n/2 && !boundary.IsZero() && u.sys.Clock().Now().Before(boundary) {
+			moved := time.Now()
+			if _, err := u.sys.Clock().Set(boundary); err != nil {
+				b.Fatal(err)
+			}
+			crossing, aheadAfter = time.Since(moved), u.sys.Clock().Ahead()
+		}
 		wg.Go(func() {
-			msgID, body, rec := load.event(i)
+			msgID, body, rec := load.event(i, u.sys.Clock().Now())
 			records[i] = rec
 			sent[i] = time.Now()
 			for attempt, wait := 1, 100*time.Millisecond; ; attempt, wait = attempt+1, wait*2 {
-				h, _ := load.sign(msgID, time.Now(), body)
+				h, _ := load.sign(msgID, u.sys.Clock().Now(), body)
 				req, _ := http.NewRequest(http.MethodPost, u.sys.URL+load.path, bytes.NewReader(body))
 				req.Header = h
 				resp, err := client.Do(req)
@@ -421,9 +456,8 @@ func runHotLoad(b *testing.B, model bool, n, rate int, load hotLoad) hotRun {
 	wg.Wait()
 	var total int64
 	for {
-		wl, err := u.spend.Workloads.Get(ctx, "hot")
-		if err == nil {
-			total = wl.Total
+		if t, err := hotTotal(ctx, u.spend, load.periods); err == nil {
+			total = t
 		}
 		if total >= want || time.Since(start) > 3*time.Minute {
 			break
@@ -441,10 +475,17 @@ func runHotLoad(b *testing.B, model bool, n, rate int, load hotLoad) hotRun {
 		if err != nil {
 			b.Fatalf("entry %d: %v", i, err)
 		}
-		lat = append(lat, e.AcceptedAt.Sub(sent[i]))
+		ahead := aheadBefore
+		if !boundary.IsZero() && !e.AcceptedAt.Before(boundary) {
+			ahead = aheadAfter
+		}
+		lat = append(lat, e.AcceptedAt.Add(-ahead).Sub(sent[i]))
 	}
 	slices.Sort(lat)
-	run := hotRun{rate: float64(n) / elapsed.Seconds(), p99: lat[len(lat)*99/100], dead: dlqDepth(b, u.sys)}
+	run := hotRun{rate: float64(n) / elapsed.Seconds(), p99: lat[len(lat)*99/100], dead: dlqDepth(b, u.sys), crossing: crossing}
+	if !boundary.IsZero() {
+		run.before, run.after = hotPeriods(b, u.spend, boundary)
+	}
 	if run.dead != 0 {
 		b.Fatalf("model %v: %d usage records dead-lettered", model, run.dead)
 	}
@@ -471,4 +512,97 @@ func dlqDepth(b *testing.B, sys *localrun.System) int {
 	}
 	depth, _ := strconv.Atoi(out.Attributes[string(sqstypes.QueueAttributeNameApproximateNumberOfMessages)])
 	return depth
+}
+
+// hotTotal is the hot workload's total: its lifetime total, or for a
+// workload with a period the current period's and the one before it
+// (the run crosses one boundary).
+func hotTotal(ctx context.Context, s *spend.Spend, p spend.Periods) (int64, error) {
+	if p.Lifetime() {
+		wl, err := s.Workloads.Get(ctx, "hot")
+		return wl.Total, err
+	}
+	cur, prev, err := s.Explainer.Periods(ctx, "hot")
+	if err != nil || cur == nil {
+		return 0, err
+	}
+	total := cur.Total
+	if prev != nil {
+		total += prev.Total
+	}
+	return total, nil
+}
+
+// hotBoundary sets clock to 30 s before the end of the period of p
+// after the one that holds it (so that the clock only moves forward,
+// whatever the hour of the run), and returns that end: the boundary the
+// run crosses.
+func hotBoundary(b *testing.B, clock *localrun.Clock, p spend.Periods) time.Time {
+	b.Helper()
+	cur, err := p.At(clock.Now())
+	if err != nil {
+		b.Fatal(err)
+	}
+	next, err := p.At(cur.End)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if _, err := clock.Set(next.End.Add(-30 * time.Second)); err != nil {
+		b.Fatal(err)
+	}
+	return next.End
+}
+
+// hotPeriods checks that the hot workload crossed boundary: its current
+// period starts there, the one before ends there, and both hold usage.
+// It returns both periods' totals.
+func hotPeriods(b *testing.B, s *spend.Spend, boundary time.Time) (before, after int64) {
+	b.Helper()
+	cur, prev, err := s.Explainer.Periods(context.Background(), "hot")
+	if err != nil || cur == nil || prev == nil {
+		b.Fatalf("the hot workload's periods: %v, %v, %v", cur, prev, err)
+	}
+	if !cur.Period.Start.Equal(boundary) || !prev.Period.End.Equal(boundary) || cur.Total == 0 || prev.Total == 0 {
+		b.Fatalf("periods %s (total %d) and %s (total %d), want both sides of %s with usage",
+			prev.Period, prev.Total, cur.Period, cur.Total, boundary.UTC().Format(time.RFC3339))
+	}
+	return prev.Total, cur.Total
+}
+
+// BenchmarkHotPeriod is BenchmarkHotWorkload with a billing period that
+// the run crosses: the one workload has a day period in UTC (grace 1h),
+// and the run's clock is moved across the day's end at the run's middle
+// event (runHotLoad), as `hookline dev clock` moves it. It sends
+// -hot.events events at 500/s (open loop) three times in the same run:
+// limits off with a lifetime total (the baseline, BenchmarkHotWorkload's
+// off half), limits off with the period crossed, and limits on with the
+// period crossed. It reports ratio_on/off = the rate with limits on while
+// crossing / the baseline's, ratio_period_off/off = the rate with limits
+// off while crossing / the baseline's, each run's rate and event → ledger
+// p99, how long the clock's move waited for the invocations in flight,
+// and both periods' totals (checked exact: their sum is the run's
+// units, and each side of the boundary holds usage). Run with -benchtime
+// 1x.
+func BenchmarkHotPeriod(b *testing.B) {
+	day, err := spend.ParsePeriods(period.Config{Period: "day", Anchor: "2026-01-01T00:00:00", TimeZone: "UTC"}, "1h", "")
+	if err != nil {
+		b.Fatal(err)
+	}
+	for range b.N {
+		off := runHot(b, false, *hotEvents, 500)
+		crossing := usageHot()
+		crossing.periods = day
+		offPeriod := runHotLoad(b, false, *hotEvents, 500, crossing)
+		on := runHotLoad(b, true, *hotEvents, 500, crossing)
+		reportHot(b, off, on)
+		b.ReportMetric(offPeriod.rate/off.rate, "ratio_period_off/off")
+		b.ReportMetric(offPeriod.rate, "period_off_events/s")
+		b.ReportMetric(float64(offPeriod.p99.Milliseconds()), "period_off_ledger_p99_ms")
+		b.ReportMetric(float64(on.crossing.Milliseconds()), "on_crossing_ms")
+		fmt.Printf("hot period: %d events at 500/s to one workload with a UTC day period, crossing its end mid-run; limits off, lifetime: %.0f/s (p99 %s); limits off, crossing: %.0f/s (p99 %s, move waited %s, %d+%d units); limits on, crossing: %.0f/s (p99 %s, move waited %s, %d+%d units, %d throttles answered); ratio on/off %.2f, period off/off %.2f; %d dead letters\n",
+			*hotEvents, off.rate, off.p99.Round(time.Millisecond), offPeriod.rate, offPeriod.p99.Round(time.Millisecond),
+			offPeriod.crossing.Round(time.Millisecond), offPeriod.before, offPeriod.after, on.rate, on.p99.Round(time.Millisecond),
+			on.crossing.Round(time.Millisecond), on.before, on.after, on.throttles, on.rate/off.rate, offPeriod.rate/off.rate,
+			off.dead+offPeriod.dead+on.dead)
+	}
 }

@@ -76,9 +76,9 @@ func bucketHot() hotLoad {
 			"HOOKLINE_METERS_SECRETS": metersSecret, "HOOKLINE_STRIPE_ALERTS_SECRETS": stripeAlertsSecret},
 		path: "/webhooks/meters",
 		sign: providersim.StandardSigner(metersSecret, usagein.MediaCloudEvent, false),
-		event: func(i int) (string, []byte, string) {
+		event: func(i int, now time.Time) (string, []byte, string) {
 			ev := providersim.UsageCloudEvent{Source: "//app/api", ID: fmt.Sprintf("hot-%06d", i), Type: "com.example.api",
-				Subject: "hot", Time: time.Now().UTC(), Value: strconv.Itoa(hotUnits)}
+				Subject: "hot", Time: now.UTC(), Value: strconv.Itoa(hotUnits)}
 			body, _, _ := providersim.CloudEventsBody([]providersim.UsageCloudEvent{ev}, false)
 			return "msg_" + ev.ID, body, usagein.CloudEventKey("meters", ev.Source, ev.ID)
 		}}
