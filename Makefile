@@ -46,7 +46,7 @@ test: deps ## Run every test against the embedded local AWS (or AWS_ENDPOINT_URL
 	cd internal/openmeter/omoracle && $(GO) vet ./... && $(GO) test -count=1 ./...
 
 .PHONY: bench
-bench: deps ## Run the benchmarks (7-10 min on 2 cores); every ratio names what it divides by, measured in the same run (docs/benchmarks.md).
+bench: deps ## Run the benchmarks (8-11 min on 2 cores); every ratio names what it divides by, measured in the same run (docs/benchmarks.md).
 	@echo "== bootstraps: size as shipped (linux/arm64, -s -w) in bytes and in MB (10^6 bytes), x-unstripped = size / the unstripped build's, x-10MB-goal = size / 10,000,000 bytes; init-ms under the Lambda RIE, x-minimal-init = init / a bare lambda.Start bootstrap's, same run"
 	$(GO) test -run '^$$' -bench Bootstrap -benchtime 1x ./internal/dev/coldstart
 	@echo "== verify + parse, 1 KiB body, two active secrets (ns/op, B/op, allocs/op); no ratio"
@@ -59,7 +59,7 @@ bench: deps ## Run the benchmarks (7-10 min on 2 cores); every ratio names what 
 	$(GO) test -run '^$$' -bench . -benchtime 2s ./pkg/provider
 	@echo "== the fold (records/s): ratio_100k/1k = rate with 100,000 ledger entries / with 1,000; ratio_5ms/0ms = rate with 5 ms added to every call / with none; both halves in the same run"
 	$(GO) test -run '^$$' -bench Fold -benchtime 2000x ./internal/reconcile
-	@echo "== the fold with bucket heads (records/s): webhook records of a Stripe sums source over 64 workloads, through Ledger.ApplyBatch in the usage event source's batches; ratio_100k/1k = rate with 100,000 ledger entries / with 1,000, both halves in the same run"
+	@echo "== the fold with bucket heads (records/s): webhook records of a Stripe sums source over 64 workloads, through Ledger.ApplyBatch in the usage event source's batches; ratio_100k/1k = rate with 100,000 ledger entries / with 1,000; ratio_month/lifetime = rate with every workload on a UTC month period / on a lifetime total (1,000 entries each); both halves of each in mirrored rounds of the same run"
 	$(GO) test -run '^$$' -bench BucketFold -benchtime 2000x ./internal/spend
 	@echo "== payments end to end, as hookline lab measures its ceilings: full/bare = full path / bare pipeline, means of 4 bursts each in mirrored rounds after a 5 s warm-up, same run"
 	$(GO) test -run '^$$' -bench E2EPayments -benchtime 1x ./internal/paymentworker
@@ -71,6 +71,8 @@ bench: deps ## Run the benchmarks (7-10 min on 2 cores); every ratio names what 
 	$(GO) test -run '^$$' -bench HotWorkload -benchtime 1x ./internal/dev/localrun
 	@echo "== one hot workload paced at 500/s with bucket heads (CloudEvents on a door source of a Stripe sums source): ratio_on/off = rate with the local DynamoDB's AWS limits on / off, same run; event->ledger p99, dead letters, head writes per event"
 	$(GO) test -run '^$$' -bench HotBucket -benchtime 1x ./internal/dev/localrun
+	@echo "== one hot workload paced at 500/s with a UTC day period, the run's clock moved across the day's end at the middle event: ratio_on/off = rate with limits on while crossing / rate with limits off on a lifetime total; ratio_period_off/off = rate with limits off while crossing / the same divisor; all three measured in the same run; event->ledger p99, the clock move's wait, dead letters"
+	$(GO) test -run '^$$' -bench HotPeriod -benchtime 1x ./internal/dev/localrun
 	@echo "== a sweep of sums: 10,000 workloads (1% near cap, 9% active) against Stripe's face limited to 250 calls/s; calls and reads a run, reads/covered per tier; then the capacity plan for 10,000 workloads on Stripe and on OpenAI worked from them (a run's time = its calls at the provider's limit)"
 	$(GO) test -run '^$$' -bench SumsSweep -benchtime 1x ./internal/reconcile
 
