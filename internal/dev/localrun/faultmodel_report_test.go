@@ -45,6 +45,7 @@ func (r *e2eRun) report() e2eReport {
 	r.checkTotals(&rep)
 	r.checkPages(&rep)
 	r.checkSums(&rep)
+	r.checkPeriods(&rep)
 	return rep
 }
 
@@ -173,6 +174,9 @@ func (r *e2eRun) checkTotals(rep *e2eReport) {
 		}
 	}
 	for _, w := range r.workloads {
+		if w.periods != nil {
+			continue // checkPeriods
+		}
 		rep.totals.workloads++
 		got, err := r.spend.Workloads.Get(context.Background(), w.id)
 		switch {
@@ -196,8 +200,8 @@ func (r *e2eRun) checkPages(rep *e2eReport) {
 	pages := r.sys.Sim.Pager.Pages()
 	rep.pages.deliveries = len(pages)
 	for _, p := range pages {
-		if strings.HasPrefix(p.DedupKey, "bucket-down#") {
-			continue // checkSums checks them
+		if strings.HasPrefix(p.DedupKey, "bucket-down#") || r.periodPage(p) {
+			continue // checkSums and checkPeriods check them
 		}
 		if p.Payload == nil || !strings.HasPrefix(p.Payload.Summary, pausePrefix) {
 			rep.pages.unexpected++
@@ -210,6 +214,9 @@ func (r *e2eRun) checkPages(rep *e2eReport) {
 	}
 	paged := pauseKeys(pages)
 	for _, w := range r.workloads {
+		if w.periods != nil {
+			continue // checkPeriods
+		}
 		n := len(paged[w.id])
 		switch {
 		case w.crosses():

@@ -57,7 +57,10 @@ var e2eOverrides = map[string]string{
 // records add up to.
 type e2eWorkload struct {
 	id         string
-	cap, total int64
+	cap, total int64 // total: of all its records, whatever their period
+	// periods is its billing period (faultmodel_periods_test.go); nil
+	// for a lifetime total.
+	periods *spend.Periods
 }
 
 func (w e2eWorkload) crosses() bool { return w.total > w.cap }
@@ -72,6 +75,11 @@ type e2eRecord struct {
 	sums       *e2eSums // a record of a Stripe-metered workload
 	webhooks   []string
 	once       sync.Once
+	// at is when it occurred, set as it is published; late: sent after
+	// the boundary with a time in the period before it; afterClose: sent
+	// after that period's close.
+	at               time.Time
+	late, afterClose bool
 }
 
 // e2eDelivery is one webhook the model sends (or, for an export-only
@@ -103,6 +111,8 @@ type e2eRun struct {
 	sumsBuckets map[string]*e2eBucket
 	// llm are the OpenAI calls of the model.
 	llm []*e2eLLMCall
+	// periods is the period part's plan (faultmodel_periods_test.go).
+	periods *e2ePeriods
 
 	mu       sync.Mutex
 	accepted map[string]bool // webhook ID -> answered 2xx at least once
@@ -119,9 +129,11 @@ func runE2E(t *testing.T, seed uint64, mix e2eMix) e2eReport {
 	r := &e2eRun{t: t, seed: seed, d: testkit.NewDice(seed), mix: mix, bodies: map[string][]byte{},
 		byHook: map[string]*e2eRecord{}, accepted: map[string]bool{}, refused: map[string]providersim.Delivery{}}
 	r.plan()
+	ds := r.deliveries()
+	r.planPeriods(ds)
 	r.start()
 	r.publishLLM()
-	r.send(r.deliveries())
+	r.send(ds)
 	r.sumsLate(limit)
 	settled := r.settle(limit)
 	r.sys.Sim.Charges.WaitCommits()
@@ -260,7 +272,7 @@ func (r *e2eRun) start() {
 func (r *e2eRun) createWorkload(w e2eWorkload) {
 	ctx := context.Background()
 	for attempt := 1; ; attempt++ {
-		_, err := r.spend.Workloads.CreateWorkload(ctx, spend.NewWorkload{ID: w.id, Owner: "model", RoutingKey: "rk-model", Cap: w.cap})
+		_, err := r.spend.Workloads.CreateWorkload(ctx, spend.NewWorkload{ID: w.id, Owner: "model", RoutingKey: "rk-model", Cap: w.cap, Periods: periodsOrNone(w.periods)})
 		if err == nil {
 			return
 		}
@@ -279,7 +291,7 @@ func (r *e2eRun) sender(source string) *providersim.Sender {
 	secret := localrun.DevSecrets[localrun.SecretVar(source)]
 	snd, err := providersim.NewSender(providersim.SenderConfig{
 		URL: r.sys.URL + "/webhooks/" + source, MaxAttempts: 8, BaseBackoff: 100 * time.Millisecond, MaxBackoff: time.Second,
-		HTTPClient: &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 2 * e2eSenders}},
+		HTTPClient: &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 2 * e2eSenders}}, Now: r.sys.Clock().Now,
 		Sign: func(id string, ts time.Time, body []byte) (http.Header, error) {
 			return webhook.SignHeaders(webhook.SchemeStandard, []string{secret}, id, ts, body)
 		},
@@ -336,7 +348,8 @@ func (r *e2eRun) send(ds []e2eDelivery) {
 			}
 		})
 	}
-	for _, d := range ds {
+	for i, d := range ds {
+		r.beforeDelivery(i)
 		work <- d
 	}
 	close(work)
@@ -374,9 +387,13 @@ func (r *e2eRun) deliver(d e2eDelivery) {
 // publish adds rec to the provider's export, once.
 func (r *e2eRun) publish(rec *e2eRecord) {
 	rec.once.Do(func() {
-		now := time.Now().UTC().Truncate(time.Millisecond)
-		err := r.sys.Sim.Usage.AddUsage(provider.UsageRecord{RecordID: rec.id, WorkloadRef: rec.ref, Units: rec.units, OccurredAt: now},
-			providersim.UsageOptions{Webhook: providersim.WebhookDrop}) // the model sends the webhooks itself
+		now := r.sys.Clock().Now()
+		rec.at = r.occurred(rec)
+		rec.afterClose = r.periods != nil && !now.Before(r.periods.boundary.Add(e2ePeriodGrace))
+		// A late record is late to the export too; the model sends the
+		// webhooks itself.
+		err := r.sys.Sim.Usage.AddUsage(provider.UsageRecord{RecordID: rec.id, WorkloadRef: rec.ref, Units: rec.units, OccurredAt: rec.at},
+			providersim.UsageOptions{Webhook: providersim.WebhookDrop, PublishDelay: max(now.Sub(rec.at), 0)})
 		if err != nil {
 			r.t.Errorf("publish %s: %v", rec.id, err)
 		}
@@ -403,7 +420,7 @@ func (r *e2eRun) settle(limit time.Duration) bool {
 			quiet = 0
 			continue
 		}
-		if quiet++; quiet >= 3 && r.totalsReached() && r.pagesReached() && r.sumsReached() {
+		if quiet++; quiet >= 3 && r.totalsReached() && r.pagesReached() && r.sumsReached() && r.periodsReached() {
 			return true
 		}
 	}
@@ -430,6 +447,9 @@ func (r *e2eRun) depth(queue string) int {
 
 func (r *e2eRun) totalsReached() bool {
 	for _, w := range r.workloads {
+		if w.periods != nil {
+			continue // periodsReached
+		}
 		got, err := r.spend.Workloads.Get(context.Background(), w.id)
 		if err != nil || got.Total != w.total {
 			return false
@@ -465,4 +485,12 @@ func pauseKeys(pages []pager.Event) map[string]map[string]bool {
 		out[id][p.DedupKey] = true
 	}
 	return out
+}
+
+// periodsOrNone is *p, or the lifetime total for nil.
+func periodsOrNone(p *spend.Periods) spend.Periods {
+	if p == nil {
+		return spend.Periods{}
+	}
+	return *p
 }

@@ -194,7 +194,7 @@ func (r *e2eRun) withRetries(what string, call func(context.Context) error) {
 func (r *e2eRun) ceSender() *providersim.Sender {
 	snd, err := providersim.NewSender(providersim.SenderConfig{
 		URL: r.sys.URL + "/webhooks/meters", MaxAttempts: 8, BaseBackoff: 100 * time.Millisecond, MaxBackoff: time.Second,
-		Sign: providersim.StandardSigner(metersSecret, "application/cloudevents+json", false),
+		Sign: providersim.StandardSigner(metersSecret, "application/cloudevents+json", false), Now: r.sys.Clock().Now,
 	})
 	if err != nil {
 		r.t.Fatal(err)

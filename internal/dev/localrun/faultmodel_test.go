@@ -44,6 +44,7 @@ type e2eMix struct {
 	providerFaults float64 // share of charge calls that meet a hostile fault
 	sums           float64 // share of usage records of Stripe-metered workloads
 	llm            float64 // OpenAI calls, as a share of the usage records
+	periods        bool    // billing periods and clock moves (faultmodel_periods_test.go)
 	aws            localaws.Faults
 }
 
@@ -103,6 +104,37 @@ func TestEndToEndFaultModel(t *testing.T) {
 	}
 	rep := runE2E(t, seed, mix)
 	fmt.Printf("end-to-end fault model seed %d: %s\n", seed, rep)
+	checkE2E(t, rep)
+}
+
+// TestEndToEndFaultModelPeriods is the model with billing periods
+// (faultmodel_periods_test.go): usage webhooks under every AWS fault at
+// once, while four workloads of
+// day and month periods cross a boundary the run's clock is moved across
+// mid-run, and late usage of the period before arrives before and after
+// its close. Each workload's current and previous periods' totals are
+// exactly the sums of their records, a paused workload resumes or stays
+// at the boundary by its policy with one recorded decision, and late
+// usage after the close pages once. It runs without the Stripe-metered
+// and OpenAI workloads: their hourly and daily buckets fit only periods
+// anchored at a UTC midnight, which spend refuses otherwise, and the
+// clock cannot reach one without passing their settle horizon. It sends
+// no payments: across a moved clock some stayed in progress (see the
+// report of seed 4242), which the payments pipeline has yet to answer.
+// make test runs 1,000 events; replay a seed with
+//
+//	go test ./internal/dev/localrun -run 'TestEndToEndFaultModelPeriods$' -args -model-seed N
+func TestEndToEndFaultModelPeriods(t *testing.T) {
+	t.Parallel()
+	if localaws.External() {
+		t.Skip("the fault layer and the moved clock need the embedded emulators")
+	}
+	seed := e2eSeedOrNew(t)
+	events := min(*e2eEvents, 1000)
+	mix := combinedMix(seed, events)
+	mix.payments, mix.sums, mix.llm, mix.periods = 0, 0, 0, true
+	rep := runE2E(t, seed, mix)
+	fmt.Printf("end-to-end fault model with periods seed %d: %s\n", seed, rep)
 	checkE2E(t, rep)
 }
 
@@ -173,6 +205,7 @@ type e2eReport struct {
 	totals     totalsOutcome
 	pages      pageOutcome
 	sums       sumsOutcome
+	periods    periodOutcome
 	problems   []string
 }
 
@@ -213,6 +246,7 @@ func (r e2eReport) String() string {
 		"totals exact %d/%d workloads (%d records, %d only in the export); "+
 		"pages: %d crossings, %d paged (%d deliveries), %d unexpected; "+
 		"sums: %d records and %d OpenAI calls in %d buckets, %d topped up by the poll, %d late webhooks, %d revised down (%d paged), %d summaries answered 429; "+
+		"periods: %d/%d exact of %d workloads, %d boundary decisions, %d late records (%d units after the close), %d and %d usage messages in flight at the moves; "+
 		"injected: aws [%s] provider [%s]",
 		r.profile, r.aws, r.elapsed.Round(100*time.Millisecond), r.accepted, r.unaccepted, 100*r.success(),
 		r.pay.webhooks, r.pay.charged, r.pay.declined, sumOf(r.pay.dead), r.pay.dead, r.pay.lost, r.pay.chargedTwice,
@@ -220,6 +254,8 @@ func (r e2eReport) String() string {
 		r.totals.exact, r.totals.workloads, r.totals.records, r.totals.exportOnly,
 		r.pages.crossings, r.pages.paged, r.pages.deliveries, r.pages.unexpected,
 		r.sums.records, r.sums.llmCalls, r.sums.buckets, r.sums.toppedUp, r.sums.late, r.sums.cancelled, r.sums.downPages, r.sums.rateLimited,
+		r.periods.exact, r.periods.periods, r.periods.workloads, r.periods.decisions, r.periods.late, r.periods.lateAfterClose,
+		r.periods.inFlight[0], r.periods.inFlight[1],
 		r.awsFired, strings.Join(prov, " "))
 }
 
