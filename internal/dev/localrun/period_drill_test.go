@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -87,7 +88,11 @@ func TestPeriodDrillFromOutside(t *testing.T) {
 		t.Fatalf("admission while paused: %d %v", code, a)
 	}
 
-	// When the clock crosses the boundary (the close is two hours after
+	// When the export has shown both records to the reconciler (a month's
+	// jump would otherwise put any it had not yet read past the
+	// consistency horizon, and page them unseen),
+	waitConfirmed(t, ledger.Spend.Ledger, "ur_p1_0", "ur_p1_1")
+	// and the clock crosses the boundary (the close is two hours after
 	// it),
 	moveClock(t, sys, p1.End.Add(10*time.Minute))
 	// then admission answers the new period at once,
@@ -120,8 +125,10 @@ func TestPeriodDrillFromOutside(t *testing.T) {
 		return cur.Total == 100 && prev.Total == 1250 && prev.LateUnits == 0
 	})
 
-	// When the clock passes the old period's close, and two more late
-	// records of it arrive, one after the other,
+	// When the export has shown those two as well, and the clock passes
+	// the old period's close, and two more late records of it arrive, one
+	// after the other,
+	waitConfirmed(t, ledger.Spend.Ledger, "ur_p2_0", "ur_p1_late")
 	moveClock(t, sys, p1.End.Add(3*time.Hour))
 	postUsage(t, sys, "ur_p1_after_close_0", ref, 40, p1.End.Add(-30*time.Minute))
 	waitPeriods(t, ledger.Spend.Explainer, id, "the first record after the close", func(_, prev *spend.PeriodView) bool {
@@ -168,6 +175,20 @@ func TestPeriodDrillFromOutside(t *testing.T) {
 	// and nothing more was paged: one pause, one boundary, one late usage
 	if n := len(sys.Sim.Pager.Pages()); n != 3 {
 		t.Fatalf("%d pages, want 3: %v", n, sys.Sim.Pager.Pages())
+	}
+}
+
+// waitConfirmed waits until the reconciler has read each record in the
+// export: a clock moved past the consistency horizon before then would
+// page it unseen, which is what the horizon means, not what the drill is
+// about.
+func waitConfirmed(t *testing.T, ledger *spend.Ledger, records ...string) {
+	t.Helper()
+	for _, rec := range records {
+		testkit.Eventually(t, periodDrillWait, rec+" confirmed by the export", func() bool {
+			e, err := ledger.Entry(context.Background(), rec)
+			return err == nil && slices.Contains(e.Paths, spend.PathPoll)
+		})
 	}
 }
 
