@@ -529,7 +529,12 @@ func (s *Sums) settle(ctx context.Context, src sums.Source, t target, startedBy 
 }
 
 func (s *Sums) state(ctx context.Context, source string) (sumsStateItem, bool, error) {
-	it, found, err := ddb.Get[sumsStateItem](ctx, s.cfg.DB, &dynamodb.GetItemInput{TableName: aws.String(s.cfg.Table),
+	return readSumsState(ctx, s.cfg.DB, s.cfg.Table, source)
+}
+
+// readSumsState reads source's state item from table, consistently.
+func readSumsState(ctx context.Context, db ddb.API, table, source string) (sumsStateItem, bool, error) {
+	it, found, err := ddb.Get[sumsStateItem](ctx, db, &dynamodb.GetItemInput{TableName: aws.String(table),
 		Key: ddb.Key(sumsPK(source), skSumsState), ConsistentRead: aws.Bool(true)})
 	if err != nil {
 		return it, false, fmt.Errorf("reconcile: read sums state of %s: %w", source, err)

@@ -1,6 +1,7 @@
 package reconcile
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"maps"
@@ -21,6 +22,28 @@ var ErrSumsConfigChanged = errors.New("reconcile: sums source changed in a way i
 type stateWidthItem struct {
 	Width string `dynamodbav:"width"`
 	From  string `dynamodbav:"from,omitempty"`
+}
+
+// CheckSources refuses at start, as a run would refuse it, every source
+// whose configuration its recorded state cannot follow
+// ([ErrSumsConfigChanged], naming the source and field): the spend
+// worker buckets webhook records by the same configuration, so it calls
+// this when it starts and refuses to start, rather than count records
+// into buckets of a width the runs refuse. table is the ledger table
+// that holds each source's state; a source with no state yet has
+// nothing to follow.
+func CheckSources(ctx context.Context, db ddb.API, table string, sources sums.Sources, now time.Time) error {
+	var errs []error
+	for _, name := range slices.Sorted(maps.Keys(sources)) {
+		st, found, err := readSumsState(ctx, db, table, name)
+		switch {
+		case err != nil:
+			errs = append(errs, err)
+		case found:
+			errs = append(errs, checkChange(sources[name], st, now))
+		}
+	}
+	return errors.Join(errs...)
 }
 
 // checkChange refuses a source whose start, widths or meters moved from

@@ -9,6 +9,7 @@ import (
 
 	"github.com/hookline/hookline/internal/reconcile"
 	"github.com/hookline/hookline/internal/spend"
+	"github.com/hookline/hookline/internal/sums"
 )
 
 // changeConfig is a Stripe source of hour buckets, settled after 3h, whose
@@ -215,5 +216,50 @@ func TestSumsAWidthChangeStatedTooLateIsRefusedNamingWidths(t *testing.T) {
 	}
 	if got := f.total(t, "wl-l"); got != 2 {
 		t.Fatalf("total = %d, want 2", got)
+	}
+}
+
+// TestCheckSourcesRefusesAtStartWhatARunWouldRefuse: the spend worker
+// buckets webhook records by the same widths and start as the runs, so
+// it checks the recorded state when it starts: a plain width change is
+// refused there, naming the source and widths, before any record is
+// bucketed by it; the recorded configuration, and a boundary stated
+// after the buckets the runs reached, start.
+func TestCheckSourcesRefusesAtStartWhatARunWouldRefuse(t *testing.T) {
+	ctx := context.Background()
+	// given a source of hour buckets whose runs have recorded their state
+	f := newSumsFixtureOf(t, changeConfig("1h", "2026-11-30T00:00:00Z"), hour0.Add(3*time.Hour+30*time.Minute))
+	f.workload(t, "wl-s", 1_000_000, "cus_s")
+	f.both(t, "s1", "cus_s", 2, hour0.Add(time.Hour))
+	if _, err := f.runOf(t); err != nil {
+		t.Fatal(err)
+	}
+	table := f.env.TableName("LedgerTable")
+	check := func(config string) error {
+		t.Helper()
+		srcs, err := sums.ParseSources(config)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return reconcile.CheckSources(ctx, f.env.DynamoDB, table, srcs, f.now.Add(10*time.Minute))
+	}
+	// when a function starts with the recorded configuration, it starts
+	if err := check(changeConfig("1h", "2026-11-30T00:00:00Z")); err != nil {
+		t.Fatalf("the recorded configuration: %v, want none", err)
+	}
+	// and with day buckets stated from a day the runs have not reached
+	if err := check(boundaryConfig("2026-11-30T00:00:00Z", "2026-12-02T00:00:00Z")); err != nil {
+		t.Fatalf("a boundary ahead: %v, want none", err)
+	}
+	// but a plain change to day buckets, or a start moved earlier, is
+	// refused naming the source and the field
+	for _, tc := range []struct{ name, config, field string }{
+		{name: "a plain width change", config: changeConfig("24h", "2026-11-30T00:00:00Z"), field: "widths"},
+		{name: "a start moved earlier", config: changeConfig("1h", "2026-11-29T00:00:00Z"), field: "start"},
+	} {
+		err := check(tc.config)
+		if !errors.Is(err, reconcile.ErrSumsConfigChanged) || !strings.Contains(err.Error(), "stripe-test: "+tc.field) {
+			t.Errorf("%s: %v, want ErrSumsConfigChanged naming stripe-test: %s", tc.name, err, tc.field)
+		}
 	}
 }

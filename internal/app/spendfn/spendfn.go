@@ -1,6 +1,9 @@
 package spendfn
 
 import (
+	"context"
+	"time"
+
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
@@ -9,6 +12,7 @@ import (
 	"github.com/hookline/hookline/internal/app/worker"
 	"github.com/hookline/hookline/internal/config"
 	"github.com/hookline/hookline/internal/intake"
+	"github.com/hookline/hookline/internal/reconcile"
 	"github.com/hookline/hookline/internal/spendworker"
 )
 
@@ -25,6 +29,9 @@ var Function = app.Function{Name: "spend-worker", Clients: func(cfg aws.Config) 
 func New(d app.Deps) (intake.SQSHandler, error) {
 	cfg, err := config.SpendWorkerFromEnv(d.Lookup)
 	if err != nil {
+		return nil, err
+	}
+	if err := checkSums(d, cfg); err != nil {
 		return nil, err
 	}
 	ledger, err := spendledger.New(d, cfg.Spend)
@@ -48,4 +55,23 @@ func New(d app.Deps) (intake.SQSHandler, error) {
 		return nil, err
 	}
 	return worker.ReadingPayloads(d, cfg.IntakeTable, w.Handle)
+}
+
+// checkSums refuses to start under a sums configuration its sources'
+// recorded state cannot follow ([reconcile.CheckSources]): a width
+// changed without a stated boundary, or a start moved earlier, would
+// have this worker bucket records that the runs then refuse to read,
+// and a late record could count twice. Messages wait in the queue until
+// the configuration is put back.
+func checkSums(d app.Deps, cfg config.SpendWorker) error {
+	if len(cfg.Sums) == 0 {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	now := time.Now
+	if d.Now != nil { // a local run's clock; Lambda reads the real one
+		now = d.Now
+	}
+	return reconcile.CheckSources(ctx, d.Clients.DynamoDB, cfg.Spend.LedgerTable, cfg.Sums, now())
 }
